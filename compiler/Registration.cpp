@@ -1,0 +1,36 @@
+//===- Registration.cpp ---------------------------------------------------===//
+
+#include "compiler/Registration.h"
+
+#include "compiler/dialect/tile/Tile.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/IR/DialectRegistry.h"
+#include "mlir/IR/MLIRContext.h"
+#include "mlir/Transforms/Passes.h"
+
+namespace kiln {
+
+void registerKilnDialects(mlir::DialectRegistry &registry) {
+  registry.insert<tile::TileDialect, mlir::arith::ArithDialect,
+                  mlir::math::MathDialect, mlir::scf::SCFDialect>();
+}
+
+void loadKilnDialects(mlir::MLIRContext &context) {
+  mlir::DialectRegistry registry;
+  registerKilnDialects(registry);
+  context.appendDialectRegistry(registry);
+  context.loadAllAvailableDialects();
+}
+
+void registerKilnPasses() {
+  mlir::registerCanonicalizerPass();
+  mlir::registerCSEPass();
+  mlir::registerInlinerPass();
+  mlir::registerLoopInvariantCodeMotionPass();
+  mlir::registerSymbolDCEPass();
+}
+
+} // namespace kiln
