@@ -16,8 +16,14 @@ include(TableGen)
 include(AddLLVM)
 include(AddMLIR)
 
-include_directories(SYSTEM ${LLVM_INCLUDE_DIRS} ${MLIR_INCLUDE_DIRS})
-add_definitions(${LLVM_DEFINITIONS})
+# MLIR/LLVM headers are private to the targets that implement Kiln: public
+# headers never see them (users' compile times; checked by
+# tests/unit/public_headers_test.cpp, which is built without them).
+separate_arguments(KILN_LLVM_DEFINITIONS UNIX_COMMAND "${LLVM_DEFINITIONS}")
+function(kiln_use_mlir_headers target)
+  target_include_directories(${target} SYSTEM PRIVATE ${LLVM_INCLUDE_DIRS} ${MLIR_INCLUDE_DIRS})
+  target_compile_definitions(${target} PRIVATE ${KILN_LLVM_DEFINITIONS})
+endfunction()
 
 set(KILN_LLVM_TOOLS_DIR "${LLVM_TOOLS_BINARY_DIR}")
 find_program(KILN_LIT lit HINTS "${KILN_LLVM_TOOLS_DIR}" NO_DEFAULT_PATH REQUIRED)
@@ -74,6 +80,7 @@ endif()
 # Links <target> against the named MLIR libraries (static mode) or against the
 # MLIR and LLVM shared libraries that contain them (default mode).
 function(kiln_link_mlir target visibility)
+  kiln_use_mlir_headers(${target})
   if(KILN_STATIC_LLVM)
     llvm_map_components_to_libnames(_llvm_libs ${KILN_LLVM_COMPONENTS})
     target_link_libraries(${target} ${visibility} ${ARGN} ${_llvm_libs})

@@ -1,0 +1,66 @@
+//===- Module.cpp - kiln::Module ------------------------------------------===//
+
+#include "compiler/ModuleImpl.h"
+#include "compiler/Registration.h"
+#include "compiler/dialect/tile/Tile.h"
+
+#include <kiln/error.h>
+
+#include "mlir/IR/Diagnostics.h"
+#include "mlir/IR/OperationSupport.h"
+#include "mlir/Parser/Parser.h"
+#include "llvm/Support/SourceMgr.h"
+#include "llvm/Support/raw_ostream.h"
+
+namespace kiln {
+
+std::shared_ptr<Module::Impl> Module::Impl::clone() const {
+  auto copy = std::make_shared<Impl>();
+  copy->context = context;
+  copy->module = mlir::cast<mlir::ModuleOp>(module.get()->clone());
+  return copy;
+}
+
+std::shared_ptr<mlir::MLIRContext> makeKilnContext() {
+  auto context = std::make_shared<mlir::MLIRContext>(
+      mlir::MLIRContext::Threading::DISABLED);
+  loadKilnDialects(*context);
+  return context;
+}
+
+std::string Module::str(bool locations) const {
+  if (!impl_)
+    return "<empty module>";
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  mlir::OpPrintingFlags flags;
+  if (locations)
+    flags.enableDebugInfo(/*enable=*/true, /*prettyForm=*/true);
+  impl_->module->print(os, flags);
+  return text;
+}
+
+std::string Module::kernel_name() const {
+  if (!impl_)
+    return {};
+  for (auto func : impl_->module->getOps<tile::FuncOp>())
+    return func.getSymName().str();
+  return {};
+}
+
+Module Module::parse(const std::string &text, const std::string &buffer_name) {
+  auto impl = std::make_shared<Impl>();
+  impl->context = makeKilnContext();
+  std::string diagnostics;
+  llvm::raw_string_ostream os(diagnostics);
+  llvm::SourceMgr sources;
+  sources.AddNewSourceBuffer(llvm::MemoryBuffer::getMemBufferCopy(text, buffer_name),
+                             llvm::SMLoc());
+  mlir::SourceMgrDiagnosticHandler handler(sources, impl->context.get(), os);
+  impl->module = mlir::parseSourceFile<mlir::ModuleOp>(sources, impl->context.get());
+  if (!impl->module)
+    throw Error("cannot parse " + buffer_name + ":\n" + diagnostics);
+  return Module(std::move(impl));
+}
+
+} // namespace kiln

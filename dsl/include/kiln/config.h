@@ -1,0 +1,87 @@
+// Meta-parameters of a kernel (tile sizes, num_warps, num_stages, ...):
+// trace-time integers, and the space of them an autotuner searches.
+#pragma once
+
+#include <kiln/tensor.h>
+
+#include <cstdint>
+#include <functional>
+#include <initializer_list>
+#include <map>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+namespace kiln {
+
+/// Named integers fixed while a kernel is traced: `int BLOCK = cfg["BLOCK"];`.
+/// `num_warps` (default 4) and `num_stages` (default 3) also steer the
+/// compiler.
+class Config {
+public:
+  /// A name looked up in a Config, with the line that looked it up.
+  struct Key {
+    std::string_view name;
+    Loc loc;
+    Key(const char *name, Loc loc = Loc::current()) : name(name), loc(loc) {}
+    Key(const std::string &name, Loc loc = Loc::current()) : name(name), loc(loc) {}
+  };
+
+  Config() = default;
+  Config(std::initializer_list<std::pair<const std::string, int64_t>> values) : values_(values) {}
+
+  /// The value of `key`; a missing name is a TraceError at the caller's line.
+  int64_t operator[](Key key) const;
+  int64_t get(std::string_view name, int64_t fallback) const;
+  bool has(std::string_view name) const { return values_.find(name) != values_.end(); }
+  Config &set(const std::string &name, int64_t value) {
+    values_[name] = value;
+    return *this;
+  }
+  /// Entries of `other` override ours.
+  Config merged(const Config &other) const;
+
+  int num_warps() const { return static_cast<int>(get("num_warps", 4)); }
+  int num_stages() const { return static_cast<int>(get("num_stages", 3)); }
+
+  const std::map<std::string, int64_t, std::less<>> &values() const { return values_; }
+  /// "BLOCK=1024,num_warps=4" (names sorted): printable and a cache key.
+  std::string str() const;
+  /// Parses "K=V,K=V" (or separate "K=V" items); throws kiln::Error on bad text.
+  static Config parse(std::string_view text);
+
+  friend bool operator==(const Config &, const Config &) = default;
+
+private:
+  std::map<std::string, int64_t, std::less<>> values_;
+};
+
+/// The configurations a kernel may be tuned over: the product of named axes,
+/// minus those a constraint rejects (each constraint says why).
+class ConfigSpace {
+public:
+  ConfigSpace &axis(const std::string &name, std::vector<int64_t> values);
+  /// Keeps configs for which `ok` holds; `reason` says what the others break
+  /// ("A and B tiles must fit in 227 KB of shared memory").
+  ConfigSpace &constraint(const std::string &reason, std::function<bool(const Config &)> ok);
+
+  struct Rejected {
+    Config config;
+    std::string reason;
+  };
+  /// Every config of the product, with `fixed` entries added; split into the
+  /// valid ones and the rejected ones with the first failing reason.
+  std::vector<Config> valid(const Config &fixed = {}, std::vector<Rejected> *rejected = nullptr) const;
+  /// The reason `config` is invalid, or empty.
+  std::string check(const Config &config) const;
+
+  const std::vector<std::pair<std::string, std::vector<int64_t>>> &axes() const { return axes_; }
+  bool empty() const { return axes_.empty(); }
+
+private:
+  std::vector<std::pair<std::string, std::vector<int64_t>>> axes_;
+  std::vector<std::pair<std::string, std::function<bool(const Config &)>>> constraints_;
+};
+
+} // namespace kiln

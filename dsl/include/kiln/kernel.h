@@ -1,0 +1,132 @@
+// Kernels: C++ functions over Kiln handles, traced into IR for a Config.
+#pragma once
+
+#include <kiln/config.h>
+#include <kiln/module.h>
+#include <kiln/tensor.h>
+
+#include <functional>
+#include <memory>
+#include <string>
+#include <tuple>
+#include <type_traits>
+#include <vector>
+
+namespace kiln {
+
+/// Kernel parameter types: what a launch passes for each argument.
+/// `Ptr<f32>`: a pointer to f32 in global memory; `ConstPtr<f32>`: one the
+/// kernel only reads; `Scalar<i32>`: an integer or float passed by value.
+template <DType T> struct Ptr : Tensor {
+  static constexpr ElementType element{T, true, false};
+  Ptr() = default;
+  explicit Ptr(const Tensor &t) : Tensor(t) {}
+};
+template <DType T> struct ConstPtr : Tensor {
+  static constexpr ElementType element{T, true, true};
+  ConstPtr() = default;
+  explicit ConstPtr(const Tensor &t) : Tensor(t) {}
+};
+template <DType T> struct Scalar : Tensor {
+  static constexpr ElementType element{T, false, false};
+  Scalar() = default;
+  explicit Scalar(const Tensor &t) : Tensor(t) {}
+};
+using Int = Scalar<DType::i32>;
+using Long = Scalar<DType::i64>;
+using Float = Scalar<DType::f32>;
+
+/// What a launch knows about each argument's value, so that new sizes reuse
+/// compiled code: only integers equal to 1, integers divisible by 16 and
+/// pointers aligned to 16 bytes are told apart.
+struct ArgSpecialization {
+  bool divisible_by_16 = false;
+  bool equal_to_1 = false;
+  friend bool operator==(const ArgSpecialization &, const ArgSpecialization &) = default;
+};
+struct Specialization {
+  std::vector<ArgSpecialization> args; ///< empty: nothing known
+  /// "d.1d" style: one character per argument ('d' divisible, '1' equal to
+  /// 1, '.' nothing).
+  std::string str() const;
+  friend bool operator==(const Specialization &, const Specialization &) = default;
+};
+
+class Kernel {
+public:
+  using Body = std::function<void(const Config &, const std::vector<Tensor> &)>;
+
+  Kernel() = default;
+  Kernel(std::string name, std::vector<ElementType> signature, Body body);
+
+  const std::string &name() const;
+  const std::vector<ElementType> &signature() const;
+
+  /// Config entries used when a launch or trace does not give them.
+  Kernel &defaults(Config config);
+  const Config &default_config() const;
+  /// The configurations the autotuner may try.
+  Kernel &space(ConfigSpace space);
+  const ConfigSpace &config_space() const;
+
+  /// Traces the kernel for `config` (merged over the defaults) into a
+  /// verified module. Throws TraceError for mistakes in the kernel.
+  Module trace(const Config &config = {}, const Specialization &spec = {}) const;
+
+private:
+  struct Impl;
+  std::shared_ptr<Impl> impl_;
+};
+
+namespace detail {
+template <class T> struct FunctionArgs;
+template <class R, class... A> struct FunctionArgs<R (*)(A...)> {
+  using type = std::tuple<std::decay_t<A>...>;
+};
+template <class C, class R, class... A> struct FunctionArgs<R (C::*)(A...) const> {
+  using type = std::tuple<std::decay_t<A>...>;
+};
+template <class F, class = void> struct CallableArgs {
+  using type = typename FunctionArgs<std::decay_t<F>>::type;
+};
+template <class F>
+struct CallableArgs<F, std::void_t<decltype(&std::decay_t<F>::operator())>> {
+  using type = typename FunctionArgs<decltype(&std::decay_t<F>::operator())>::type;
+};
+
+template <class T> constexpr bool is_kernel_param() {
+  return requires { T::element; } && std::is_base_of_v<Tensor, T>;
+}
+
+template <class Fn, class... P> Kernel make_kernel(std::string name, Fn fn, std::tuple<Config, P...> *) {
+  static_assert((is_kernel_param<P>() && ...),
+                "kernel parameters after the Config must be Ptr<T>, ConstPtr<T> or Scalar<T>");
+  std::vector<ElementType> signature{P::element...};
+  Kernel::Body body = [fn](const Config &config, const std::vector<Tensor> &args) {
+    [&]<size_t... I>(std::index_sequence<I...>) { fn(config, P(args[I])...); }(
+        std::index_sequence_for<P...>());
+  };
+  return Kernel(std::move(name), std::move(signature), std::move(body));
+}
+
+template <class Fn, class... P> Kernel make_kernel(std::string name, Fn fn, std::tuple<P...> *) {
+  static_assert((is_kernel_param<P>() && ...),
+                "kernel parameters must be Ptr<T>, ConstPtr<T> or Scalar<T> (optionally after a "
+                "leading const Config&)");
+  std::vector<ElementType> signature{P::element...};
+  Kernel::Body body = [fn](const Config &, const std::vector<Tensor> &args) {
+    [&]<size_t... I>(std::index_sequence<I...>) { fn(P(args[I])...); }(
+        std::index_sequence_for<P...>());
+  };
+  return Kernel(std::move(name), std::move(signature), std::move(body));
+}
+} // namespace detail
+
+/// Makes a Kernel of a function (or lambda) whose parameters are an optional
+/// leading `const Config&` and then `Ptr<T>`/`ConstPtr<T>`/`Scalar<T>`.
+template <class Fn> Kernel jit(Fn fn, std::string name) {
+  using Args = typename detail::CallableArgs<Fn>::type;
+  return detail::make_kernel(std::move(name), fn, static_cast<Args *>(nullptr));
+}
+
+} // namespace kiln

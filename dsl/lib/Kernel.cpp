@@ -1,0 +1,148 @@
+//===- Kernel.cpp - tracing a kernel into a verified module ---------------===//
+
+#include "dsl/lib/Build.h"
+
+#include "compiler/ModuleImpl.h"
+#include "compiler/dialect/tile/Tile.h"
+
+#include <kiln/kernel.h>
+#include <kiln/registry.h>
+
+#include "mlir/IR/Diagnostics.h"
+#include "mlir/IR/Verifier.h"
+
+namespace kiln {
+
+using namespace detail;
+
+struct Kernel::Impl {
+  std::string name;
+  std::vector<ElementType> signature;
+  Body body;
+  Config defaults;
+  ConfigSpace space;
+};
+
+Kernel::Kernel(std::string name, std::vector<ElementType> signature, Body body)
+    : impl_(std::make_shared<Impl>()) {
+  bool valid_name = !name.empty() && !std::isdigit(static_cast<unsigned char>(name[0]));
+  for (char c : name)
+    valid_name = valid_name && (std::isalnum(static_cast<unsigned char>(c)) || c == '_');
+  if (!valid_name)
+    throw Error("kernel name '" + name + "' must be a C identifier");
+  impl_->name = std::move(name);
+  impl_->signature = std::move(signature);
+  impl_->body = std::move(body);
+}
+
+const std::string &Kernel::name() const { return impl_->name; }
+const std::vector<ElementType> &Kernel::signature() const { return impl_->signature; }
+Kernel &Kernel::defaults(Config config) {
+  impl_->defaults = std::move(config);
+  return *this;
+}
+const Config &Kernel::default_config() const { return impl_->defaults; }
+Kernel &Kernel::space(ConfigSpace space) {
+  impl_->space = std::move(space);
+  return *this;
+}
+const ConfigSpace &Kernel::config_space() const { return impl_->space; }
+
+namespace {
+
+/// Checks the entries every kernel understands, and the kernel's own
+/// constraints.
+void validate(const Kernel &kernel, const Config &config) {
+  auto reject = [&](const std::string &why) {
+    throw Error("config " + config.str() + " is invalid for kernel '" + kernel.name() + "': " + why);
+  };
+  int warps = config.num_warps();
+  if (warps < 1 || warps > 32 || (warps & (warps - 1)) != 0)
+    reject("num_warps must be a power of two from 1 to 32, got " + std::to_string(warps));
+  if (config.num_stages() < 1 || config.num_stages() > 8)
+    reject("num_stages must be 1..8, got " + std::to_string(config.num_stages()));
+  std::string reason = kernel.config_space().check(config);
+  if (!reason.empty())
+    reject(reason);
+}
+
+} // namespace
+
+Module Kernel::trace(const Config &config_in, const Specialization &spec) const {
+  Config config = impl_->defaults.merged(config_in);
+  validate(*this, config);
+  if (!spec.args.empty() && spec.args.size() != impl_->signature.size())
+    throw Error("specialization of kernel '" + name() + "' has " + std::to_string(spec.args.size()) +
+                " entries for " + std::to_string(impl_->signature.size()) + " parameters");
+
+  auto impl = std::make_shared<Module::Impl>();
+  impl->context = makeKilnContext();
+  mlir::MLIRContext &context = *impl->context;
+  impl->module = mlir::ModuleOp::create(mlir::UnknownLoc::get(&context));
+  TraceContext trace(context, *impl->module);
+  mlir::OpBuilder &b = trace.builder();
+
+  llvm::SmallVector<mlir::Type> arg_types;
+  for (const ElementType &type : impl_->signature)
+    arg_types.push_back(element_type(context, type));
+  mlir::Location func_loc = mlir::NameLoc::get(b.getStringAttr(name()));
+  auto func = tile::FuncOp::create(b, func_loc, name(), b.getFunctionType(arg_types, {}));
+  for (size_t i = 0; i < spec.args.size(); ++i)
+    if (spec.args[i].divisible_by_16)
+      func.setArgAttr(i, "tile.divisibility", b.getI32IntegerAttr(16));
+  llvm::SmallVector<mlir::Location> arg_locs(arg_types.size(), func_loc);
+  mlir::Block *entry = b.createBlock(&func.getBody(), {}, arg_types, arg_locs);
+  b.setInsertionPointToStart(entry);
+
+  std::vector<Tensor> args;
+  for (size_t i = 0; i < arg_types.size(); ++i) {
+    const ElementType &type = impl_->signature[i];
+    bool one = i < spec.args.size() && spec.args[i].equal_to_1 && !type.is_pointer &&
+               is_integer(type.dtype);
+    args.push_back(one ? make_constant(0, 1, false, type.dtype, {}, Loc())
+                       : TraceAccess::wrap(entry->getArgument(i), type, Loc()));
+  }
+  impl_->body(config, args);
+  b.setInsertionPointToEnd(entry);
+  tile::ReturnOp::create(b, func_loc);
+
+  // The DSL checks every operation as it is made; the verifier is the net
+  // under those checks, reporting at the user's line.
+  std::string message;
+  mlir::ScopedDiagnosticHandler handler(&context, [&](mlir::Diagnostic &diagnostic) {
+    if (diagnostic.getSeverity() == mlir::DiagnosticSeverity::Error && message.empty()) {
+      std::string where;
+      if (auto file = mlir::dyn_cast<mlir::FileLineColLoc>(diagnostic.getLocation()))
+        where = file.getFilename().str() + ":" + std::to_string(file.getLine()) + ": ";
+      message = where + "error: " + diagnostic.str();
+    }
+    return mlir::success();
+  });
+  if (mlir::failed(mlir::verify(*impl->module)))
+    throw Error("kernel '" + name() + "' traced to invalid IR: " + message);
+  return Module(std::move(impl));
+}
+
+namespace {
+std::vector<RegisteredKernel> &registry() {
+  static std::vector<RegisteredKernel> kernels;
+  return kernels;
+}
+} // namespace
+
+void register_kernel(Kernel kernel, std::string description) {
+  if (find_kernel(kernel.name()))
+    throw Error("a kernel named '" + kernel.name() + "' is already registered");
+  registry().push_back({kernel.name(), std::move(description), std::move(kernel)});
+}
+
+const std::vector<RegisteredKernel> &registered_kernels() { return registry(); }
+
+const RegisteredKernel *find_kernel(const std::string &name) {
+  for (const RegisteredKernel &kernel : registry())
+    if (kernel.name == name)
+      return &kernel;
+  return nullptr;
+}
+
+} // namespace kiln

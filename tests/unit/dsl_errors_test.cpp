@@ -1,0 +1,405 @@
+// Every trace-time error names the user's file and line, and the shapes and
+// dtypes involved.
+#include "TraceTestSupport.h"
+
+using namespace kiln;
+using kiln::testing::trace_error;
+
+TEST(DslErrors, ShapesThatDoNotBroadcast) {
+  int line = 0;
+  auto e = trace_error([&](Ptr<i32> p) {
+    Tensor a = arange(0, 4), b = arange(0, 8);
+    line = __LINE__; store(p + arange(0, 4), a + b);
+  });
+  EXPECT_ERROR_AT(e, line, "'+': shapes 4 and 8 do not broadcast (dimension 0: 4 vs 8)");
+}
+
+TEST(DslErrors, SignedMeetsUnsigned) {
+  int line = 0;
+  auto e = trace_error([&](Ptr<i32> s, Ptr<u32> u) {
+    Tensor offs = arange(0, 8);
+    line = __LINE__; Tensor x = load(s + offs) * load(u + offs);
+  });
+  EXPECT_ERROR_AT(e, line, "'*' mixes i32 and u32: signed and unsigned integers do not mix");
+}
+
+TEST(DslErrors, BooleanMeetsInteger) {
+  int line = 0;
+  auto e = trace_error([&](Ptr<i32> s) {
+    Tensor offs = arange(0, 8);
+    line = __LINE__; Tensor x = (offs < 4) + offs;
+  });
+  EXPECT_ERROR_AT(e, line, "'+' mixes i1 and i32");
+}
+
+TEST(DslErrors, Float8NeedsExplicitConversion) {
+  int line = 0;
+  auto e = trace_error([&](Ptr<f8e4m3> a, Ptr<f16> b) {
+    Tensor offs = arange(0, 8);
+    line = __LINE__; Tensor x = load(a + offs) + load(b + offs);
+  });
+  EXPECT_ERROR_AT(e, line, "mixes f8e4m3 and f16: 8-bit floats only combine with their own dtype");
+}
+
+TEST(DslErrors, LiteralThatDoesNotFit) {
+  int line = 0;
+  auto e = trace_error([&](Ptr<u8> p) {
+    line = __LINE__; store(p + arange(0, 8), load(p + arange(0, 8)) + 300);
+  });
+  EXPECT_ERROR_AT(e, line, "the literal 300 in '+' does not fit u8");
+}
+
+TEST(DslErrors, FloatLiteralMeetsIntegers) {
+  int line = 0;
+  auto e = trace_error([&](Ptr<i32> p) {
+    line = __LINE__; Tensor x = arange(0, 8) * 0.5;
+  });
+  EXPECT_ERROR_AT(e, line, "the floating literal 0.5 in '*' meets i32 values");
+}
+
+TEST(DslErrors, LiteralBeyondTheDtypesRange) {
+  int line = 0;
+  auto e = trace_error([&](Ptr<f16> p) {
+    line = __LINE__; store(p + arange(0, 8), load(p + arange(0, 8)) * 1e6);
+  });
+  EXPECT_ERROR_AT(e, line, "the literal 1e+06 in '*' is beyond the range of f16");
+}
+
+TEST(DslErrors, ArangeOfNonPowerOfTwoLength) {
+  int line = 0;
+  auto e = trace_error([&](Ptr<i32> p) {
+    line = __LINE__; Tensor r = arange(0, 100);
+  });
+  EXPECT_ERROR_AT(e, line, "arange(0, 100) has 100 elements; block sizes must be powers of two");
+}
+
+TEST(DslErrors, ArangeBackwards) {
+  int line = 0;
+  auto e = trace_error([&](Ptr<i32> p) {
+    line = __LINE__; Tensor r = arange(8, 8);
+  });
+  EXPECT_ERROR_AT(e, line, "end must be greater than start");
+}
+
+TEST(DslErrors, AxisOutOfRange) {
+  int line = 0;
+  auto e = trace_error([&](Ptr<f32> p) {
+    Tensor x = load(p + arange(0, 8));
+    line = __LINE__; Tensor s = sum(x, 1);
+  });
+  EXPECT_ERROR_AT(e, line, "reduce: axis 1 is out of range for rank 1 (valid: -1..0)");
+  e = trace_error([&](Ptr<f32> p) {
+    line = __LINE__; Tensor x = expand_dims(arange(0, 8), 3);
+  });
+  EXPECT_ERROR_AT(e, line, "expand_dims: axis 3 is out of range for rank 1");
+}
+
+TEST(DslErrors, LoadThroughNumbers) {
+  int line = 0;
+  auto e = trace_error([&](Ptr<f32> p) {
+    line = __LINE__; Tensor x = load(arange(0, 8));
+  });
+  EXPECT_ERROR_AT(e, line, "load needs pointers, got an 8 i32 block");
+}
+
+TEST(DslErrors, OtherWithoutMask) {
+  int line = 0;
+  auto e = trace_error([&](Ptr<f32> p) {
+    line = __LINE__; Tensor x = load(p + arange(0, 8), {}, 0.0);
+  });
+  EXPECT_ERROR_AT(e, line, "'other' is the value of masked-off elements and needs a mask");
+}
+
+TEST(DslErrors, MaskMustBeBoolean) {
+  int line = 0;
+  auto e = trace_error([&](Ptr<f32> p) {
+    line = __LINE__; Tensor x = load(p + arange(0, 8), arange(0, 8));
+  });
+  EXPECT_ERROR_AT(e, line, "load: the mask must be i1, got an 8 i32 block");
+}
+
+TEST(DslErrors, StoreThroughConstPointer) {
+  int line = 0;
+  auto e = trace_error([&](ConstPtr<f32> p) {
+    line = __LINE__; store(p + arange(0, 8), 1.0);
+  });
+  EXPECT_ERROR_AT(e, line, "store through an 8 *const f32 block: the kernel parameter is a ConstPtr");
+}
+
+TEST(DslErrors, StoreOfTheWrongDtype) {
+  int line = 0;
+  auto e = trace_error([&](Ptr<f16> p, Ptr<f32> q) {
+    Tensor x = load(q + arange(0, 8));
+    line = __LINE__; store(p + arange(0, 8), x);
+  });
+  EXPECT_ERROR_AT(e, line, "store: an 8 f32 block through an 8 *f16 block; convert the value with .to<f16>()");
+}
+
+TEST(DslErrors, StoreOfABlockThroughOnePointer) {
+  int line = 0;
+  auto e = trace_error([&](Ptr<f32> p, Ptr<f32> q) {
+    Tensor x = load(q + arange(0, 8));
+    line = __LINE__; store(p, x);
+  });
+  EXPECT_ERROR_AT(e, line, "the values do not fit the pointers' shape scalar");
+}
+
+TEST(DslErrors, AtomicOnAnUnsupportedDtype) {
+  int line = 0;
+  auto e = trace_error([&](Ptr<i8> p) {
+    line = __LINE__; atomic_add(p + arange(0, 8), 1);
+  });
+  EXPECT_ERROR_AT(e, line, "atomic add does not support 'i8'");
+}
+
+TEST(DslErrors, DotShapes) {
+  int line = 0;
+  auto e = trace_error([&](Ptr<f16> p) {
+    Tensor a = load(p + expand_dims(arange(0, 16), 1) * 32 + expand_dims(arange(0, 32), 0));
+    line = __LINE__; Tensor c = dot(a, a);
+  });
+  EXPECT_ERROR_AT(e, line, "dot: inner dimensions differ: a is a 16x32 f16 block (K = 32), b is a 16x32 f16 block (K = 16)");
+}
+
+TEST(DslErrors, DotDtypes) {
+  int line = 0;
+  auto e = trace_error([&](Ptr<f16> p, Ptr<f32> q) {
+    Tensor idx = expand_dims(arange(0, 16), 1) * 16 + expand_dims(arange(0, 16), 0);
+    line = __LINE__; Tensor c = dot(load(p + idx), load(q + idx));
+  });
+  EXPECT_ERROR_AT(e, line, "dot: operand dtypes differ (a 16x16 f16 block and a 16x16 f32 block)");
+}
+
+TEST(DslErrors, DotAccumulator) {
+  int line = 0;
+  auto e = trace_error([&](Ptr<bf16> p) {
+    Tensor idx = expand_dims(arange(0, 16), 1) * 16 + expand_dims(arange(0, 16), 0);
+    Tensor a = load(p + idx);
+    line = __LINE__; Tensor c = dot(a, a, zeros({16, 16}, f16));
+  });
+  EXPECT_ERROR_AT(e, line, "cannot accumulate 'bf16' products in 'f16'");
+}
+
+TEST(DslErrors, MissingConfigEntry) {
+  int line = 0;
+  auto e = trace_error([&](const Config &cfg, Ptr<f32> p) {
+    line = __LINE__; int64_t block = cfg["BLOCK"];
+    (void)block;
+  });
+  EXPECT_ERROR_AT(e, line, "the config has no entry 'BLOCK'");
+}
+
+TEST(DslErrors, ValueEscapingALoopBody) {
+  int line = 0, made = 0;
+  auto e = trace_error([&](Ptr<f32> p, Int n) {
+    Tensor escaped;
+    for_range(0, n, 1, [&](const Tensor &i) {
+      made = __LINE__; escaped = load(p + i);
+    });
+    line = __LINE__; store(p, escaped);
+  });
+  EXPECT_ERROR_AT(e, line, "(an f32 scalar made at " + std::string(__FILE__) + ":" + std::to_string(made) +
+                               " inside the for_range body");
+  EXPECT_TRUE(kiln::testing::contains(e.what(), "carry it out with a Var or the body's return value"));
+}
+
+TEST(DslErrors, VarKeepsItsType) {
+  int line = 0, declared = 0;
+  auto e = trace_error([&](Ptr<f32> p, Ptr<f16> h) {
+    declared = __LINE__; Var acc(zeros({8}, f32));
+    line = __LINE__; acc = load(h + arange(0, 8));
+  });
+  EXPECT_ERROR_AT(e, line, "assigning an 8 f16 block to the Var declared at " + std::string(__FILE__) +
+                               ":" + std::to_string(declared) + ", which holds an 8 f32 block");
+}
+
+TEST(DslErrors, BranchOnABlock) {
+  int line = 0;
+  auto e = trace_error([&](Ptr<f32> p) {
+    line = __LINE__; if_(arange(0, 8) < 4, [&] { store(p, 1.0); });
+  });
+  EXPECT_ERROR_AT(e, line, "if_ needs a scalar i1 condition, got an 8 i1 block; to choose per element use where()");
+}
+
+TEST(DslErrors, LoopBoundsMustBeIntegers) {
+  int line = 0;
+  auto e = trace_error([&](Ptr<f32> p, Float x) {
+    line = __LINE__; for_range(0, x, 1, [&](const Tensor &) {});
+  });
+  EXPECT_ERROR_AT(e, line, "for_range's end must be a signed integer scalar (or literal), got an f32 scalar");
+  e = trace_error([&](Ptr<f32> p, Int n) {
+    line = __LINE__; for_range(0, n, 0, [&](const Tensor &) {});
+  });
+  EXPECT_ERROR_AT(e, line, "for_range's step must be positive, got 0");
+}
+
+TEST(DslErrors, CarriedValuesKeepTheirTypes) {
+  int line = 0;
+  auto e = trace_error([&](Ptr<f32> p, Int n) {
+    line = __LINE__; Tensor r = for_range(0, n, 1, carry(zeros({8}, f32)), [&](const Tensor &, const Tensor &acc) {
+      return acc.to(f16);
+    });
+  });
+  EXPECT_ERROR_AT(e, line, "for_range's body: carried value #0 starts as an 8 f32 block but the body returns an 8 f16 block");
+}
+
+TEST(DslErrors, BranchesReturnDifferentValues) {
+  int line = 0;
+  auto e = trace_error([&](Ptr<f32> p, Int n) {
+    line = __LINE__; Tensor r = if_(n > 0, [&] { return zeros({8}, f32); }, [&] { return zeros({16}, f32); });
+  });
+  EXPECT_ERROR_AT(e, line, "if_'s branches return different values for result #0: an 8 f32 block and a 16 f32 block");
+}
+
+TEST(DslErrors, CombineFunctionReturnsTheWrongType) {
+  int line = 0;
+  auto e = trace_error([&](Ptr<f32> p) {
+    Tensor x = load(p + arange(0, 8));
+    line = __LINE__; Tensor r = reduce(x, 0, [](const Tensor &a, const Tensor &b) { return (a + b).to(f16); });
+  });
+  EXPECT_ERROR_AT(e, line, "reduce's combine function must return an f32 scalar for operand #0, got an f16 scalar");
+}
+
+TEST(DslErrors, CombineFunctionCapturesAValue) {
+  int line = 0;
+  auto e = trace_error([&](Ptr<f32> p, Float scale) {
+    Tensor x = load(p + arange(0, 8));
+    Tensor r = reduce(x, 0, [&](const Tensor &a, const Tensor &b) {
+      line = __LINE__; return a + b * scale;
+    });
+  });
+  EXPECT_ERROR_AT(e, line, "comes from outside the reduce's combine function");
+}
+
+TEST(DslErrors, ShapeOperations) {
+  int line = 0;
+  auto e = trace_error([&](Ptr<f32> p) {
+    line = __LINE__; Tensor r = reshape(arange(0, 8), {4, 4});
+  });
+  EXPECT_ERROR_AT(e, line, "reshape of an 8 i32 block (8 elements) to 4x4 (16 elements)");
+  e = trace_error([&](Ptr<f32> p) {
+    line = __LINE__; Tensor r = trans(reshape(arange(0, 8), {2, 4}), {0, 0});
+  });
+  EXPECT_ERROR_AT(e, line, "order {0, 0} is not a permutation of 0..1");
+  e = trace_error([&](Ptr<f32> p) {
+    line = __LINE__; auto halves = split(reshape(arange(0, 8), {2, 4}));
+  });
+  EXPECT_ERROR_AT(e, line, "split needs a block whose last dimension is 2, got a 2x4 i32 block");
+  e = trace_error([&](Ptr<f32> p) {
+    line = __LINE__; Tensor j = join(arange(0, 8), arange(0, 4));
+  });
+  EXPECT_ERROR_AT(e, line, "join needs two blocks of one shape and type");
+  e = trace_error([&](Ptr<f32> p) {
+    line = __LINE__; Tensor b = broadcast_to(arange(0, 8), {4, 4});
+  });
+  EXPECT_ERROR_AT(e, line, "broadcast_to: shapes 8 and 4x4 do not broadcast");
+}
+
+TEST(DslErrors, BitcastWidths) {
+  int line = 0;
+  auto e = trace_error([&](Ptr<f32> p) {
+    line = __LINE__; Tensor b = load(p + arange(0, 8)).bitcast(i64);
+  });
+  EXPECT_ERROR_AT(e, line, "bitcast of an 8 f32 block to i64: the bit widths differ (32 vs 64)");
+}
+
+TEST(DslErrors, MathOnIntegers) {
+  int line = 0;
+  auto e = trace_error([&](Ptr<f32> p) {
+    line = __LINE__; Tensor y = exp(arange(0, 8));
+  });
+  EXPECT_ERROR_AT(e, line, "exp takes floats, got an 8 i32 block; convert with .to<f32>()");
+}
+
+TEST(DslErrors, BitwiseOnFloats) {
+  int line = 0;
+  auto e = trace_error([&](Ptr<f32> p) {
+    Tensor x = load(p + arange(0, 8));
+    line = __LINE__; Tensor y = x & x;
+  });
+  EXPECT_ERROR_AT(e, line, "'&' takes integers, got an 8 f32 block");
+}
+
+TEST(DslErrors, PointerArithmetic) {
+  int line = 0;
+  auto e = trace_error([&](Ptr<f32> p, Ptr<f32> q) {
+    line = __LINE__; Tensor r = p + q;
+  });
+  EXPECT_ERROR_AT(e, line, "pointer '+': both operands are pointers");
+  e = trace_error([&](Ptr<f32> p) {
+    line = __LINE__; Tensor r = p * 2;
+  });
+  EXPECT_ERROR_AT(e, line, "'*' takes numbers, not pointers");
+  e = trace_error([&](Ptr<f32> p) {
+    line = __LINE__; Tensor r = p + 0.5;
+  });
+  EXPECT_ERROR_AT(e, line, "pointer '+'");
+}
+
+TEST(DslErrors, WhereNeedsABooleanCondition) {
+  int line = 0;
+  auto e = trace_error([&](Ptr<f32> p) {
+    line = __LINE__; Tensor r = where(arange(0, 8), 1.0, 2.0);
+  });
+  EXPECT_ERROR_AT(e, line, "where's condition must be i1, got an 8 i32 block");
+}
+
+TEST(DslErrors, EmptyTensor) {
+  int line = 0;
+  auto e = trace_error([&](Ptr<f32> p) {
+    Tensor never;
+    line = __LINE__; store(p, never);
+  });
+  EXPECT_ERROR_AT(e, line, "store is an empty Tensor (it was never given a value)");
+}
+
+TEST(DslErrors, HintArity) {
+  int line = 0;
+  auto e = trace_error([&](Ptr<f32> p) {
+    line = __LINE__; Tensor r = multiple_of(arange(0, 8), {16, 16});
+  });
+  EXPECT_ERROR_AT(e, line, "multiple_of on an 8 i32 block needs 1 value(s), one per dimension, got 2");
+}
+
+TEST(DslErrors, HandlesDoNotOutliveTheirTrace) {
+  Tensor kept;
+  int line = 0;
+  Kernel first = jit([&](Ptr<f32> p) { kept = load(p); }, "first");
+  first.trace();
+  auto e = trace_error([&](Ptr<f32> p) {
+    line = __LINE__; store(p, kept);
+  });
+  EXPECT_ERROR_AT(e, line, "belongs to another trace; handles cannot be kept between traces");
+}
+
+TEST(DslErrors, OperationsOutsideATrace) {
+  int line = __LINE__ + 2;
+  try {
+    Tensor r = arange(0, 8);
+    FAIL() << "arange outside a trace should throw";
+  } catch (const TraceError &e) {
+    EXPECT_ERROR_AT(e, line, "can only run while one is traced");
+  }
+}
+
+TEST(DslErrors, InvalidConfigsAreRejectedWithAReason) {
+  Kernel kernel = jit([](Ptr<f32> p) { store(p, 1.0); }, "configured");
+  EXPECT_THROW(
+      {
+        try {
+          kernel.trace({{"num_warps", 3}});
+        } catch (const Error &e) {
+          EXPECT_TRUE(kiln::testing::contains(e.what(), "num_warps must be a power of two from 1 to 32, got 3"));
+          throw;
+        }
+      },
+      Error);
+  kernel.space(ConfigSpace().axis("BLOCK", {64, 128}).constraint("BLOCK must be at least 128",
+                                                                   [](const Config &c) { return c.get("BLOCK", 0) >= 128; }));
+  try {
+    kernel.trace({{"BLOCK", 64}});
+    FAIL() << "expected a rejected config";
+  } catch (const Error &e) {
+    EXPECT_TRUE(kiln::testing::contains(e.what(), "config BLOCK=64 is invalid for kernel 'configured': BLOCK must be at least 128"));
+  }
+}
