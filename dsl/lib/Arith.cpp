@@ -373,8 +373,12 @@ Tensor Tensor::to(DType type, Loc loc) const { return convert(*this, type, loc);
 
 Tensor Tensor::bitcast(DType type, Loc loc) const {
   TraceAccess::use(*this, loc);
-  if (is_pointer())
-    fail(loc, "bitcast of " + describe() + ": pointers cannot be reinterpreted as numbers");
+  if (is_pointer()) { // reinterpret the memory pointed to
+    Builder bb(loc);
+    ElementType to{type, true, this->type().is_const};
+    mlir::Type target = ir_type(bb.trace.context(), to, shape());
+    return TraceAccess::wrap(tile::BitcastOp::create(bb.b, bb.l, target, bb.use(*this)), to, loc);
+  }
   if (bit_width(type) != bit_width(dtype()) || type == DType::i1 || dtype() == DType::i1)
     fail(loc, "bitcast of " + describe() + " to " + std::string(name(type)) +
                   ": the bit widths differ (" + std::to_string(bit_width(dtype())) + " vs " +

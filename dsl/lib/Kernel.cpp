@@ -1,6 +1,7 @@
 //===- Kernel.cpp - tracing a kernel into a verified module ---------------===//
 
 #include "dsl/lib/Build.h"
+#include "dsl/lib/KernelImpl.h"
 
 #include "compiler/ModuleImpl.h"
 #include "compiler/dialect/tile/Tile.h"
@@ -14,14 +15,6 @@
 namespace kiln {
 
 using namespace detail;
-
-struct Kernel::Impl {
-  std::string name;
-  std::vector<ElementType> signature;
-  Body body;
-  Config defaults;
-  ConfigSpace space;
-};
 
 Kernel::Kernel(std::string name, std::vector<ElementType> signature, Body body)
     : impl_(std::make_shared<Impl>()) {

@@ -3,6 +3,7 @@
 
 #include <kiln/config.h>
 #include <kiln/module.h>
+#include <kiln/runtime.h>
 #include <kiln/tensor.h>
 
 #include <functional>
@@ -72,6 +73,21 @@ public:
   /// Traces the kernel for `config` (merged over the defaults) into a
   /// verified module. Throws TraceError for mistakes in the kernel.
   Module trace(const Config &config = {}, const Specialization &spec = {}) const;
+
+  /// Runs the kernel on `grid` with `config` (merged over the defaults) on
+  /// the stream's device: the interpreter runs it at once; a GPU queues it.
+  /// Compiled code is kept per (config, specialization, device), so later
+  /// launches with new sizes reuse it. Arguments: Buffers (or host spans for
+  /// the interpreter) for pointers, C++ numbers for scalars.
+  template <class... A>
+  void launch(const Grid &grid, const Config &config, const Stream &stream, A &&...args) const {
+    launch_with(grid, config, stream, std::vector<Arg>{Arg(std::forward<A>(args))...});
+  }
+  void launch_with(const Grid &grid, const Config &config, const Stream &stream,
+                   const std::vector<Arg> &args) const;
+
+  /// What launches with `args` specialize on (see Specialization).
+  Specialization specialize(const std::vector<Arg> &args) const;
 
 private:
   struct Impl;

@@ -60,7 +60,8 @@ public:
   /// narrowing wraps; to i1 means `!= 0`.
   Tensor to(DType type, Loc loc = Loc::current()) const;
   template <DType T> Tensor to(Loc loc = Loc::current()) const { return to(T, loc); }
-  /// Reinterprets the bits as `type`, which must have the same width.
+  /// Reinterprets the bits as `type`, which must have the same width; for
+  /// pointers, reinterprets the memory they point to as `type` elements.
   Tensor bitcast(DType type, Loc loc = Loc::current()) const;
 
   Tensor expand_dims(int axis, Loc loc = Loc::current()) const;

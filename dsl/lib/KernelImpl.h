@@ -1,0 +1,30 @@
+//===- KernelImpl.h - what a kiln::Kernel holds --------------*- C++ -*-===//
+
+#pragma once
+
+#include <kiln/kernel.h>
+
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+
+namespace kiln {
+
+namespace interp {
+class Program;
+}
+
+struct Kernel::Impl {
+  std::string name;
+  std::vector<ElementType> signature;
+  Body body;
+  Config defaults;
+  ConfigSpace space;
+
+  /// Compiled code per "config|specialization", by device kind.
+  std::mutex mutex;
+  std::map<std::string, std::shared_ptr<const interp::Program>> interpreted;
+};
+
+} // namespace kiln

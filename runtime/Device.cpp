@@ -1,0 +1,126 @@
+// Devices, buffers and streams for the interpreter and CUDA.
+
+#include "runtime/cuda/Driver.h"
+
+#include <kiln/error.h>
+#include <kiln/runtime.h>
+
+#include <cstdlib>
+#include <cstring>
+
+namespace kiln {
+
+namespace {
+
+bool interpret_requested() {
+  const char *value = std::getenv("KILN_INTERPRET");
+  return value && *value && std::string(value) != "0";
+}
+
+} // namespace
+
+Device Device::interp() { return Device(DeviceKind::interp, 0); }
+
+Device Device::cuda(int ordinal) {
+  cuda::use_device(ordinal);
+  return Device(DeviceKind::cuda, ordinal);
+}
+
+bool Device::cuda_available() { return cuda::driver_available(); }
+
+Device Device::default_device() {
+  if (interpret_requested() || !cuda_available())
+    return interp();
+  return cuda(0);
+}
+
+std::string Device::name() const {
+  if (kind_ == DeviceKind::interp)
+    return "interpreter";
+  const cuda::Driver &d = cuda::driver();
+  cuda::CUdevice device = cuda::use_device(ordinal_);
+  char text[256] = {};
+  cuda::check(d.cuDeviceGetName(text, sizeof text, device), "cuDeviceGetName");
+  return text;
+}
+
+struct Buffer::Impl {
+  Device device;
+  size_t bytes = 0;
+  uint64_t address = 0;
+  std::vector<uint8_t> host; ///< the memory of interpreter buffers
+
+  ~Impl() {
+    if (device.kind() == DeviceKind::cuda && address)
+      cuda::driver().cuMemFree(address); // no throw from a destructor
+  }
+};
+
+Buffer Buffer::allocate(const Device &device, size_t bytes) {
+  Buffer buffer;
+  buffer.impl_ = std::make_shared<Impl>(Impl{device, bytes, 0, {}});
+  if (device.kind() == DeviceKind::interp) {
+    // One spare element's worth of alignment: kernels see 64-byte aligned
+    // memory, as from cudaMalloc (which aligns far more).
+    buffer.impl_->host.resize(bytes + 64);
+    uint64_t base = reinterpret_cast<uint64_t>(buffer.impl_->host.data());
+    buffer.impl_->address = (base + 63) & ~uint64_t(63);
+  } else {
+    const cuda::Driver &d = cuda::driver();
+    cuda::use_device(device.ordinal());
+    cuda::CUdeviceptr pointer = 0;
+    cuda::check(d.cuMemAlloc(&pointer, bytes ? bytes : 1), "cuMemAlloc");
+    buffer.impl_->address = pointer;
+  }
+  return buffer;
+}
+
+const Device &Buffer::device() const { return impl_->device; }
+size_t Buffer::bytes() const { return impl_ ? impl_->bytes : 0; }
+uint64_t Buffer::address() const { return impl_ ? impl_->address : 0; }
+
+static void check_range(size_t offset, size_t bytes, size_t size, const char *what) {
+  if (offset > size || bytes > size - offset)
+    throw Error(std::string(what) + ": " + std::to_string(bytes) + " bytes at offset " +
+                std::to_string(offset) + " exceed the buffer's " + std::to_string(size) + " bytes");
+}
+
+void Buffer::copy_from_host(const void *source, size_t bytes, size_t offset) {
+  check_range(offset, bytes, impl_->bytes, "Buffer::copy_from_host");
+  if (impl_->device.kind() == DeviceKind::interp) {
+    std::memcpy(reinterpret_cast<void *>(impl_->address + offset), source, bytes);
+    return;
+  }
+  cuda::use_device(impl_->device.ordinal());
+  cuda::check(cuda::driver().cuMemcpyHtoD(impl_->address + offset, source, bytes), "cuMemcpyHtoD");
+}
+
+void Buffer::copy_to_host(void *destination, size_t bytes, size_t offset) const {
+  check_range(offset, bytes, impl_->bytes, "Buffer::copy_to_host");
+  if (impl_->device.kind() == DeviceKind::interp) {
+    std::memcpy(destination, reinterpret_cast<const void *>(impl_->address + offset), bytes);
+    return;
+  }
+  cuda::use_device(impl_->device.ordinal());
+  cuda::check(cuda::driver().cuMemcpyDtoH(destination, impl_->address + offset, bytes),
+              "cuMemcpyDtoH");
+}
+
+void Buffer::fill_bytes(uint8_t value) {
+  if (impl_->device.kind() == DeviceKind::interp) {
+    std::memset(reinterpret_cast<void *>(impl_->address), value, impl_->bytes);
+    return;
+  }
+  cuda::use_device(impl_->device.ordinal());
+  cuda::check(cuda::driver().cuMemsetD8(impl_->address, value, impl_->bytes), "cuMemsetD8");
+}
+
+void Stream::synchronize() const {
+  if (device_.kind() == DeviceKind::interp)
+    return;
+  cuda::use_device(device_.ordinal());
+  cuda::check(cuda::driver().cuStreamSynchronize(static_cast<cuda::CUstream>(native_)),
+              "cuStreamSynchronize");
+}
+
+} // namespace kiln

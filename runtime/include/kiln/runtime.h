@@ -1,0 +1,167 @@
+// Devices, memory and streams: where kernels run. The CPU interpreter is a
+// device like the GPUs, so the same program runs on either. Public header:
+// no MLIR, no CUDA headers.
+#pragma once
+
+#include <kiln/dtype.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <string>
+#include <type_traits>
+#include <vector>
+
+namespace kiln {
+
+enum class DeviceKind { interp, cuda };
+
+class Device {
+public:
+  /// The CPU interpreter (always available).
+  static Device interp();
+  /// CUDA device `ordinal`; throws kiln::Error naming the reason when there
+  /// is no usable driver or device.
+  static Device cuda(int ordinal = 0);
+  /// The interpreter when KILN_INTERPRET=1 or no GPU is usable, else CUDA
+  /// device 0.
+  static Device default_device();
+  /// Whether a CUDA driver and at least one device are present.
+  static bool cuda_available();
+
+  DeviceKind kind() const { return kind_; }
+  int ordinal() const { return ordinal_; }
+  /// "interpreter", or the GPU's name.
+  std::string name() const;
+  friend bool operator==(const Device &, const Device &) = default;
+
+private:
+  Device(DeviceKind kind, int ordinal) : kind_(kind), ordinal_(ordinal) {}
+  DeviceKind kind_ = DeviceKind::interp;
+  int ordinal_ = 0;
+};
+
+/// An allocation in a device's memory (host memory for the interpreter).
+class Buffer {
+public:
+  Buffer() = default;
+  static Buffer allocate(const Device &device, size_t bytes);
+
+  const Device &device() const;
+  size_t bytes() const;
+  /// The address kernels see (a host pointer for the interpreter).
+  uint64_t address() const;
+  bool valid() const { return impl_ != nullptr; }
+
+  void copy_from_host(const void *source, size_t bytes, size_t offset = 0);
+  void copy_to_host(void *destination, size_t bytes, size_t offset = 0) const;
+  /// Sets every byte (e.g. 0xFF to poison an output before a run).
+  void fill_bytes(uint8_t value);
+
+  template <class T> static Buffer from_host(const Device &device, std::span<const T> values) {
+    Buffer b = allocate(device, values.size_bytes());
+    b.copy_from_host(values.data(), values.size_bytes());
+    return b;
+  }
+  template <class T> static Buffer from_host(const Device &device, const std::vector<T> &values) {
+    return from_host(device, std::span<const T>(values));
+  }
+  template <class T> std::vector<T> to_host() const {
+    std::vector<T> values(bytes() / sizeof(T));
+    copy_to_host(values.data(), values.size() * sizeof(T));
+    return values;
+  }
+
+  struct Impl;
+
+private:
+  std::shared_ptr<Impl> impl_;
+};
+
+/// An ordered queue of work on a device. Interpreter streams run launches
+/// synchronously.
+class Stream {
+public:
+  Stream() = default;
+  /// The default stream of `device`.
+  explicit Stream(const Device &device) : device_(device) {}
+  /// The default stream of Device::default_device().
+  static Stream default_stream() { return Stream(Device::default_device()); }
+
+  const Device &device() const { return device_; }
+  /// CUstream for CUDA devices (nullptr: the default stream).
+  void *native() const { return native_; }
+  void synchronize() const;
+
+private:
+  Device device_ = Device::interp();
+  void *native_ = nullptr;
+};
+
+/// The launch grid: program instances along x, y and z.
+struct Grid {
+  uint32_t x = 1, y = 1, z = 1;
+  Grid() = default;
+  Grid(uint32_t x, uint32_t y = 1, uint32_t z = 1) : x(x), y(y), z(z) {}
+  uint64_t size() const { return uint64_t(x) * y * z; }
+};
+
+/// A kernel argument as a launch passes it: an integer or float by value,
+/// or memory (a Buffer, or a host span for the interpreter) whose extent the
+/// interpreter checks every access against.
+class Arg {
+public:
+  enum class Kind { integer, floating, memory };
+
+  Arg(const Buffer &buffer)
+      : kind_(Kind::memory), address_(buffer.address()), bytes_(buffer.bytes()),
+        device_(buffer.device().kind()) {}
+  template <class T>
+    requires(!std::is_same_v<std::remove_cv_t<T>, void>)
+  Arg(std::span<T> host)
+      : kind_(Kind::memory), address_(reinterpret_cast<uint64_t>(host.data())),
+        bytes_(host.size_bytes()), device_(DeviceKind::interp), element_bytes_(sizeof(T)) {}
+  template <class T> Arg(std::vector<T> &host) : Arg(std::span<T>(host)) {}
+  template <class T> Arg(const std::vector<T> &host) : Arg(std::span<const T>(host)) {}
+  template <class T>
+    requires std::is_integral_v<T>
+  Arg(T value) : kind_(Kind::integer), integer_(static_cast<int64_t>(value)) {
+    if constexpr (std::is_unsigned_v<T> && sizeof(T) == 8)
+      too_large_ = value > static_cast<T>(INT64_MAX);
+  }
+  Arg(float value) : kind_(Kind::floating), floating_(value) {}
+  Arg(double value) : kind_(Kind::floating), floating_(value) {}
+  /// A raw device address (e.g. from another framework) of `bytes` bytes.
+  static Arg device_pointer(uint64_t address, size_t bytes, DeviceKind device = DeviceKind::cuda) {
+    Arg a(0);
+    a.kind_ = Kind::memory;
+    a.address_ = address;
+    a.bytes_ = bytes;
+    a.device_ = device;
+    return a;
+  }
+
+  Kind kind() const { return kind_; }
+  int64_t integer() const { return integer_; }
+  bool too_large() const { return too_large_; }
+  double floating() const { return floating_; }
+  uint64_t address() const { return address_; }
+  size_t bytes() const { return bytes_; }
+  DeviceKind device() const { return device_; }
+  /// The element size of a host span (checked against the kernel
+  /// parameter's pointee); 0 for untyped memory such as Buffers.
+  size_t element_bytes() const { return element_bytes_; }
+
+private:
+  Kind kind_;
+  int64_t integer_ = 0;
+  bool too_large_ = false;
+  double floating_ = 0;
+  uint64_t address_ = 0;
+  size_t bytes_ = 0;
+  DeviceKind device_ = DeviceKind::interp;
+  size_t element_bytes_ = 0;
+};
+
+} // namespace kiln
