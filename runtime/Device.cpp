@@ -44,6 +44,46 @@ std::string Device::name() const {
   return text;
 }
 
+namespace {
+int attribute(int ordinal, int which) {
+  const cuda::Driver &d = cuda::driver();
+  cuda::CUdevice device = cuda::use_device(ordinal);
+  int value = 0;
+  cuda::check(d.cuDeviceGetAttribute(&value, which, device), "cuDeviceGetAttribute");
+  return value;
+}
+} // namespace
+
+int Device::compute_capability() const {
+  if (kind_ == DeviceKind::interp)
+    return 0;
+  return attribute(ordinal_, cuda::CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR) * 10 +
+         attribute(ordinal_, cuda::CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR);
+}
+
+int Device::multiprocessors() const {
+  if (kind_ == DeviceKind::interp)
+    return 1;
+  return attribute(ordinal_, cuda::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT);
+}
+
+std::string Device::cuda_unavailable_reason() {
+  try {
+    cuda::driver();
+    return {};
+  } catch (const Error &e) {
+    return e.what();
+  }
+}
+
+int Device::cuda_driver_version() {
+  if (!cuda::driver_available())
+    return 0;
+  int version = 0;
+  cuda::driver().cuDriverGetVersion(&version);
+  return version;
+}
+
 struct Buffer::Impl {
   Device device;
   size_t bytes = 0;

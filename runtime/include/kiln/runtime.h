@@ -34,6 +34,15 @@ public:
   int ordinal() const { return ordinal_; }
   /// "interpreter", or the GPU's name.
   std::string name() const;
+  /// CUDA compute capability as major * 10 + minor (90 for sm_90); 0 for
+  /// the interpreter.
+  int compute_capability() const;
+  /// Streaming multiprocessors (1 for the interpreter).
+  int multiprocessors() const;
+  /// Why CUDA is unavailable ("no CUDA driver: ..."), or empty.
+  static std::string cuda_unavailable_reason();
+  /// The CUDA driver's version (e.g. 13000), or 0.
+  static int cuda_driver_version();
   friend bool operator==(const Device &, const Device &) = default;
 
 private:

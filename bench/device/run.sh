@@ -1,0 +1,47 @@
+#!/usr/bin/env bash
+# Runs on the GPU machine from a bundle made by scripts/device-bundle.sh:
+# proves the statically linked tools run there, runs the GPU tests and the
+# examples on the GPU, and writes a results table to $OUT/results.md (and
+# the full log to $OUT/device.log).
+#   bash bench/device/run.sh .device/bundle
+set -uo pipefail
+bundle=${1:-.device/bundle}
+out=${OUT:-/tmp/kiln-device-out}
+mkdir -p "$out"
+log="$out/device.log"
+: > "$log"
+results="$out/results.md"
+echo "| check | result |" > "$results"
+echo "| --- | --- |" >> "$results"
+
+record() { # name, command...
+  local name=$1
+  shift
+  echo "== $name: $*" | tee -a "$log"
+  if "$@" >> "$log" 2>&1; then
+    echo "| $name | pass |" >> "$results"
+  else
+    echo "| $name | FAIL (exit $?) |" >> "$results"
+  fi
+}
+
+{
+  echo "date: $(date -u +%Y-%m-%dT%H:%MZ)"
+  nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader 2>&1
+  uname -srm
+} | tee -a "$log"
+
+record "libkiln.so needs no LLVM" bash -c "! ldd $bundle/lib/libkiln.so | grep -qiE 'llvm|mlir|not found'"
+record "kiln-info sees the GPU" bash -c "$bundle/bin/kiln-info | tee /dev/stderr | grep -q 'device cuda:0'"
+record "kilnc --list" "$bundle/bin/kilnc" --list
+record "kilnc traces softmax" bash -c "$bundle/bin/kilnc --kernel softmax --emit tile | grep -q tile.reduce"
+for test in "$bundle"/bin/kiln_unit_tests; do
+  [ -x "$test" ] && record "unit tests (interpreter)" env KILN_INTERPRET=1 "$test" --gtest_brief=1
+done
+for example in "$bundle"/bin/example_*; do
+  name=$(basename "$example")
+  record "$name (interpreter)" env KILN_INTERPRET=1 "$example"
+done
+
+echo
+cat "$results"

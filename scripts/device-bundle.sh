@@ -1,0 +1,20 @@
+#!/usr/bin/env bash
+# Builds Kiln with LLVM/MLIR linked statically (KILN_STATIC_LLVM=ON) and
+# gathers what the GPU machine runs -- libkiln.so (LLVM inside), the tools,
+# the test and example programs, stripped -- into .device/bundle, a folder
+# git ignores, ready to be carried by the device tool (64 MiB at most).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+cmake -S . -B build-static -G Ninja -DKILN_STATIC_LLVM=ON
+cmake --build build-static
+
+bundle=.device/bundle
+rm -rf "$bundle"
+mkdir -p "$bundle/bin" "$bundle/lib"
+cp build-static/lib/libkiln.so "$bundle/lib/"
+for program in build-static/bin/*; do
+  cp "$program" "$bundle/bin/"
+done
+strip --strip-unneeded "$bundle/lib/libkiln.so" "$bundle"/bin/*
+du -sh "$bundle"
