@@ -6,7 +6,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-cmake -S . -B build-static -G Ninja -DKILN_STATIC_LLVM=ON
+cmake -S . -B build-static -G Ninja -DKILN_STATIC_LLVM=ON -DKILN_BUILD_TESTS=ON
 cmake --build build-static
 
 bundle=.device/bundle

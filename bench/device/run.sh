@@ -27,8 +27,10 @@ record() { # name, command...
 
 {
   echo "date: $(date -u +%Y-%m-%dT%H:%MZ)"
-  nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader 2>&1
+  nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.max.sm --format=csv,noheader 2>&1
   uname -srm
+  echo "ptxas: $(command -v ptxas || ls /usr/local/cuda/bin/ptxas 2>/dev/null) $(ptxas --version 2>/dev/null | tail -1)"
+  echo "compute-sanitizer: $(command -v compute-sanitizer || echo none)"
 } | tee -a "$log"
 
 record "libkiln.so needs no LLVM" bash -c "! ldd $bundle/lib/libkiln.so | grep -qiE 'llvm|mlir|not found'"
