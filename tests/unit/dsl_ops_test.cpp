@@ -99,6 +99,14 @@ TEST(DslOps, PromotionAndBroadcasting) {
   EXPECT_TRUE(contains(ir, "arith.sitofp"));
 }
 
+TEST(DslOps, CeilingDivision) {
+  static_assert(cdiv(1000, 128) == 8);
+  std::string ir = trace_ir([](Ptr<i32> p, Int n) { store(p, cdiv(n, 16)); });
+  EXPECT_TRUE(contains(ir, "arith.addi %arg1, %"));
+  EXPECT_TRUE(contains(ir, "arith.subi"));
+  EXPECT_TRUE(contains(ir, "arith.divsi"));
+}
+
 TEST(DslOps, WhereMaximumMinimumClampAbs) {
   std::string ir = trace_ir([](Ptr<f32> f, Ptr<i32> si, Ptr<u16> us) {
     Tensor offs = arange(0, 16);

@@ -519,3 +519,64 @@ TEST(Interpreter, RunsLargeKernelsQuickly) {
   EXPECT_LT(pointwise, 1.0);
   EXPECT_LT(matmul, 1.0);
 }
+
+TEST(Interpreter, RemainingAtomicKinds) {
+  std::vector<int32_t> bits = {0b1100, 0b1100, 0b1100, 5, -5};
+  std::vector<uint32_t> unsigned_max = {7};
+  std::vector<float> low = {3.0f};
+  std::vector<int32_t> old(5);
+  run([](Ptr<i32> p, Ptr<u32> u, Ptr<f32> f, Ptr<i32> o) {
+    store(o, atomic_and(p, 0b1010));
+    store(o + 1, atomic_or(p + 1, 0b0011));
+    store(o + 2, atomic_xor(p + 2, 0b0110));
+    store(o + 3, atomic_xchg(p + 3, 42));
+    store(o + 4, atomic_min(p + 4, -9));
+    atomic_max(u, 0xFFFFFFF0u); // unsigned: larger than 7
+    atomic_min(f, -1.5);
+  }, Grid(1), {bits, unsigned_max, low, old});
+  EXPECT_EQ(bits, (std::vector<int32_t>{0b1000, 0b1111, 0b1010, 42, -9}));
+  EXPECT_EQ(old, (std::vector<int32_t>{0b1100, 0b1100, 0b1100, 5, -5}));
+  EXPECT_EQ(unsigned_max[0], 0xFFFFFFF0u);
+  EXPECT_EQ(low[0], -1.5f);
+}
+
+TEST(Interpreter, RunsHandWrittenIR) {
+  // Operations the DSL never emits still have interpreter semantics.
+  Module module = Module::parse(R"(
+    tile.func @k(%p: !tile.ptr<f32>, %q: !tile.ptr<i64>) {
+      %addr = tile.ptr_to_int %p : !tile.ptr<f32> -> i64
+      tile.store %q, %addr : !tile.ptr<i64>
+      %c4 = arith.constant 4 : i64
+      %next = arith.addi %addr, %c4 : i64
+      %r = tile.int_to_ptr %next : i64 -> !tile.ptr<f32>
+      %v = tile.load %r : !tile.ptr<f32>
+      %nan = arith.constant 0x7FC00000 : f32
+      %m = arith.maxnumf %v, %nan : f32
+      tile.store %p, %m : !tile.ptr<f32>
+      tile.return
+    })");
+  auto program = interp::Program::compile(module);
+  std::vector<float> data = {0.0f, 2.5f};
+  std::vector<int64_t> address(1);
+  std::ostringstream out;
+  program->run(Grid(1), {data, address}, out);
+  EXPECT_EQ(static_cast<uint64_t>(address[0]), reinterpret_cast<uint64_t>(data.data()));
+  EXPECT_EQ(data[0], 2.5f); // maxnum ignores the NaN
+}
+
+TEST(Interpreter, UnknownOperationsAreNamed) {
+  Module module = Module::parse(R"(
+    tile.func @k(%p: !tile.ptr<f32>) {
+      %v = tile.load %p : !tile.ptr<f32>
+      %c = math.cbrt %v : f32
+      tile.store %p, %c : !tile.ptr<f32>
+      tile.return
+    })", "cbrt.mlir");
+  try {
+    interp::Program::compile(module);
+    FAIL() << "expected an error";
+  } catch (const Error &e) {
+    EXPECT_TRUE(contains(e.what(), "cbrt.mlir:4:"));
+    EXPECT_TRUE(contains(e.what(), "the interpreter does not support 'math.cbrt'"));
+  }
+}
