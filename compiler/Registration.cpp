@@ -2,6 +2,7 @@
 
 #include "compiler/Registration.h"
 
+#include "compiler/dialect/gpu/KGpu.h"
 #include "compiler/dialect/tile/Tile.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -14,7 +15,7 @@
 namespace kiln {
 
 void registerKilnDialects(mlir::DialectRegistry &registry) {
-  registry.insert<tile::TileDialect, mlir::arith::ArithDialect,
+  registry.insert<tile::TileDialect, gpu::KGpuDialect, mlir::arith::ArithDialect,
                   mlir::math::MathDialect, mlir::scf::SCFDialect>();
 }
 

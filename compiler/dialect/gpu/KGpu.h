@@ -1,0 +1,48 @@
+//===- KGpu.h - Kiln's GPU dialect: layouts and operations -----*- C++ -*-===//
+
+#pragma once
+
+#include "compiler/dialect/gpu/LinearLayout.h"
+#include "compiler/dialect/tile/Tile.h"
+
+#include "mlir/IR/BuiltinAttributes.h"
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/BuiltinTypes.h"
+#include "mlir/IR/Dialect.h"
+#include "mlir/IR/OpDefinition.h"
+#include "mlir/IR/TensorEncoding.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
+
+#include "compiler/dialect/gpu/KGpuAttrInterfaces.h.inc"
+#include "compiler/dialect/gpu/KGpuDialect.h.inc"
+
+#define GET_ATTRDEF_CLASSES
+#include "compiler/dialect/gpu/KGpuAttrs.h.inc"
+
+#define GET_OP_CLASSES
+#include "compiler/dialect/gpu/KGpuOps.h.inc"
+
+namespace kiln::gpu {
+
+/// Module attributes of the GPU level.
+constexpr const char *kNumWarpsAttr = "kgpu.num_warps";
+constexpr const char *kThreadsPerWarpAttr = "kgpu.threads_per_warp";
+constexpr const char *kTargetAttr = "kgpu.target"; ///< e.g. "sm_90a"
+
+int getNumWarps(mlir::ModuleOp module);
+int getThreadsPerWarp(mlir::ModuleOp module);
+
+/// The linear layout of a tensor type with a layout encoding.
+LinearLayout linearLayoutOf(mlir::RankedTensorType type);
+
+/// The blocked layout Kiln gives a tensor of `shape` by default: one
+/// element per thread, lanes then warps along the fastest (last) dimension
+/// first.
+BlockedEncodingAttr defaultBlockedEncoding(mlir::MLIRContext *context,
+                                           llvm::ArrayRef<int64_t> shape, int numWarps,
+                                           int threadsPerWarp);
+
+/// `type` with `encoding` (scalars are returned unchanged).
+mlir::Type withEncoding(mlir::Type type, mlir::Attribute encoding);
+
+} // namespace kiln::gpu

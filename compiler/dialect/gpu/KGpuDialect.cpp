@@ -1,0 +1,393 @@
+//===- KGpuDialect.cpp - layouts: syntax, verification, linear maps -------===//
+
+#include "compiler/dialect/gpu/KGpu.h"
+
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/DialectImplementation.h"
+#include "mlir/IR/OpImplementation.h"
+#include "mlir/IR/PatternMatch.h"
+#include "llvm/ADT/TypeSwitch.h"
+
+using namespace mlir;
+using namespace kiln::gpu;
+
+#include "compiler/dialect/gpu/KGpuAttrInterfaces.cpp.inc"
+#include "compiler/dialect/gpu/KGpuDialect.cpp.inc"
+
+#define GET_ATTRDEF_CLASSES
+#include "compiler/dialect/gpu/KGpuAttrs.cpp.inc"
+
+#define GET_OP_CLASSES
+#include "compiler/dialect/gpu/KGpuOps.cpp.inc"
+
+namespace {
+/// Dumps name layouts #blocked, #slice, #linear instead of spelling them out
+/// at every use.
+struct KGpuAsmInterface : OpAsmDialectInterface {
+  using OpAsmDialectInterface::OpAsmDialectInterface;
+  AliasResult getAlias(Attribute attr, raw_ostream &os) const override {
+    if (isa<BlockedEncodingAttr>(attr))
+      os << "blocked";
+    else if (isa<SliceEncodingAttr>(attr))
+      os << "slice";
+    else if (isa<LinearEncodingAttr>(attr))
+      os << "linear";
+    else
+      return AliasResult::NoAlias;
+    return AliasResult::FinalAlias;
+  }
+};
+} // namespace
+
+void KGpuDialect::initialize() {
+  addInterfaces<KGpuAsmInterface>();
+  addAttributes<
+#define GET_ATTRDEF_LIST
+#include "compiler/dialect/gpu/KGpuAttrs.cpp.inc"
+      >();
+  addOperations<
+#define GET_OP_LIST
+#include "compiler/dialect/gpu/KGpuOps.cpp.inc"
+      >();
+}
+
+namespace {
+
+bool isPowerOf2(int64_t v) { return v > 0 && (v & (v - 1)) == 0; }
+
+/// Reads `name = [a, b, ...]` from a parsed dictionary.
+ParseResult readInts(AsmParser &parser, DictionaryAttr dict, StringRef name,
+                     SmallVectorImpl<int64_t> &out) {
+  auto array = dyn_cast_or_null<ArrayAttr>(dict.get(name));
+  if (!array)
+    return parser.emitError(parser.getNameLoc(), "expected '") << name << " = [...]'";
+  for (Attribute a : array) {
+    auto i = dyn_cast<IntegerAttr>(a);
+    if (!i)
+      return parser.emitError(parser.getNameLoc(), "'") << name << "' must hold integers";
+    out.push_back(i.getInt());
+  }
+  return success();
+}
+
+template <class T> void printList(AsmPrinter &p, ArrayRef<T> values) {
+  p << "[";
+  llvm::interleaveComma(values, p);
+  p << "]";
+}
+
+/// Flattened bases -> list of coordinates.
+std::vector<Coord> unflatten(ArrayRef<int32_t> flat, unsigned rank) {
+  std::vector<Coord> bases;
+  for (size_t i = 0; rank && i + rank <= flat.size(); i += rank)
+    bases.emplace_back(flat.begin() + i, flat.begin() + i + rank);
+  return bases;
+}
+
+} // namespace
+
+//===----------------------------------------------------------------------===//
+// Blocked
+//===----------------------------------------------------------------------===//
+
+Attribute BlockedEncodingAttr::parse(AsmParser &parser, Type) {
+  DictionaryAttr dict;
+  if (parser.parseLess() || parser.parseAttribute(dict) || parser.parseGreater())
+    return {};
+  SmallVector<int64_t> spt, tpw, wpc, order;
+  if (readInts(parser, dict, "sizePerThread", spt) || readInts(parser, dict, "threadsPerWarp", tpw) ||
+      readInts(parser, dict, "warpsPerCTA", wpc) || readInts(parser, dict, "order", order))
+    return {};
+  auto toUnsigned = [](ArrayRef<int64_t> v) { return SmallVector<unsigned>(v.begin(), v.end()); };
+  return parser.getChecked<BlockedEncodingAttr>(parser.getContext(), toUnsigned(spt),
+                                                toUnsigned(tpw), toUnsigned(wpc), toUnsigned(order));
+}
+
+void BlockedEncodingAttr::print(AsmPrinter &p) const {
+  p << "<{sizePerThread = ";
+  printList(p, getSizePerThread());
+  p << ", threadsPerWarp = ";
+  printList(p, getThreadsPerWarp());
+  p << ", warpsPerCTA = ";
+  printList(p, getWarpsPerCTA());
+  p << ", order = ";
+  printList(p, getOrder());
+  p << "}>";
+}
+
+LogicalResult BlockedEncodingAttr::verify(function_ref<InFlightDiagnostic()> emitError,
+                                          ArrayRef<unsigned> spt, ArrayRef<unsigned> tpw,
+                                          ArrayRef<unsigned> wpc, ArrayRef<unsigned> order) {
+  size_t rank = spt.size();
+  if (tpw.size() != rank || wpc.size() != rank || order.size() != rank)
+    return emitError() << "blocked layout: sizePerThread, threadsPerWarp, warpsPerCTA and order "
+                          "must have one entry per dimension";
+  SmallVector<bool> seen(rank, false);
+  for (unsigned d : order) {
+    if (d >= rank || seen[d])
+      return emitError() << "blocked layout: order must be a permutation of 0.." << rank - 1;
+    seen[d] = true;
+  }
+  for (size_t d = 0; d < rank; ++d)
+    if (!isPowerOf2(spt[d]) || !isPowerOf2(tpw[d]) || !isPowerOf2(wpc[d]))
+      return emitError() << "blocked layout: sizes must be powers of two";
+  return success();
+}
+
+LinearLayout BlockedEncodingAttr::toLinearLayout(ArrayRef<int64_t> shape) const {
+  return LinearLayout::blocked(std::vector<int64_t>(shape.begin(), shape.end()),
+                               std::vector<unsigned>(getSizePerThread().begin(), getSizePerThread().end()),
+                               std::vector<unsigned>(getThreadsPerWarp().begin(), getThreadsPerWarp().end()),
+                               std::vector<unsigned>(getWarpsPerCTA().begin(), getWarpsPerCTA().end()),
+                               std::vector<unsigned>(getOrder().begin(), getOrder().end()));
+}
+
+unsigned BlockedEncodingAttr::getRank() const { return getOrder().size(); }
+
+LogicalResult BlockedEncodingAttr::verifyEncoding(ArrayRef<int64_t> shape, Type,
+                                                  function_ref<InFlightDiagnostic()> emitError) const {
+  if (shape.size() != getRank())
+    return emitError() << "a rank-" << getRank() << " blocked layout on a rank-" << shape.size()
+                       << " tensor";
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// Slice
+//===----------------------------------------------------------------------===//
+
+Attribute SliceEncodingAttr::parse(AsmParser &parser, Type) {
+  DictionaryAttr dict;
+  if (parser.parseLess() || parser.parseAttribute(dict) || parser.parseGreater())
+    return {};
+  auto dim = dyn_cast_or_null<IntegerAttr>(dict.get("dim"));
+  Attribute parent = dict.get("parent");
+  if (!dim || !parent) {
+    parser.emitError(parser.getNameLoc(), "expected '{dim = D, parent = #layout}'");
+    return {};
+  }
+  return parser.getChecked<SliceEncodingAttr>(parser.getContext(),
+                                              static_cast<unsigned>(dim.getInt()), parent);
+}
+
+void SliceEncodingAttr::print(AsmPrinter &p) const {
+  p << "<{dim = " << getDim() << ", parent = " << getParent() << "}>";
+}
+
+LogicalResult SliceEncodingAttr::verify(function_ref<InFlightDiagnostic()> emitError, unsigned dim,
+                                        Attribute parent) {
+  auto layout = dyn_cast<LayoutEncodingAttr>(parent);
+  if (!layout)
+    return emitError() << "slice layout: the parent must be a layout, got " << parent;
+  if (dim >= layout.getRank())
+    return emitError() << "slice layout: dim " << dim << " is out of range for a rank-"
+                       << layout.getRank() << " parent";
+  return success();
+}
+
+unsigned SliceEncodingAttr::getRank() const {
+  return cast<LayoutEncodingAttr>(getParent()).getRank() - 1;
+}
+
+LinearLayout SliceEncodingAttr::toLinearLayout(ArrayRef<int64_t> shape) const {
+  SmallVector<int64_t> parentShape(shape);
+  parentShape.insert(parentShape.begin() + getDim(), 1);
+  return cast<LayoutEncodingAttr>(getParent()).toLinearLayout(parentShape).sliced(getDim());
+}
+
+LogicalResult SliceEncodingAttr::verifyEncoding(ArrayRef<int64_t> shape, Type,
+                                                function_ref<InFlightDiagnostic()> emitError) const {
+  if (shape.size() != getRank())
+    return emitError() << "a rank-" << getRank() << " slice layout on a rank-" << shape.size()
+                       << " tensor";
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// Linear
+//===----------------------------------------------------------------------===//
+
+LinearEncodingAttr LinearEncodingAttr::get(MLIRContext *context, const LinearLayout &layout) {
+  SmallVector<int32_t> flat[kHwDims];
+  for (int h = 0; h < kHwDims; ++h)
+    for (const Coord &c : layout.bases(static_cast<HwDim>(h)))
+      flat[h].append(c.begin(), c.end());
+  return get(context, layout.rank(), flat[0], flat[1], flat[2]);
+}
+
+Attribute LinearEncodingAttr::parse(AsmParser &parser, Type) {
+  DictionaryAttr dict;
+  if (parser.parseLess() || parser.parseAttribute(dict) || parser.parseGreater())
+    return {};
+  SmallVector<int32_t> flat[kHwDims];
+  int64_t rank = -1;
+  const char *names[] = {"register", "lane", "warp"};
+  for (int h = 0; h < kHwDims; ++h) {
+    auto list = dyn_cast_or_null<ArrayAttr>(dict.get(names[h]));
+    if (!list) {
+      parser.emitError(parser.getNameLoc(), "expected '") << names[h] << " = [[...], ...]'";
+      return {};
+    }
+    for (Attribute basis : list) {
+      auto coords = dyn_cast<ArrayAttr>(basis);
+      if (!coords || (rank >= 0 && static_cast<int64_t>(coords.size()) != rank)) {
+        parser.emitError(parser.getNameLoc(), "linear layout: every basis needs one integer per dimension");
+        return {};
+      }
+      rank = coords.size();
+      for (Attribute c : coords)
+        flat[h].push_back(static_cast<int32_t>(cast<IntegerAttr>(c).getInt()));
+    }
+  }
+  auto rankAttr = dyn_cast_or_null<IntegerAttr>(dict.get("rank"));
+  if (rank < 0) {
+    if (!rankAttr) {
+      parser.emitError(parser.getNameLoc(), "linear layout without bases needs 'rank = R'");
+      return {};
+    }
+    rank = rankAttr.getInt();
+  }
+  return parser.getChecked<LinearEncodingAttr>(parser.getContext(), static_cast<unsigned>(rank),
+                                               flat[0], flat[1], flat[2]);
+}
+
+void LinearEncodingAttr::print(AsmPrinter &p) const {
+  ArrayRef<int32_t> flat[] = {getRegisterBases(), getLaneBases(), getWarpBases()};
+  const char *names[] = {"register", "lane", "warp"};
+  p << "<{";
+  for (int h = 0; h < kHwDims; ++h) {
+    p << (h ? ", " : "") << names[h] << " = [";
+    for (size_t i = 0; i < flat[h].size(); i += getRank()) {
+      p << (i ? ", " : "");
+      printList(p, flat[h].slice(i, getRank()));
+    }
+    p << "]";
+  }
+  if (flat[0].empty() && flat[1].empty() && flat[2].empty())
+    p << ", rank = " << getRank();
+  p << "}>";
+}
+
+LogicalResult LinearEncodingAttr::verify(function_ref<InFlightDiagnostic()> emitError, unsigned rank,
+                                         ArrayRef<int32_t> registers, ArrayRef<int32_t> lanes,
+                                         ArrayRef<int32_t> warps) {
+  if (rank == 0)
+    return emitError() << "linear layout: rank must be positive";
+  for (ArrayRef<int32_t> flat : {registers, lanes, warps}) {
+    if (flat.size() % rank)
+      return emitError() << "linear layout: bases must have " << rank << " coordinates each";
+    for (int32_t c : flat)
+      if (c < 0)
+        return emitError() << "linear layout: coordinates must be non-negative";
+  }
+  return success();
+}
+
+LinearLayout LinearEncodingAttr::toLinearLayout(ArrayRef<int64_t> shape) const {
+  return LinearLayout({unflatten(getRegisterBases(), getRank()), unflatten(getLaneBases(), getRank()),
+                       unflatten(getWarpBases(), getRank())},
+                      std::vector<int64_t>(shape.begin(), shape.end()));
+}
+
+LogicalResult LinearEncodingAttr::verifyEncoding(ArrayRef<int64_t> shape, Type,
+                                                 function_ref<InFlightDiagnostic()> emitError) const {
+  if (shape.size() != getRank())
+    return emitError() << "a rank-" << getRank() << " linear layout on a rank-" << shape.size()
+                       << " tensor";
+  for (ArrayRef<int32_t> flat : {getRegisterBases(), getLaneBases(), getWarpBases()})
+    for (size_t i = 0; i < flat.size(); ++i)
+      if (flat[i] >= shape[i % getRank()])
+        return emitError() << "linear layout: a basis reaches " << flat[i] << " in dimension "
+                           << i % getRank() << " of size " << shape[i % getRank()];
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// convert_layout
+//===----------------------------------------------------------------------===//
+
+OpFoldResult ConvertLayoutOp::fold(FoldAdaptor adaptor) {
+  if (getSrc().getType() == getType())
+    return getSrc();
+  if (auto splat = dyn_cast_if_present<SplatElementsAttr>(adaptor.getSrc()))
+    return SplatElementsAttr::get(getType(), splat.getSplatValue<Attribute>());
+  return {};
+}
+
+namespace {
+/// convert(convert(x)) -> convert(x); convert(splat(s)) -> splat(s).
+struct FoldConvertChains : OpRewritePattern<ConvertLayoutOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(ConvertLayoutOp op, PatternRewriter &rewriter) const override {
+    Operation *def = op.getSrc().getDefiningOp();
+    if (auto inner = dyn_cast_or_null<ConvertLayoutOp>(def)) {
+      rewriter.replaceOpWithNewOp<ConvertLayoutOp>(op, op.getType(), inner.getSrc());
+      return success();
+    }
+    if (auto splat = dyn_cast_or_null<kiln::tile::SplatOp>(def)) {
+      rewriter.replaceOpWithNewOp<kiln::tile::SplatOp>(op, op.getType(), splat.getSrc());
+      return success();
+    }
+    return failure();
+  }
+};
+} // namespace
+
+void ConvertLayoutOp::getCanonicalizationPatterns(RewritePatternSet &patterns, MLIRContext *context) {
+  patterns.add<FoldConvertChains>(context);
+}
+
+//===----------------------------------------------------------------------===//
+// Helpers
+//===----------------------------------------------------------------------===//
+
+namespace kiln::gpu {
+
+static int intAttr(ModuleOp module, const char *name, int fallback) {
+  if (auto a = module->getAttrOfType<IntegerAttr>(name))
+    return static_cast<int>(a.getInt());
+  return fallback;
+}
+
+int getNumWarps(ModuleOp module) { return intAttr(module, kNumWarpsAttr, 4); }
+int getThreadsPerWarp(ModuleOp module) { return intAttr(module, kThreadsPerWarpAttr, 32); }
+
+LinearLayout linearLayoutOf(RankedTensorType type) {
+  auto layout = dyn_cast_or_null<LayoutEncodingAttr>(type.getEncoding());
+  assert(layout && "tensor without a layout");
+  return layout.toLinearLayout(type.getShape());
+}
+
+BlockedEncodingAttr defaultBlockedEncoding(MLIRContext *context, ArrayRef<int64_t> shape,
+                                           int numWarps, int threadsPerWarp) {
+  size_t rank = shape.size();
+  SmallVector<unsigned> spt(rank, 1), tpw(rank, 1), wpc(rank, 1), order;
+  for (size_t i = 0; i < rank; ++i)
+    order.push_back(rank - 1 - i);
+  // Lanes fill the fastest dimension first, then the next; so do warps over
+  // what the lanes leave.
+  int64_t lanes = threadsPerWarp, warps = numWarps;
+  for (unsigned d : order)
+    while (lanes > 1 && tpw[d] < shape[d]) {
+      tpw[d] *= 2;
+      lanes /= 2;
+    }
+  for (unsigned d : order)
+    while (warps > 1 && int64_t(tpw[d]) * wpc[d] < shape[d]) {
+      wpc[d] *= 2;
+      warps /= 2;
+    }
+  // Threads left over (tensors smaller than the program) go to the slowest
+  // dimension, where they broadcast.
+  tpw[order.back()] *= lanes;
+  wpc[order.back()] *= warps;
+  return BlockedEncodingAttr::get(context, spt, tpw, wpc, order);
+}
+
+Type withEncoding(Type type, Attribute encoding) {
+  if (auto tensor = dyn_cast<RankedTensorType>(type))
+    return RankedTensorType::get(tensor.getShape(), tensor.getElementType(), encoding);
+  return type;
+}
+
+} // namespace kiln::gpu

@@ -1,0 +1,53 @@
+// Malformed layouts are rejected with a reason.
+// RUN: kiln-opt %s --split-input-file --verify-diagnostics
+
+// expected-error @+1 {{blocked layout: order must be a permutation of 0..1}}
+#bad = #kgpu.blocked<{sizePerThread = [1, 1], threadsPerWarp = [4, 8], warpsPerCTA = [4, 1], order = [0, 0]}>
+tile.func @f() {
+  tile.return
+}
+
+// -----
+
+// expected-error @+1 {{blocked layout: sizes must be powers of two}}
+#bad = #kgpu.blocked<{sizePerThread = [3], threadsPerWarp = [32], warpsPerCTA = [4], order = [0]}>
+tile.func @f() {
+  tile.return
+}
+
+// -----
+
+#blocked = #kgpu.blocked<{sizePerThread = [1], threadsPerWarp = [32], warpsPerCTA = [4], order = [0]}>
+tile.func @f() {
+  // expected-error @+1 {{a rank-1 blocked layout on a rank-2 tensor}}
+  %c = arith.constant dense<1.0> : tensor<4x4xf32, #blocked>
+  tile.return
+}
+
+// -----
+
+#blocked = #kgpu.blocked<{sizePerThread = [1], threadsPerWarp = [32], warpsPerCTA = [4], order = [0]}>
+// expected-error @+1 {{slice layout: dim 1 is out of range for a rank-1 parent}}
+#slice = #kgpu.slice<{dim = 1, parent = #blocked}>
+tile.func @f() {
+  tile.return
+}
+
+// -----
+
+#linear = #kgpu.linear<{register = [[8]], lane = [], warp = []}>
+tile.func @f() {
+  // expected-error @+1 {{linear layout: a basis reaches 8 in dimension 0 of size 8}}
+  %c = arith.constant dense<1.0> : tensor<8xf32, #linear>
+  tile.return
+}
+
+// -----
+
+#a = #kgpu.blocked<{sizePerThread = [1], threadsPerWarp = [32], warpsPerCTA = [4], order = [0]}>
+tile.func @f() {
+  %c = arith.constant dense<1.0> : tensor<8xf32, #a>
+  // expected-error @+1 {{requires the same shape for all operands and results}}
+  %d = kgpu.convert_layout %c : tensor<8xf32, #a> -> tensor<16xf32, #a>
+  tile.return
+}

@@ -1,0 +1,81 @@
+// Linear layouts: the blocked construction, slicing, broadcasting and the
+// queries the lowering asks.
+#include "compiler/dialect/gpu/LinearLayout.h"
+
+#include <gtest/gtest.h>
+
+#include <set>
+
+using namespace kiln::gpu;
+
+TEST(LinearLayout, Blocked1DWithRepeats) {
+  // 4 per thread, 32 lanes, 4 warps: a 512 tile, repeated twice over 1024.
+  LinearLayout l = LinearLayout::blocked({1024}, {4}, {32}, {4}, {0});
+  EXPECT_EQ(l.registers(), 8);
+  EXPECT_EQ(l.size(HwDim::Lane), 32);
+  EXPECT_EQ(l.size(HwDim::Warp), 4);
+  for (int r = 0; r < 8; ++r)
+    for (int lane = 0; lane < 32; ++lane)
+      for (int w = 0; w < 4; ++w)
+        ASSERT_EQ(l.apply(r, lane, w)[0], (r & 3) + 4 * lane + 128 * w + 512 * (r >> 2));
+  EXPECT_EQ(l.contiguousRegisters(0), 4);
+  EXPECT_TRUE(l.coversShape());
+  EXPECT_EQ(l.broadcastMask(HwDim::Lane), 0u);
+}
+
+TEST(LinearLayout, Blocked2DFollowsOrder) {
+  // Row-major (order [1, 0]): lanes walk dimension 1 first.
+  LinearLayout l = LinearLayout::blocked({16, 32}, {1, 4}, {4, 8}, {4, 1}, {1, 0});
+  EXPECT_EQ(l.registers(), 4);
+  EXPECT_EQ(l.apply(0, 1, 0), (Coord{0, 4}));
+  EXPECT_EQ(l.apply(0, 8, 0), (Coord{1, 0}));
+  EXPECT_EQ(l.apply(3, 0, 2), (Coord{8, 3}));
+  EXPECT_EQ(l.contiguousRegisters(1), 4);
+  EXPECT_EQ(l.contiguousRegisters(0), 1);
+  // Every element is held exactly once.
+  std::set<std::pair<int, int>> held;
+  for (int r = 0; r < 4; ++r)
+    for (int lane = 0; lane < 32; ++lane)
+      for (int w = 0; w < 4; ++w) {
+        Coord c = l.apply(r, lane, w);
+        held.insert({c[0], c[1]});
+      }
+  EXPECT_EQ(held.size(), 16u * 32u);
+}
+
+TEST(LinearLayout, SmallShapesBroadcast) {
+  // 128 threads over 64 elements: warps 2 and 3 repeat warps 0 and 1.
+  LinearLayout l = LinearLayout::blocked({64}, {1}, {32}, {4}, {0});
+  EXPECT_EQ(l.registers(), 1);
+  EXPECT_EQ(l.broadcastMask(HwDim::Warp), 2u);
+  EXPECT_EQ(l.apply(0, 5, 3), l.apply(0, 5, 1));
+  EXPECT_TRUE(l.coversShape());
+  // Fewer elements than a thread's block: its register bits vanish.
+  LinearLayout tiny = LinearLayout::blocked({2}, {4}, {32}, {1}, {0});
+  EXPECT_EQ(tiny.registers(), 2);
+  EXPECT_EQ(tiny.broadcastMask(HwDim::Lane), 31u);
+}
+
+TEST(LinearLayout, SliceDropsADimension) {
+  LinearLayout l = LinearLayout::blocked({16, 32}, {1, 4}, {4, 8}, {4, 1}, {1, 0});
+  LinearLayout rows = l.sliced(1); // what reducing along dimension 1 leaves
+  EXPECT_EQ(rows.shape(), std::vector<int64_t>{16});
+  EXPECT_EQ(rows.registers(), 1);
+  EXPECT_EQ(rows.broadcastMask(HwDim::Lane), 0b00111u); // the 8 lanes along a row agree
+  EXPECT_EQ(rows.apply(0, 8, 1)[0], 1 + 4);
+  LinearLayout cols = l.sliced(0);
+  EXPECT_EQ(cols.registers(), 4);
+  EXPECT_EQ(cols.broadcastMask(HwDim::Warp), 0b11u);
+}
+
+TEST(LinearLayout, MappedAndThreadQueries) {
+  LinearLayout l = LinearLayout::blocked({16, 32}, {1, 4}, {4, 8}, {4, 1}, {1, 0});
+  LinearLayout t = l.mapped([](const Coord &c) { return Coord{c[1], c[0]}; }, {32, 16});
+  EXPECT_EQ(t.apply(2, 9, 3), (Coord{l.apply(2, 9, 3)[1], l.apply(2, 9, 3)[0]}));
+  EXPECT_TRUE(l.sameThreads(l));
+  EXPECT_FALSE(l.sameThreads(LinearLayout::blocked({16, 32}, {1, 1}, {4, 8}, {4, 1}, {1, 0})));
+  EXPECT_EQ(l.findRegister({0, 3}), 3);
+  EXPECT_EQ(l.findRegister({1, 0}), -1); // row 1 lives in other lanes
+  EXPECT_EQ(linearIndex({2, 5}, {16, 32}), 69);
+  EXPECT_EQ(delinearize(69, {16, 32}), (Coord{2, 5}));
+}
