@@ -44,9 +44,8 @@ add_link_options("-Wl,--as-needed")
 # The LLVM components Kiln uses directly (the NVPTX and AMDGPU back ends, IR
 # passes); in static mode these replace the LLVM dylib everywhere.
 set(KILN_LLVM_COMPONENTS
-  Core Support Passes Analysis TransformUtils IPO Target MC
-  NVPTXCodeGen NVPTXDesc NVPTXInfo
-  AMDGPUCodeGen AMDGPUAsmParser AMDGPUDesc AMDGPUInfo)
+  Core Support Passes Analysis TransformUtils IPO Target MC CodeGen
+  NVPTXCodeGen NVPTXDesc NVPTXInfo)
 
 if(KILN_STATIC_LLVM)
   # Debian's MLIR targets name the LLVM dylib ("LLVM") in their link

@@ -4,8 +4,12 @@
 
 #include "compiler/dialect/gpu/KGpu.h"
 #include "compiler/dialect/tile/Tile.h"
+#include "compiler/transforms/Passes.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/ControlFlow/IR/ControlFlow.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/LLVMIR/NVVMDialect.h"
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/IR/DialectRegistry.h"
@@ -16,7 +20,8 @@ namespace kiln {
 
 void registerKilnDialects(mlir::DialectRegistry &registry) {
   registry.insert<tile::TileDialect, gpu::KGpuDialect, mlir::arith::ArithDialect,
-                  mlir::math::MathDialect, mlir::scf::SCFDialect>();
+                  mlir::math::MathDialect, mlir::scf::SCFDialect, mlir::cf::ControlFlowDialect,
+                  mlir::LLVM::LLVMDialect, mlir::NVVM::NVVMDialect>();
 }
 
 void loadKilnDialects(mlir::MLIRContext &context) {
@@ -27,6 +32,7 @@ void loadKilnDialects(mlir::MLIRContext &context) {
 }
 
 void registerKilnPasses() {
+  registerKilnCompilerPasses();
   mlir::registerCanonicalizerPass();
   mlir::registerCSEPass();
   mlir::registerInlinerPass();

@@ -5,6 +5,7 @@
 #include <kiln/error.h>
 #include <kiln/runtime.h>
 
+#include <chrono>
 #include <cstdlib>
 #include <cstring>
 
@@ -153,6 +154,44 @@ void Buffer::fill_bytes(uint8_t value) {
   }
   cuda::use_device(impl_->device.ordinal());
   cuda::check(cuda::driver().cuMemsetD8(impl_->address, value, impl_->bytes), "cuMemsetD8");
+}
+
+Event::Event(const Device &device) : device_(device) {
+  if (device.kind() == DeviceKind::cuda) {
+    cuda::use_device(device.ordinal());
+    cuda::CUevent event = nullptr;
+    cuda::check(cuda::driver().cuEventCreate(&event, 0), "cuEventCreate");
+    event_ = event;
+  }
+}
+
+Event::~Event() {
+  if (event_)
+    cuda::driver().cuEventDestroy(static_cast<cuda::CUevent>(event_));
+}
+
+void Event::record(const Stream &stream) {
+  if (!event_) {
+    host_ms_ = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now().time_since_epoch()).count();
+    return;
+  }
+  cuda::check(cuda::driver().cuEventRecord(static_cast<cuda::CUevent>(event_), static_cast<cuda::CUstream>(stream.native())),
+              "cuEventRecord");
+}
+
+void Event::synchronize() const {
+  if (event_)
+    cuda::check(cuda::driver().cuEventSynchronize(static_cast<cuda::CUevent>(event_)), "cuEventSynchronize");
+}
+
+float Event::elapsed_ms(const Event &start) const {
+  if (!event_)
+    return static_cast<float>(host_ms_ - start.host_ms_);
+  float ms = 0;
+  cuda::check(cuda::driver().cuEventElapsedTime(&ms, static_cast<cuda::CUevent>(start.event_),
+                                                static_cast<cuda::CUevent>(event_)),
+              "cuEventElapsedTime");
+  return ms;
 }
 
 void Stream::synchronize() const {

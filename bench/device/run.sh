@@ -37,13 +37,19 @@ record "libkiln.so needs no LLVM" bash -c "! ldd $bundle/lib/libkiln.so | grep -
 record "kiln-info sees the GPU" bash -c "$bundle/bin/kiln-info && $bundle/bin/kiln-info | grep -q 'device cuda:0'"
 record "kilnc --list" "$bundle/bin/kilnc" --list
 record "kilnc traces softmax" bash -c "$bundle/bin/kilnc --kernel softmax --emit tile | grep -q tile.reduce"
-for test in "$bundle"/bin/kiln_unit_tests; do
-  [ -x "$test" ] && record "unit tests (interpreter)" env KILN_INTERPRET=1 "$test" --gtest_brief=1
-done
+export KILN_CACHE_DIR=$(mktemp -d)
+record "unit tests (interpreter)" "$bundle/bin/kiln_unit_tests" --gtest_brief=1
+record "GPU tests (GPU vs interpreter)" "$bundle/bin/kiln_gpu_tests" --gtest_brief=1
 for example in "$bundle"/bin/example_*; do
   name=$(basename "$example")
-  record "$name (interpreter)" env KILN_INTERPRET=1 "$example"
+  record "$name (GPU)" "$example"
 done
+if command -v compute-sanitizer > /dev/null; then
+  for example in "$bundle"/bin/example_*; do
+    name=$(basename "$example")
+    record "$name (compute-sanitizer)" compute-sanitizer --error-exitcode 1 "$example"
+  done
+fi
 
 echo
 cat "$results"

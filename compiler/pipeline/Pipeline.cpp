@@ -6,27 +6,66 @@
 //===----------------------------------------------------------------------===//
 
 #include "compiler/ModuleImpl.h"
+#include "compiler/backend/nvptx/NVPTX.h"
+#include "compiler/transforms/Passes.h"
 
 #include <kiln/compiler.h>
 #include <kiln/error.h>
 
 #include "mlir/IR/Diagnostics.h"
+#include "mlir/Conversion/ReconcileUnrealizedCasts/ReconcileUnrealizedCasts.h"
+#include "mlir/Conversion/SCFToControlFlow/SCFToControlFlow.h"
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Transforms/Passes.h"
 
+#include "llvm/Support/FileSystem.h"
+
 #include <array>
+#include <fstream>
 
 namespace kiln {
 
 namespace {
 
-constexpr std::array<std::string_view, 2> stageNames = {"traced", "tile"};
+constexpr std::array<std::string_view, 7> stageNames = {"traced", "tile", "gpu", "llvm",
+                                                       "llvm-ir", "ptx", "cubin-info"};
 
 void addTilePasses(mlir::PassManager &pm) {
   pm.addPass(mlir::createInlinerPass());
   pm.addPass(mlir::createCanonicalizerPass());
   pm.addPass(mlir::createLoopInvariantCodeMotionPass());
   pm.addPass(mlir::createCSEPass());
+  pm.addPass(mlir::createCanonicalizerPass());
+}
+
+void addGpuPasses(mlir::PassManager &pm, const CompileOptions &options) {
+  AssignLayoutsOptions layouts;
+  layouts.numWarps = options.num_warps;
+  layouts.target = options.arch;
+  pm.addPass(createAssignLayouts(layouts));
+  pm.addPass(mlir::createCanonicalizerPass());
+  pm.addPass(mlir::createCSEPass());
+}
+
+int computeCapability(const std::string &arch) {
+  // "sm_90a" -> 90
+  int cc = 0;
+  for (char c : arch)
+    if (c >= '0' && c <= '9')
+      cc = cc * 10 + (c - '0');
+  return cc;
+}
+
+void addLLVMPasses(mlir::PassManager &pm, const CompileOptions &options) {
+  ConvertKGpuToLLVMOptions lowering;
+  lowering.computeCapability = computeCapability(options.arch);
+  pm.addPass(createConvertKGpuToLLVM(lowering));
+  pm.addPass(mlir::createCanonicalizerPass());
+  pm.addPass(mlir::createCSEPass());
+  pm.addPass(createFinalizeLLVM());
+  pm.addPass(mlir::createSCFToControlFlowPass());
+  pm.addPass(createFinalizeLLVM());
+  pm.addPass(mlir::createReconcileUnrealizedCastsPass());
   pm.addPass(mlir::createCanonicalizerPass());
 }
 
@@ -43,11 +82,16 @@ std::optional<Stage> parse_stage(std::string_view text) {
 
 std::vector<std::string_view> stage_names() { return {stageNames.begin(), stageNames.end()}; }
 
-void lower(Module &module, Stage stage, const CompileOptions &) {
+void lower(Module &module, Stage requested, const CompileOptions &options) {
+  Stage stage = std::min(requested, Stage::llvm); // later stages leave MLIR
   mlir::MLIRContext &context = *module.impl().context;
   mlir::PassManager pm(&context);
   if (stage >= Stage::tile)
     addTilePasses(pm);
+  if (stage >= Stage::gpu)
+    addGpuPasses(pm, options);
+  if (stage >= Stage::llvm)
+    addLLVMPasses(pm, options);
 
   std::string message;
   mlir::ScopedDiagnosticHandler handler(&context, [&](mlir::Diagnostic &diagnostic) {
@@ -63,7 +107,64 @@ void lower(Module &module, Stage stage, const CompileOptions &) {
 std::string emit(const Module &module, Stage stage, const CompileOptions &options) {
   Module working(module.impl().clone());
   lower(working, stage, options);
-  return working.str(options.locations);
+  switch (stage) {
+  case Stage::llvm_ir:
+    return nvptx::toLLVMIR(*working.impl().module, options.arch);
+  case Stage::ptx:
+    return nvptx::toPTX(*working.impl().module, options.arch);
+  case Stage::cubin_info: {
+    CompiledKernel kernel = compile(module, options);
+    return "kernel " + kernel.name + " for " + kernel.arch + ": " + std::to_string(kernel.registers) +
+           " registers, " + std::to_string(kernel.shared_memory) + " bytes shared memory, " +
+           std::to_string(kernel.stack_frame) + " bytes stack frame, " + std::to_string(kernel.spill_stores) +
+           " bytes spill stores, " + std::to_string(kernel.spill_loads) + " bytes spill loads, " +
+           std::to_string(kernel.num_warps * 32) + " threads\n";
+  }
+  default:
+    return working.str(options.locations);
+  }
+}
+
+namespace {
+void dump(const std::string &dir, const std::string &file, const std::string &text) {
+  if (dir.empty())
+    return;
+  llvm::sys::fs::create_directories(dir);
+  std::ofstream(dir + "/" + file) << text;
+}
+} // namespace
+
+CompiledKernel compile(const Module &module, const CompileOptions &options) {
+  CompiledKernel kernel;
+  kernel.name = module.kernel_name();
+  kernel.arch = options.arch;
+  kernel.num_warps = options.num_warps;
+  std::string dir = options.dump_dir.empty() ? "" : options.dump_dir + "/" + kernel.name;
+  dump(dir, "0-traced.mlir", module.str(true));
+  Module working(module.impl().clone());
+  for (Stage stage : {Stage::tile, Stage::gpu, Stage::llvm}) {
+    lower(working, stage, options);
+    dump(dir, std::to_string(static_cast<int>(stage)) + "-" + std::string(name(stage)) + ".mlir",
+         working.str(true));
+  }
+  auto llvmModule = *working.impl().module;
+  if (auto shared = llvmModule->getAttrOfType<mlir::IntegerAttr>("kgpu.shared_memory"))
+    kernel.shared_memory = static_cast<int>(shared.getInt());
+  std::string llvmIR;
+  kernel.ptx = nvptx::toPTX(llvmModule, options.arch, dir.empty() ? nullptr : &llvmIR);
+  dump(dir, "4-llvm-ir.ll", llvmIR);
+  dump(dir, "5-kernel.ptx", kernel.ptx);
+  if (!nvptx::findPtxas().empty()) {
+    nvptx::Assembled assembled = nvptx::assemble(kernel.ptx, options.arch);
+    kernel.cubin = std::move(assembled.cubin);
+    kernel.registers = assembled.registers;
+    kernel.spill_stores = assembled.spill_stores;
+    kernel.spill_loads = assembled.spill_loads;
+    kernel.stack_frame = assembled.stack_frame;
+    kernel.ptxas_log = assembled.log;
+    dump(dir, "6-ptxas.log", assembled.log);
+  }
+  return kernel;
 }
 
 } // namespace kiln

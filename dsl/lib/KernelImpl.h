@@ -14,6 +14,9 @@ namespace kiln {
 namespace interp {
 class Program;
 }
+namespace cuda {
+struct LoadedKernel;
+}
 
 struct Kernel::Impl {
   std::string name;
@@ -22,9 +25,10 @@ struct Kernel::Impl {
   Config defaults;
   ConfigSpace space;
 
-  /// Compiled code per "config|specialization", by device kind.
+  /// Compiled code per "config|specialization" (and, for GPUs, device).
   std::mutex mutex;
   std::map<std::string, std::shared_ptr<const interp::Program>> interpreted;
+  std::map<std::string, std::shared_ptr<const cuda::LoadedKernel>> loaded;
 };
 
 } // namespace kiln

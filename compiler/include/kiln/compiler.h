@@ -12,8 +12,11 @@
 namespace kiln {
 
 /// Stages of the pipeline, in order. `traced`: as the front end built it;
-/// `tile`: after tile-level cleanups (inline, canonicalize, combine, CSE).
-enum class Stage { traced, tile };
+/// `tile`: after tile-level cleanups (inline, canonicalize, combine, CSE);
+/// `gpu`: every block has a layout over the GPU's threads; `llvm`: LLVM
+/// and NVVM dialects, per thread; `llvm-ir`: LLVM IR after O3; `ptx`;
+/// `cubin-info`: what ptxas reports (registers, spills, shared memory).
+enum class Stage { traced, tile, gpu, llvm, llvm_ir, ptx, cubin_info };
 
 std::string_view name(Stage stage);
 std::optional<Stage> parse_stage(std::string_view text);
@@ -22,8 +25,29 @@ std::vector<std::string_view> stage_names();
 
 struct CompileOptions {
   std::string arch = "sm_90a"; ///< target of the GPU stages
+  int num_warps = 4;           ///< warps per program
+  int num_stages = 3;          ///< software-pipelining depth of loops
   bool locations = false;      ///< print source locations in IR text
+  /// When set, compile() writes every stage there (KILN_DUMP_DIR).
+  std::string dump_dir;
 };
+
+/// A kernel compiled for an NVIDIA GPU, with what launching it needs.
+struct CompiledKernel {
+  std::string name;           ///< the kernel function's symbol
+  std::string arch;           ///< "sm_90a"
+  int num_warps = 4;          ///< threads per program: num_warps * 32
+  int shared_memory = 0;      ///< dynamic shared memory bytes per program
+  std::string ptx;
+  std::vector<char> cubin;    ///< empty when no ptxas was found (the driver compiles the PTX)
+  int registers = 0;          ///< per thread, from ptxas
+  int spill_stores = 0, spill_loads = 0, stack_frame = 0; ///< bytes, from ptxas
+  std::string ptxas_log;
+};
+
+/// Compiles a traced module to PTX and, with ptxas, to a cubin. Throws
+/// kiln::Error naming the failing stage.
+CompiledKernel compile(const Module &module, const CompileOptions &options);
 
 /// Runs a copy of `module` through the pipeline up to `stage` and returns
 /// that stage's text. Throws kiln::Error if a pass fails.

@@ -2,44 +2,88 @@
 //
 //   kilnc --list
 //   kilnc --kernel softmax --config BLOCK=2048 --emit tile
-//   kilnc kernel.mlir --emit tile
+//   kilnc kernel.mlir --emit ptx
 //
 // Traces a registered kernel (or reads IR from a file), runs the pipeline up
-// to the stage named by --emit, and prints it.
+// to the stage named by --emit, and prints it. Uses only Kiln's public API.
 //
 //===----------------------------------------------------------------------===//
 
 #include <kiln/compiler.h>
 #include <kiln/kiln.h>
 
-#include "llvm/Support/CommandLine.h"
-#include "llvm/Support/FileSystem.h"
-#include "llvm/Support/MemoryBuffer.h"
-#include "llvm/Support/raw_ostream.h"
-
 #include <cstdio>
-
-namespace cl = llvm::cl;
+#include <cstring>
+#include <fstream>
+#include <iostream>
+#include <sstream>
 
 namespace {
 
-cl::OptionCategory category("kilnc options");
-cl::opt<std::string> input(cl::Positional, cl::desc("[input.mlir]"), cl::init(""),
-                           cl::cat(category));
-cl::opt<bool> list("list", cl::desc("List the registered kernels and their default configs"),
-                   cl::cat(category));
-cl::opt<std::string> kernelName("kernel", cl::desc("Trace the registered kernel NAME"),
-                                cl::value_desc("NAME"), cl::cat(category));
-cl::list<std::string> configs("config", cl::desc("Config entries K=V (repeatable, or K=V,K=V)"),
-                              cl::value_desc("K=V"), cl::cat(category));
-cl::opt<std::string> emitStage("emit", cl::desc("Stage to print: traced, tile"),
-                               cl::value_desc("STAGE"), cl::init("tile"), cl::cat(category));
-cl::opt<std::string> arch("arch", cl::desc("GPU target (e.g. sm_90a)"), cl::init("sm_90a"),
-                          cl::cat(category));
-cl::opt<bool> locations("locations", cl::desc("Print source locations of operations"),
-                        cl::cat(category));
-cl::opt<std::string> output("o", cl::desc("Output file (default: stdout)"),
-                            cl::value_desc("FILE"), cl::init("-"), cl::cat(category));
+const char *usage = R"(kilnc: the Kiln compiler driver
+
+usage: kilnc [options] [input.mlir]
+
+  --list                 list the registered kernels, their signatures and default configs
+  --kernel NAME          trace the registered kernel NAME (instead of reading input.mlir)
+  --config K=V[,K=V]     config entries, merged over the kernel's defaults (repeatable)
+  --spec CHARS           argument specialization, one character per parameter:
+                         'd' divisible by 16 (pointers: 16-byte aligned), '1' equal to 1, '.' nothing
+  --emit STAGE           traced, tile, gpu, llvm, llvm-ir, ptx or cubin-info (default: tile)
+  --arch ARCH            GPU target (default: sm_90a)
+  --locations            print source locations of operations
+  -o FILE                write to FILE instead of stdout
+  --help                 this text
+)";
+
+struct Options {
+  bool list = false, locations = false;
+  std::string kernel, spec, emit = "tile", arch = "sm_90a", output = "-", input;
+  kiln::Config config;
+};
+
+Options parse(int argc, char **argv) {
+  Options o;
+  for (int i = 1; i < argc; ++i) {
+    std::string arg = argv[i];
+    auto value = [&]() -> std::string {
+      size_t eq = arg.find('=');
+      if (arg.rfind("--", 0) == 0 && eq != std::string::npos && arg.substr(0, eq) != "--config")
+        return arg.substr(eq + 1);
+      if (i + 1 >= argc)
+        throw kiln::Error("option " + arg + " needs a value");
+      return argv[++i];
+    };
+    std::string name = arg.substr(0, arg.find('='));
+    if (arg == "--help" || arg == "-h") {
+      std::fputs(usage, stdout);
+      std::exit(0);
+    } else if (arg == "--list") {
+      o.list = true;
+    } else if (arg == "--locations") {
+      o.locations = true;
+    } else if (name == "--kernel") {
+      o.kernel = value();
+    } else if (name == "--spec") {
+      o.spec = value();
+    } else if (name == "--emit") {
+      o.emit = value();
+    } else if (name == "--arch") {
+      o.arch = value();
+    } else if (arg == "-o") {
+      o.output = value();
+    } else if (arg == "--config") {
+      o.config = o.config.merged(kiln::Config::parse(value()));
+    } else if (arg.rfind("--config=", 0) == 0) {
+      o.config = o.config.merged(kiln::Config::parse(arg.substr(9)));
+    } else if (!arg.empty() && arg[0] == '-' && arg != "-") {
+      throw kiln::Error("unknown option " + arg + " (see --help)");
+    } else {
+      o.input = arg;
+    }
+  }
+  return o;
+}
 
 std::string signatureText(const kiln::Kernel &kernel) {
   std::string text;
@@ -57,51 +101,73 @@ int listKernels() {
   return 0;
 }
 
-kiln::Module loadModule() {
-  if (!kernelName.empty()) {
-    const kiln::RegisteredKernel *entry = kiln::find_kernel(kernelName);
+kiln::Specialization parseSpecialization(const std::string &text, const kiln::Kernel &kernel) {
+  kiln::Specialization spec;
+  if (text.empty())
+    return spec;
+  if (text.size() != kernel.signature().size())
+    throw kiln::Error("--spec has " + std::to_string(text.size()) + " characters; kernel '" + kernel.name() +
+                      "' has " + std::to_string(kernel.signature().size()) + " parameters");
+  for (char c : text) {
+    if (c != 'd' && c != '1' && c != '.')
+      throw kiln::Error(std::string("--spec: unknown character '") + c + "' (use d, 1 or .)");
+    spec.args.push_back({c == 'd', c == '1'});
+  }
+  return spec;
+}
+
+kiln::Module loadModule(Options &o) {
+  if (!o.kernel.empty()) {
+    const kiln::RegisteredKernel *entry = kiln::find_kernel(o.kernel);
     if (!entry) {
       std::string known;
       for (const auto &k : kiln::registered_kernels())
         known += (known.empty() ? "" : ", ") + k.name;
-      throw kiln::Error("no kernel named '" + kernelName + "' (registered: " + known + ")");
+      throw kiln::Error("no kernel named '" + o.kernel + "' (registered: " + known + ")");
     }
-    kiln::Config config;
-    for (const std::string &text : configs)
-      config = config.merged(kiln::Config::parse(text));
-    return entry->kernel.trace(config);
+    o.config = entry->kernel.default_config().merged(o.config);
+    return entry->kernel.trace(o.config, parseSpecialization(o.spec, entry->kernel));
   }
-  auto buffer = llvm::MemoryBuffer::getFileOrSTDIN(input.empty() ? "-" : input.getValue());
-  if (!buffer)
-    throw kiln::Error("cannot read " + input + ": " + buffer.getError().message());
-  return kiln::Module::parse((*buffer)->getBuffer().str(), input.empty() ? std::string("<stdin>") : input.getValue());
+  std::stringstream text;
+  if (o.input.empty() || o.input == "-") {
+    text << std::cin.rdbuf();
+  } else {
+    std::ifstream in(o.input);
+    if (!in)
+      throw kiln::Error("cannot read " + o.input + ": " + std::strerror(errno));
+    text << in.rdbuf();
+  }
+  return kiln::Module::parse(text.str(), o.input.empty() ? "<stdin>" : o.input);
 }
 
 } // namespace
 
 int main(int argc, char **argv) {
-  cl::HideUnrelatedOptions(category);
-  cl::ParseCommandLineOptions(argc, argv, "Kiln compiler driver\n");
   try {
-    if (list)
+    Options o = parse(argc, argv);
+    if (o.list)
       return listKernels();
-    auto stage = kiln::parse_stage(emitStage);
+    auto stage = kiln::parse_stage(o.emit);
     if (!stage) {
       std::string names;
       for (auto n : kiln::stage_names())
         names += (names.empty() ? "" : ", ") + std::string(n);
-      throw kiln::Error("unknown stage '" + emitStage + "' (stages: " + names + ")");
+      throw kiln::Error("unknown stage '" + o.emit + "' (stages: " + names + ")");
     }
-    kiln::Module module = loadModule();
+    kiln::Module module = loadModule(o);
     kiln::CompileOptions options;
-    options.arch = arch;
-    options.locations = locations;
+    options.arch = o.arch;
+    options.locations = o.locations;
+    options.num_warps = o.config.num_warps();
+    options.num_stages = o.config.num_stages();
     std::string text = kiln::emit(module, *stage, options);
-    std::error_code error;
-    llvm::raw_fd_ostream out(output, error);
-    if (error)
-      throw kiln::Error("cannot write " + output + ": " + error.message());
-    out << text;
+    if (o.output == "-") {
+      std::fwrite(text.data(), 1, text.size(), stdout);
+    } else {
+      std::ofstream out(o.output);
+      if (!(out << text))
+        throw kiln::Error("cannot write " + o.output);
+    }
     return 0;
   } catch (const kiln::Error &error) {
     std::fprintf(stderr, "kilnc: %s\n", error.what());

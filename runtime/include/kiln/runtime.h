@@ -108,6 +108,25 @@ private:
   void *native_ = nullptr;
 };
 
+/// A point in a stream's work, for timing it (CUDA events; the
+/// interpreter's events read the host clock, as its launches are synchronous).
+class Event {
+public:
+  explicit Event(const Device &device);
+  ~Event();
+  Event(const Event &) = delete;
+  Event &operator=(const Event &) = delete;
+  void record(const Stream &stream);
+  void synchronize() const;
+  /// Milliseconds from `start` to this event (both recorded and complete).
+  float elapsed_ms(const Event &start) const;
+
+private:
+  Device device_;
+  void *event_ = nullptr; ///< CUevent
+  double host_ms_ = 0;    ///< for the interpreter
+};
+
 /// The launch grid: program instances along x, y and z.
 struct Grid {
   uint32_t x = 1, y = 1, z = 1;

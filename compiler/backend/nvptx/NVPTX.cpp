@@ -1,0 +1,187 @@
+//===- NVPTX.cpp - the NVIDIA back end ------------------------------------===//
+
+#include "compiler/backend/nvptx/NVPTX.h"
+
+#include <kiln/error.h>
+
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/Target/LLVMIR/Dialect/Builtin/BuiltinToLLVMIRTranslation.h"
+#include "mlir/Target/LLVMIR/Dialect/LLVMIR/LLVMToLLVMIRTranslation.h"
+#include "mlir/Target/LLVMIR/Dialect/NVVM/NVVMToLLVMIRTranslation.h"
+#include "mlir/Target/LLVMIR/Export.h"
+
+#include "llvm/IR/LegacyPassManager.h"
+#include "llvm/IR/Module.h"
+#include "llvm/IR/Verifier.h"
+#include "llvm/MC/TargetRegistry.h"
+#include "llvm/Passes/PassBuilder.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/Program.h"
+#include "llvm/Support/TargetSelect.h"
+#include "llvm/Support/raw_ostream.h"
+#include "llvm/Target/TargetMachine.h"
+#include "llvm/TargetParser/Triple.h"
+
+#include <cstdlib>
+#include <fstream>
+#include <mutex>
+#include <regex>
+#include <sstream>
+
+namespace kiln::nvptx {
+
+namespace {
+
+constexpr const char *kTriple = "nvptx64-nvidia-cuda";
+/// PTX ISA 8.4: what sm_90a and the fp8 conversions need; ptxas from CUDA
+/// 12.4 on accepts it.
+constexpr const char *kPtxFeatures = "+ptx84";
+
+void initializeNVPTX() {
+  static std::once_flag once;
+  std::call_once(once, [] {
+    LLVMInitializeNVPTXTargetInfo();
+    LLVMInitializeNVPTXTarget();
+    LLVMInitializeNVPTXTargetMC();
+    LLVMInitializeNVPTXAsmPrinter();
+  });
+}
+
+std::unique_ptr<llvm::TargetMachine> targetMachine(const std::string &arch) {
+  initializeNVPTX();
+  std::string error;
+  llvm::Triple triple(kTriple);
+  const llvm::Target *target = llvm::TargetRegistry::lookupTarget(triple, error);
+  if (!target)
+    throw Error("the NVPTX back end is not available: " + error);
+  llvm::TargetOptions options;
+  return std::unique_ptr<llvm::TargetMachine>(target->createTargetMachine(
+      triple, arch, kPtxFeatures, options, llvm::Reloc::PIC_, std::nullopt, llvm::CodeGenOptLevel::Aggressive));
+}
+
+/// Translates and optimizes; the returned module lives in `context`.
+std::unique_ptr<llvm::Module> translate(mlir::ModuleOp module, llvm::LLVMContext &context,
+                                        llvm::TargetMachine &machine) {
+  mlir::MLIRContext *mlirContext = module.getContext();
+  mlir::registerBuiltinDialectTranslation(*mlirContext);
+  mlir::registerLLVMDialectTranslation(*mlirContext);
+  mlir::registerNVVMDialectTranslation(*mlirContext);
+  std::unique_ptr<llvm::Module> llvmModule = mlir::translateModuleToLLVMIR(module, context, "kiln");
+  if (!llvmModule)
+    throw Error("translating the kernel to LLVM IR failed");
+  llvmModule->setTargetTriple(llvm::Triple(kTriple));
+  llvmModule->setDataLayout(machine.createDataLayout());
+  std::string problems;
+  llvm::raw_string_ostream os(problems);
+  if (llvm::verifyModule(*llvmModule, &os))
+    throw Error("the LLVM IR of the kernel is invalid:\n" + problems);
+
+  llvm::LoopAnalysisManager lam;
+  llvm::FunctionAnalysisManager fam;
+  llvm::CGSCCAnalysisManager cgam;
+  llvm::ModuleAnalysisManager mam;
+  llvm::PassBuilder builder(&machine);
+  builder.registerModuleAnalyses(mam);
+  builder.registerCGSCCAnalyses(cgam);
+  builder.registerFunctionAnalyses(fam);
+  builder.registerLoopAnalyses(lam);
+  builder.crossRegisterProxies(lam, fam, cgam, mam);
+  llvm::ModulePassManager passes = builder.buildPerModuleDefaultPipeline(llvm::OptimizationLevel::O3);
+  passes.run(*llvmModule, mam);
+  return llvmModule;
+}
+
+} // namespace
+
+std::string toLLVMIR(mlir::ModuleOp module, const std::string &arch) {
+  llvm::LLVMContext context;
+  auto machine = targetMachine(arch);
+  auto llvmModule = translate(module, context, *machine);
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  llvmModule->print(os, nullptr);
+  return text;
+}
+
+std::string toPTX(mlir::ModuleOp module, const std::string &arch, std::string *llvmIR) {
+  llvm::LLVMContext context;
+  auto machine = targetMachine(arch);
+  auto llvmModule = translate(module, context, *machine);
+  if (llvmIR) {
+    llvmIR->clear();
+    llvm::raw_string_ostream os(*llvmIR);
+    llvmModule->print(os, nullptr);
+  }
+  llvm::SmallString<0> ptx;
+  llvm::raw_svector_ostream stream(ptx);
+  llvm::legacy::PassManager codegen;
+  if (machine->addPassesToEmitFile(codegen, stream, nullptr, llvm::CodeGenFileType::AssemblyFile))
+    throw Error("the NVPTX back end cannot emit PTX for " + arch);
+  codegen.run(*llvmModule);
+  return std::string(ptx.str());
+}
+
+std::string findPtxas() {
+  if (const char *explicitPath = std::getenv("KILN_PTXAS"); explicitPath && *explicitPath)
+    return explicitPath;
+  for (const char *candidate : {"/usr/local/cuda/bin/ptxas"})
+    if (llvm::sys::fs::can_execute(candidate))
+      return candidate;
+  if (auto found = llvm::sys::findProgramByName("ptxas"))
+    return *found;
+  return {};
+}
+
+Assembled assemble(const std::string &ptx, const std::string &arch) {
+  std::string ptxas = findPtxas();
+  if (ptxas.empty())
+    throw Error("ptxas not found (set KILN_PTXAS or install the CUDA toolkit)");
+  llvm::SmallString<128> input, output, log;
+  int fd = -1;
+  if (llvm::sys::fs::createTemporaryFile("kiln", "ptx", fd, input))
+    throw Error("cannot create a temporary file for ptxas");
+  {
+    llvm::raw_fd_ostream os(fd, /*shouldClose=*/true);
+    os << ptx;
+  }
+  llvm::sys::fs::createTemporaryFile("kiln", "cubin", output);
+  llvm::sys::fs::createTemporaryFile("kiln", "log", log);
+  std::string archFlag = "-arch=" + arch;
+  std::string outFlag = output.str().str();
+  llvm::SmallVector<llvm::StringRef> args{ptxas, archFlag, "-O3", "-v", "--warn-on-spills",
+                                          input.str(), "-o", outFlag};
+  std::optional<llvm::StringRef> redirects[] = {std::nullopt, log.str(), log.str()};
+  std::string error;
+  int status = llvm::sys::ExecuteAndWait(ptxas, args, std::nullopt, redirects, 0, 0, &error);
+  Assembled result;
+  {
+    std::ifstream in(log.c_str());
+    std::stringstream text;
+    text << in.rdbuf();
+    result.log = text.str();
+  }
+  if (status != 0) {
+    llvm::sys::fs::remove(input);
+    llvm::sys::fs::remove(output);
+    llvm::sys::fs::remove(log);
+    throw Error("ptxas " + archFlag + " failed" + (error.empty() ? "" : " (" + error + ")") + ":\n" + result.log);
+  }
+  {
+    std::ifstream in(output.c_str(), std::ios::binary);
+    result.cubin.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+  }
+  llvm::sys::fs::remove(input);
+  llvm::sys::fs::remove(output);
+  llvm::sys::fs::remove(log);
+  std::smatch m;
+  if (std::regex_search(result.log, m, std::regex(R"(Used (\d+) registers)")))
+    result.registers = std::stoi(m[1]);
+  if (std::regex_search(result.log, m, std::regex(R"((\d+) bytes stack frame, (\d+) bytes spill stores, (\d+) bytes spill loads)"))) {
+    result.stack_frame = std::stoi(m[1]);
+    result.spill_stores = std::stoi(m[2]);
+    result.spill_loads = std::stoi(m[3]);
+  }
+  return result;
+}
+
+} // namespace kiln::nvptx

@@ -1,0 +1,167 @@
+//===- ConvertToLLVM.cpp - the passes lowering the GPU level to LLVM ------===//
+
+#include "compiler/lowering/Lowering.h"
+#include "compiler/transforms/Passes.h"
+
+#include "compiler/analysis/AxisInfo.h"
+
+#include "mlir/Conversion/ArithToLLVM/ArithToLLVM.h"
+#include "mlir/Conversion/ControlFlowToLLVM/ControlFlowToLLVM.h"
+#include "mlir/Conversion/MathToLLVM/MathToLLVM.h"
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/Math/Transforms/Approximation.h"
+#include "mlir/Dialect/Math/Transforms/Passes.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/SCF/Transforms/Patterns.h"
+#include "mlir/Transforms/GreedyPatternRewriteDriver.h"
+
+namespace kiln {
+
+#define GEN_PASS_DEF_CONVERTKGPUTOLLVM
+#define GEN_PASS_DEF_FINALIZELLVM
+#include "compiler/transforms/Passes.h.inc"
+
+using namespace mlir;
+using namespace kiln::lowering;
+
+namespace {
+
+bool hasTensors(Operation *op) {
+  auto tensor = [](Type t) { return isa<RankedTensorType>(t); };
+  return llvm::any_of(op->getOperandTypes(), tensor) || llvm::any_of(op->getResultTypes(), tensor);
+}
+
+struct ConvertKGpuToLLVM : impl::ConvertKGpuToLLVMBase<ConvertKGpuToLLVM> {
+  using ConvertKGpuToLLVMBase::ConvertKGpuToLLVMBase;
+
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    MLIRContext *context = &getContext();
+    int numWarps = gpu::getNumWarps(module), threadsPerWarp = gpu::getThreadsPerWarp(module);
+    std::string arch = "sm_90a";
+    if (auto target = module->getAttrOfType<StringAttr>(gpu::kTargetAttr))
+      arch = target.str();
+
+    // Shared memory: every scratch use is bracketed by barriers, so all of
+    // them share offset 0 and the program needs the largest.
+    int64_t shared = 0;
+    module.walk([&](Operation *op) { shared = std::max(shared, scratchBytes(op, numWarps)); });
+    module->setAttr("kgpu.shared_memory", IntegerAttr::get(IntegerType::get(context, 32), shared));
+
+    gpu::AxisInfoAnalysis axis(module);
+    KilnTypeConverter types(context);
+    LoweringContext lowering{types, numWarps, threadsPerWarp, arch, computeCapability, axis};
+
+    ConversionTarget target(*context);
+    target.addLegalDialect<LLVM::LLVMDialect, NVVM::NVVMDialect>();
+    target.addIllegalDialect<tile::TileDialect, gpu::KGpuDialect>();
+    target.addLegalOp<ModuleOp>();
+    target.addDynamicallyLegalDialect<arith::ArithDialect, math::MathDialect>(
+        [](Operation *op) { return !hasTensors(op); });
+    RewritePatternSet patterns(context);
+    scf::populateSCFStructuralTypeConversionsAndLegality(types, patterns, target);
+    populateFuncPatterns(patterns, lowering);
+    populateElementwisePatterns(patterns, lowering);
+    populateViewPatterns(patterns, lowering);
+    populateMemoryPatterns(patterns, lowering);
+    populateReducePatterns(patterns, lowering);
+    populateDotPatterns(patterns, lowering);
+    populateDebugPatterns(patterns, lowering);
+    if (failed(applyPartialConversion(module, target, std::move(patterns))))
+      signalPassFailure();
+  }
+};
+
+/// f32 exp, exp2, log, log2 and rsqrt as the GPU's approximate instructions.
+template <class Op> struct FastMath : OpRewritePattern<Op> {
+  FastMath(MLIRContext *context, StringRef intrinsic, double before, double after)
+      : OpRewritePattern<Op>(context, /*benefit=*/2), intrinsic(intrinsic), before(before), after(after) {}
+  LogicalResult matchAndRewrite(Op op, PatternRewriter &rewriter) const override {
+    if (!op.getType().isF32())
+      return failure();
+    Location loc = op.getLoc();
+    Value x = op.getOperand();
+    if (before != 1.0)
+      x = LLVM::FMulOp::create(rewriter, loc, x,
+                               LLVM::ConstantOp::create(rewriter, loc, rewriter.getF32Type(), rewriter.getF32FloatAttr(before)));
+    Value y = LLVM::CallIntrinsicOp::create(rewriter, loc, rewriter.getF32Type(), rewriter.getStringAttr(intrinsic),
+                                            ValueRange{x})
+                  .getResult(0);
+    if (after != 1.0)
+      y = LLVM::FMulOp::create(rewriter, loc, y,
+                               LLVM::ConstantOp::create(rewriter, loc, rewriter.getF32Type(), rewriter.getF32FloatAttr(after)));
+    rewriter.replaceOp(op, y);
+    return success();
+  }
+  std::string intrinsic;
+  double before, after;
+};
+
+/// Float to integer saturates and gives 0 for NaN (llvm.fpto[su]i.sat).
+template <class Op> struct SaturatingFloatToInt : ConvertOpToLLVMPattern<Op> {
+  using ConvertOpToLLVMPattern<Op>::ConvertOpToLLVMPattern;
+  LogicalResult matchAndRewrite(Op op, typename Op::Adaptor adaptor, ConversionPatternRewriter &rewriter) const override {
+    Type to = op.getType(), from = adaptor.getIn().getType();
+    if (!isa<IntegerType>(to) || !isa<FloatType>(from))
+      return failure();
+    constexpr bool isSigned = std::is_same_v<Op, arith::FPToSIOp>;
+    auto typeName = [](Type t) {
+      return (isa<FloatType>(t) ? "f" : "i") + std::to_string(t.getIntOrFloatBitWidth());
+    };
+    std::string name = std::string(isSigned ? "llvm.fptosi.sat." : "llvm.fptoui.sat.") + typeName(to) + "." + typeName(from);
+    rewriter.replaceOpWithNewOp<LLVM::CallIntrinsicOp>(op, to, rewriter.getStringAttr(name), ValueRange{adaptor.getIn()});
+    return success();
+  }
+};
+
+struct FinalizeLLVM : impl::FinalizeLLVMBase<FinalizeLLVM> {
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    MLIRContext *context = &getContext();
+    // Transcendentals on f64 would need libdevice.
+    WalkResult unsupported = module.walk([&](Operation *op) {
+      if (isa<math::ExpOp, math::Exp2Op, math::LogOp, math::Log2Op, math::SinOp, math::CosOp, math::TanhOp,
+              math::ErfOp, math::PowFOp>(op) &&
+          op->getResult(0).getType().isF64()) {
+        op->emitError("'") << op->getName() << "' on f64 is not supported on the GPU yet (f32 is)";
+        return WalkResult::interrupt();
+      }
+      return WalkResult::advance();
+    });
+    if (unsupported.wasInterrupted())
+      return signalPassFailure();
+
+    {
+      RewritePatternSet patterns(context);
+      constexpr double log2e = 1.4426950408889634, ln2 = 0.6931471805599453;
+      patterns.add<FastMath<math::ExpOp>>(context, "llvm.nvvm.ex2.approx.f32", log2e, 1.0);
+      patterns.add<FastMath<math::Exp2Op>>(context, "llvm.nvvm.ex2.approx.f32", 1.0, 1.0);
+      patterns.add<FastMath<math::LogOp>>(context, "llvm.nvvm.lg2.approx.f", 1.0, ln2);
+      patterns.add<FastMath<math::Log2Op>>(context, "llvm.nvvm.lg2.approx.f", 1.0, 1.0);
+      patterns.add<FastMath<math::RsqrtOp>>(context, "llvm.nvvm.rsqrt.approx.f", 1.0, 1.0);
+      populatePolynomialApproximateTanhPattern(patterns);
+      populatePolynomialApproximateErfPattern(patterns);
+      populateMathPolynomialApproximationPatterns(patterns,
+                                                  [](StringRef name) { return name == "sin" || name == "cos"; });
+      math::populateExpansionPatterns(patterns, {"powf"});
+      if (failed(applyPatternsGreedily(module, std::move(patterns))))
+        return signalPassFailure();
+    }
+
+    LLVMTypeConverter types(context);
+    ConversionTarget target(*context);
+    target.addLegalDialect<LLVM::LLVMDialect, NVVM::NVVMDialect>();
+    target.addLegalOp<ModuleOp>();
+    RewritePatternSet patterns(context);
+    patterns.add<SaturatingFloatToInt<arith::FPToSIOp>, SaturatingFloatToInt<arith::FPToUIOp>>(types, /*benefit=*/2);
+    arith::populateArithToLLVMConversionPatterns(types, patterns);
+    populateMathToLLVMConversionPatterns(types, patterns);
+    cf::populateControlFlowToLLVMConversionPatterns(types, patterns);
+    if (failed(applyPartialConversion(module, target, std::move(patterns))))
+      signalPassFailure();
+  }
+};
+
+} // namespace
+} // namespace kiln

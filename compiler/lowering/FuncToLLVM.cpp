@@ -1,0 +1,69 @@
+//===- FuncToLLVM.cpp - kernels and the program grid ----------------------===//
+
+#include "compiler/lowering/Lowering.h"
+
+using namespace mlir;
+
+namespace kiln::lowering {
+
+namespace {
+
+/// tile.func -> llvm.func marked as a kernel of num_warps * 32 threads.
+struct FuncLowering : KilnPattern<tile::FuncOp> {
+  using KilnPattern::KilnPattern;
+  LogicalResult matchAndRewrite(tile::FuncOp func, OpAdaptor, ConversionPatternRewriter &rewriter) const override {
+    TypeConverter::SignatureConversion signature(func.getNumArguments());
+    SmallVector<Type> arguments;
+    for (auto [i, type] : llvm::enumerate(func.getArgumentTypes())) {
+      Type converted = getTypeConverter()->convertType(type);
+      if (!converted)
+        return rewriter.notifyMatchFailure(func, "argument type does not lower");
+      signature.addInputs(i, converted);
+      arguments.push_back(converted);
+    }
+    auto type = LLVM::LLVMFunctionType::get(LLVM::LLVMVoidType::get(rewriter.getContext()), arguments);
+    auto kernel = LLVM::LLVMFuncOp::create(rewriter, func.getLoc(), func.getSymName(), type);
+    kernel->setAttr(NVVM::NVVMDialect::getKernelFuncAttrName(), rewriter.getUnitAttr());
+    kernel->setAttr(NVVM::NVVMDialect::getMaxntidAttrName(),
+                    rewriter.getDenseI32ArrayAttr({ctx.numWarps * ctx.threadsPerWarp, 1, 1}));
+    rewriter.inlineRegionBefore(func.getBody(), kernel.getBody(), kernel.end());
+    if (failed(rewriter.convertRegionTypes(&kernel.getBody(), *getTypeConverter(), &signature)))
+      return failure();
+    rewriter.eraseOp(func);
+    return success();
+  }
+};
+
+struct ReturnLowering : KilnPattern<tile::ReturnOp> {
+  using KilnPattern::KilnPattern;
+  LogicalResult matchAndRewrite(tile::ReturnOp op, OpAdaptor, ConversionPatternRewriter &rewriter) const override {
+    rewriter.replaceOpWithNewOp<LLVM::ReturnOp>(op, ValueRange{});
+    return success();
+  }
+};
+
+template <class Op, class X, class Y, class Z> struct GridLowering : KilnPattern<Op> {
+  using KilnPattern<Op>::KilnPattern;
+  LogicalResult matchAndRewrite(Op op, typename Op::Adaptor, ConversionPatternRewriter &rewriter) const override {
+    Type i32 = rewriter.getI32Type();
+    Value v;
+    switch (op.getAxis()) {
+    case tile::GridDim::x: v = X::create(rewriter, op.getLoc(), i32); break;
+    case tile::GridDim::y: v = Y::create(rewriter, op.getLoc(), i32); break;
+    case tile::GridDim::z: v = Z::create(rewriter, op.getLoc(), i32); break;
+    }
+    rewriter.replaceOp(op, v);
+    return success();
+  }
+};
+
+} // namespace
+
+void populateFuncPatterns(RewritePatternSet &patterns, const LoweringContext &context) {
+  patterns.add<FuncLowering, ReturnLowering,
+               GridLowering<tile::ProgramIdOp, NVVM::BlockIdXOp, NVVM::BlockIdYOp, NVVM::BlockIdZOp>,
+               GridLowering<tile::NumProgramsOp, NVVM::GridDimXOp, NVVM::GridDimYOp, NVVM::GridDimZOp>>(
+      context);
+}
+
+} // namespace kiln::lowering

@@ -1,0 +1,275 @@
+//===- Lowering.cpp - shared pieces of the GPU -> LLVM lowering -----------===//
+
+#include "compiler/lowering/Lowering.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/IR/BuiltinOps.h"
+#include "llvm/ADT/TypeSwitch.h"
+
+using namespace mlir;
+
+namespace kiln::lowering {
+
+using gpu::Coord;
+using gpu::HwDim;
+using gpu::LinearLayout;
+
+KilnTypeConverter::KilnTypeConverter(MLIRContext *context) : LLVMTypeConverter(context) {
+  addConversion([this](tile::PointerType type) -> Type {
+    return LLVM::LLVMPointerType::get(type.getContext(), type.getAddressSpace());
+  });
+  addConversion([this](RankedTensorType type) -> std::optional<Type> {
+    if (!isa_and_nonnull<gpu::LayoutEncodingAttr>(type.getEncoding()))
+      return std::nullopt;
+    int registers = layoutOf(type).registers();
+    SmallVector<Type> members(registers, elementType(type));
+    return LLVM::LLVMStructType::getLiteral(type.getContext(), members);
+  });
+}
+
+Type KilnTypeConverter::elementType(Type type) const {
+  Type element = getElementTypeOrSelf(type);
+  if (auto ptr = dyn_cast<tile::PointerType>(element))
+    return LLVM::LLVMPointerType::get(ptr.getContext(), ptr.getAddressSpace());
+  return convertType(element);
+}
+
+SmallVector<Value> unpack(OpBuilder &b, Location loc, Value packed) {
+  auto type = cast<LLVM::LLVMStructType>(packed.getType());
+  SmallVector<Value> values;
+  for (unsigned i = 0; i < type.getBody().size(); ++i)
+    values.push_back(LLVM::ExtractValueOp::create(b, loc, packed, ArrayRef<int64_t>{i}));
+  return values;
+}
+
+Value pack(OpBuilder &b, Location loc, Type structType, ArrayRef<Value> values) {
+  Value result = LLVM::UndefOp::create(b, loc, structType);
+  for (unsigned i = 0; i < values.size(); ++i)
+    result = LLVM::InsertValueOp::create(b, loc, result, values[i], ArrayRef<int64_t>{i});
+  return result;
+}
+
+SmallVector<Value> registersOf(OpBuilder &b, Location loc, Value lowered) {
+  if (isa<LLVM::LLVMStructType>(lowered.getType()))
+    return unpack(b, loc, lowered);
+  return {lowered};
+}
+
+LinearLayout layoutOf(Type tensorType) { return gpu::linearLayoutOf(cast<RankedTensorType>(tensorType)); }
+
+Value i32Const(OpBuilder &b, Location loc, int64_t v) {
+  return LLVM::ConstantOp::create(b, loc, b.getI32Type(), b.getI32IntegerAttr(v));
+}
+Value i64Const(OpBuilder &b, Location loc, int64_t v) {
+  return LLVM::ConstantOp::create(b, loc, b.getI64Type(), b.getI64IntegerAttr(v));
+}
+Value intConst(OpBuilder &b, Location loc, Type type, int64_t v) {
+  return LLVM::ConstantOp::create(b, loc, type, b.getIntegerAttr(type, v));
+}
+
+ThreadIds threadIds(OpBuilder &b, Location loc, int threadsPerWarp) {
+  Value tid = NVVM::ThreadIdXOp::create(b, loc, b.getI32Type());
+  Value lane = LLVM::URemOp::create(b, loc, tid, i32Const(b, loc, threadsPerWarp));
+  Value warp = LLVM::UDivOp::create(b, loc, tid, i32Const(b, loc, threadsPerWarp));
+  return {tid, lane, warp};
+}
+
+SmallVector<Value> threadCoords(OpBuilder &b, Location loc, const LinearLayout &layout,
+                                const ThreadIds &ids) {
+  SmallVector<Value> coords;
+  for (int d = 0; d < layout.rank(); ++d) {
+    Value c = i32Const(b, loc, 0);
+    for (auto [h, index] : {std::pair{HwDim::Lane, ids.lane}, std::pair{HwDim::Warp, ids.warp}})
+      for (int bit = 0; bit < layout.bits(h); ++bit) {
+        int32_t basis = layout.basis(h, bit)[d];
+        if (!basis)
+          continue;
+        // ((index >> bit) & 1) * basis, XORed in.
+        Value set = LLVM::AndOp::create(b, loc, LLVM::LShrOp::create(b, loc, index, i32Const(b, loc, bit)),
+                                        i32Const(b, loc, 1));
+        Value term = LLVM::MulOp::create(b, loc, set, i32Const(b, loc, basis));
+        c = LLVM::XOrOp::create(b, loc, c, term);
+      }
+    coords.push_back(c);
+  }
+  return coords;
+}
+
+SmallVector<Value> registerCoords(OpBuilder &b, Location loc, const LinearLayout &layout, int r,
+                                  ArrayRef<Value> thread) {
+  Coord fixed = layout.applyOne(HwDim::Register, r);
+  SmallVector<Value> coords;
+  for (int d = 0; d < layout.rank(); ++d)
+    coords.push_back(fixed[d] ? LLVM::XOrOp::create(b, loc, thread[d], i32Const(b, loc, fixed[d])).getResult()
+                              : thread[d]);
+  return coords;
+}
+
+Value linearize(OpBuilder &b, Location loc, ArrayRef<Value> coord, ArrayRef<int64_t> shape) {
+  Value index = i32Const(b, loc, 0);
+  for (size_t d = 0; d < shape.size(); ++d) {
+    index = LLVM::MulOp::create(b, loc, index, i32Const(b, loc, shape[d]));
+    index = LLVM::AddOp::create(b, loc, index, coord[d]);
+  }
+  return index;
+}
+
+Value isOwner(OpBuilder &b, Location loc, const LinearLayout &layout, const ThreadIds &ids) {
+  Value owner = LLVM::ConstantOp::create(b, loc, b.getI1Type(), b.getBoolAttr(true));
+  for (auto [h, index] : {std::pair{HwDim::Lane, ids.lane}, std::pair{HwDim::Warp, ids.warp}}) {
+    unsigned mask = layout.broadcastMask(h);
+    if (!mask)
+      continue;
+    Value bits = LLVM::AndOp::create(b, loc, index, i32Const(b, loc, mask));
+    Value zero = LLVM::ICmpOp::create(b, loc, LLVM::ICmpPredicate::eq, bits, i32Const(b, loc, 0));
+    owner = LLVM::AndOp::create(b, loc, owner, zero);
+  }
+  return owner;
+}
+
+Value sharedBase(OpBuilder &b, Location loc, Operation *anchor) {
+  auto module = anchor->getParentOfType<ModuleOp>();
+  constexpr const char *name = "kiln_shared_memory";
+  auto global = module.lookupSymbol<LLVM::GlobalOp>(name);
+  if (!global) {
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(module.getBody());
+    auto type = LLVM::LLVMArrayType::get(b.getI8Type(), 0);
+    global = LLVM::GlobalOp::create(b, loc, type, /*isConstant=*/false, LLVM::Linkage::External, name,
+                                    Attribute(), /*alignment=*/16, /*addrSpace=*/3);
+  }
+  return LLVM::AddressOfOp::create(b, loc, global);
+}
+
+Value gep(OpBuilder &b, Location loc, Value base, Type elementType, Value index) {
+  return LLVM::GEPOp::create(b, loc, base.getType(), elementType, base, ValueRange{index});
+}
+
+void barrier(OpBuilder &b, Location loc) { NVVM::Barrier0Op::create(b, loc); }
+
+Value ptx(OpBuilder &b, Location loc, Type resultType, StringRef text, StringRef constraints,
+          ValueRange operands, bool sideEffects) {
+  auto dialect = LLVM::AsmDialectAttr::get(b.getContext(), LLVM::AsmDialect::AD_ATT);
+  auto op = LLVM::InlineAsmOp::create(b, loc, resultType ? TypeRange{resultType} : TypeRange{},
+                                      operands, text, constraints, sideEffects,
+                                      /*is_align_stack=*/false, LLVM::TailCallKind::None, dialect,
+                                      /*operand_attrs=*/ArrayAttr());
+  return resultType ? op.getResult(0) : Value();
+}
+
+void storeSharedIf(OpBuilder &b, Location loc, Value address, Value value, Value predicate) {
+  Type t = value.getType();
+  unsigned bits = isa<LLVM::LLVMPointerType>(t) ? 64 : t.getIntOrFloatBitWidth();
+  if (isa<LLVM::LLVMPointerType>(t))
+    value = LLVM::PtrToIntOp::create(b, loc, b.getI64Type(), value);
+  else if (isa<FloatType>(t))
+    value = LLVM::BitcastOp::create(b, loc, b.getIntegerType(bits), value);
+  std::string reg = bits == 64 ? "l" : bits == 32 ? "r" : "h";
+  if (bits == 8) {
+    value = LLVM::ZExtOp::create(b, loc, b.getI16Type(), value);
+    reg = "h";
+  }
+  Value where = LLVM::PtrToIntOp::create(b, loc, b.getI64Type(), address);
+  Value flag = LLVM::ZExtOp::create(b, loc, b.getI32Type(), predicate);
+  ptx(b, loc, Type(),
+      "{ .reg .pred p; setp.ne.b32 p, $2, 0; @p st.shared.b" + std::to_string(bits) + " [$0], $1; }",
+      "l," + reg + ",r", {where, value, flag});
+}
+
+Type storageType(Type llvmElement) {
+  if (llvmElement.isInteger(1))
+    return IntegerType::get(llvmElement.getContext(), 8);
+  return llvmElement;
+}
+
+namespace {
+
+Value toStorage(OpBuilder &b, Location loc, Value v) {
+  if (v.getType().isInteger(1))
+    return LLVM::ZExtOp::create(b, loc, b.getI8Type(), v);
+  return v;
+}
+
+Value fromStorage(OpBuilder &b, Location loc, Value v, Type element) {
+  if (element.isInteger(1))
+    return LLVM::TruncOp::create(b, loc, element, v);
+  return v;
+}
+
+} // namespace
+
+SmallVector<Value> convertRegisters(OpBuilder &b, Location loc, Operation *anchor, ArrayRef<Value> values,
+                                    Type llvmElement, const LinearLayout &from, const LinearLayout &to,
+                                    int threadsPerWarp) {
+  SmallVector<Value> result;
+  if (from.sameThreads(to)) {
+    for (int r = 0; r < to.registers(); ++r) {
+      int source = from.findRegister(to.applyOne(HwDim::Register, r));
+      assert(source >= 0 && "layouts with the same threads hold the same elements");
+      result.push_back(values[source]);
+    }
+    return result;
+  }
+  // Through shared memory: every thread writes its elements at their
+  // row-major index, then reads the ones it holds in the new layout.
+  Type stored = storageType(llvmElement);
+  Value base = sharedBase(b, loc, anchor);
+  ThreadIds ids = threadIds(b, loc, threadsPerWarp);
+  barrier(b, loc); // whoever used the scratch before is done
+  SmallVector<Value> fromThread = threadCoords(b, loc, from, ids);
+  for (int r = 0; r < from.registers(); ++r) {
+    Value index = linearize(b, loc, registerCoords(b, loc, from, r, fromThread), from.shape());
+    // Threads holding the same element write the same value: harmless.
+    LLVM::StoreOp::create(b, loc, toStorage(b, loc, values[r]), gep(b, loc, base, stored, index));
+  }
+  barrier(b, loc);
+  SmallVector<Value> toThread = threadCoords(b, loc, to, ids);
+  for (int r = 0; r < to.registers(); ++r) {
+    Value index = linearize(b, loc, registerCoords(b, loc, to, r, toThread), to.shape());
+    Value address = gep(b, loc, base, stored, index);
+    Value loaded = LLVM::LoadOp::create(b, loc, stored, address);
+    result.push_back(fromStorage(b, loc, loaded, llvmElement));
+  }
+  return result;
+}
+
+int64_t scratchBytes(Operation *op, int numWarps) {
+  auto bytesOf = [](Type t) {
+    Type element = getElementTypeOrSelf(t);
+    if (isa<tile::PointerType>(element))
+      return int64_t(8);
+    return std::max<int64_t>(1, element.getIntOrFloatBitWidth() / 8);
+  };
+  auto elements = [](Type t) {
+    auto tensor = dyn_cast<RankedTensorType>(t);
+    return tensor ? tensor.getNumElements() : int64_t(1);
+  };
+  return llvm::TypeSwitch<Operation *, int64_t>(op)
+      .Case([&](gpu::ConvertLayoutOp c) { return elements(c.getType()) * bytesOf(c.getType()); })
+      .Case([&](tile::ReduceOp r) {
+        // Each warp's partial result per output element, per operand.
+        int64_t out = 1;
+        if (auto t = dyn_cast<RankedTensorType>(r.getResults().front().getType()))
+          out = t.getNumElements();
+        int64_t total = 0;
+        for (Value v : r.getSrcs())
+          total += out * numWarps * std::max<int64_t>(bytesOf(v.getType()), 4);
+        return total;
+      })
+      .Case([&](tile::ScanOp s) {
+        int64_t total = 0;
+        for (Value v : s.getSrcs())
+          total = std::max(total, elements(v.getType()) * bytesOf(v.getType()));
+        return total;
+      })
+      .Case([&](tile::DotOp d) {
+        return std::max(elements(d.getA().getType()) * bytesOf(d.getA().getType()),
+                        elements(d.getB().getType()) * bytesOf(d.getB().getType()));
+      })
+      .Case<tile::AtomicRMWOp, tile::AtomicCASOp>([&](Operation *o) -> int64_t {
+        return isa<RankedTensorType>(o->getResult(0).getType()) ? 0 : 8;
+      })
+      .Default([](Operation *) { return int64_t(0); });
+}
+
+} // namespace kiln::lowering

@@ -1,0 +1,149 @@
+//===- Lowering.h - shared pieces of the GPU -> LLVM lowering --*- C++ -*-===//
+//
+// At the LLVM level a block becomes, in each thread, an LLVM struct with one
+// member per register of its layout (LinearLayout::registers()). These
+// helpers move between those structs and per-register values, compute which
+// element a register holds, and reach the GPU's threads, shared memory and
+// PTX.
+//
+//===----------------------------------------------------------------------===//
+
+#pragma once
+
+#include "compiler/dialect/gpu/KGpu.h"
+
+#include "mlir/Conversion/LLVMCommon/Pattern.h"
+#include "mlir/Conversion/LLVMCommon/TypeConverter.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/LLVMIR/NVVMDialect.h"
+#include "mlir/Transforms/DialectConversion.h"
+
+namespace kiln::gpu {
+class AxisInfoAnalysis;
+}
+
+namespace kiln::lowering {
+
+using mlir::Location;
+using mlir::OpBuilder;
+using mlir::Type;
+using mlir::Value;
+
+/// Types at the LLVM level: tensors with a layout become structs of their
+/// registers; tile pointers become LLVM pointers; 8-bit floats become i8.
+class KilnTypeConverter : public mlir::LLVMTypeConverter {
+public:
+  explicit KilnTypeConverter(mlir::MLIRContext *context);
+  /// The LLVM type of one element of `type` (scalar or tensor).
+  Type elementType(Type type) const;
+};
+
+/// What every pattern needs: the type converter, the module's facts, and
+/// the axis info of the values before lowering.
+struct LoweringContext {
+  const KilnTypeConverter &types;
+  int numWarps;
+  int threadsPerWarp;
+  std::string arch;              ///< "sm_90a"
+  int computeCapability;         ///< 90
+  const gpu::AxisInfoAnalysis &axis;
+};
+
+//===----------------------------------------------------------------------===//
+// Registers
+//===----------------------------------------------------------------------===//
+
+llvm::SmallVector<Value> unpack(OpBuilder &b, Location loc, Value packed);
+Value pack(OpBuilder &b, Location loc, Type structType, llvm::ArrayRef<Value> values);
+/// The per-register values of a lowered operand: a struct is unpacked; a
+/// scalar stands alone.
+llvm::SmallVector<Value> registersOf(OpBuilder &b, Location loc, Value lowered);
+
+gpu::LinearLayout layoutOf(Type tensorType);
+
+//===----------------------------------------------------------------------===//
+// Threads and coordinates
+//===----------------------------------------------------------------------===//
+
+struct ThreadIds {
+  Value thread, lane, warp;
+};
+ThreadIds threadIds(OpBuilder &b, Location loc, int threadsPerWarp);
+
+/// Per dimension, the part of the coordinate this thread's lane and warp
+/// contribute (i32).
+llvm::SmallVector<Value> threadCoords(OpBuilder &b, Location loc, const gpu::LinearLayout &layout,
+                                      const ThreadIds &ids);
+/// The coordinate register `r` holds: its static part XOR the thread's.
+llvm::SmallVector<Value> registerCoords(OpBuilder &b, Location loc, const gpu::LinearLayout &layout,
+                                        int r, llvm::ArrayRef<Value> thread);
+/// Row-major linear index of a coordinate (i32).
+Value linearize(OpBuilder &b, Location loc, llvm::ArrayRef<Value> coord,
+                llvm::ArrayRef<int64_t> shape);
+/// True in the one thread of each group of threads holding the same elements
+/// (lanes and warps differing only in broadcast bits).
+Value isOwner(OpBuilder &b, Location loc, const gpu::LinearLayout &layout, const ThreadIds &ids);
+
+//===----------------------------------------------------------------------===//
+// Constants, shared memory, PTX
+//===----------------------------------------------------------------------===//
+
+Value i32Const(OpBuilder &b, Location loc, int64_t v);
+Value i64Const(OpBuilder &b, Location loc, int64_t v);
+Value intConst(OpBuilder &b, Location loc, Type type, int64_t v);
+
+/// The base of the kernel's shared memory (addrspace 3), declared once per
+/// module as the dynamic shared array every scratch use shares.
+Value sharedBase(OpBuilder &b, Location loc, mlir::Operation *anchor);
+/// A pointer `index` elements of `elementType` past `base`.
+Value gep(OpBuilder &b, Location loc, Value base, Type elementType, Value index);
+void barrier(OpBuilder &b, Location loc);
+
+/// Stores `value` (i8, i16, i32, i64 or float) to shared memory at `address`
+/// where `predicate` (i1) holds.
+void storeSharedIf(OpBuilder &b, Location loc, Value address, Value value, Value predicate);
+
+/// Inline PTX; `resultType` may be null (no result) or a struct of several.
+Value ptx(OpBuilder &b, Location loc, Type resultType, llvm::StringRef text,
+          llvm::StringRef constraints, mlir::ValueRange operands, bool sideEffects = true);
+
+/// An element as it travels through shared memory or registers of one kind:
+/// i1 widens to i8; pointers are kept as pointers.
+Type storageType(Type llvmElement);
+
+/// Moves the registers of a block from layout `from` to layout `to`: a
+/// register permutation when their threads agree, otherwise through shared
+/// memory (scratch at offset 0, bracketed by barriers).
+llvm::SmallVector<Value> convertRegisters(OpBuilder &b, Location loc, mlir::Operation *anchor,
+                                          llvm::ArrayRef<Value> values, Type llvmElement,
+                                          const gpu::LinearLayout &from, const gpu::LinearLayout &to,
+                                          int threadsPerWarp);
+
+/// Shared memory bytes an operation needs as scratch (0 for most).
+int64_t scratchBytes(mlir::Operation *op, int numWarps);
+
+//===----------------------------------------------------------------------===//
+// Pattern sets
+//===----------------------------------------------------------------------===//
+
+void populateFuncPatterns(mlir::RewritePatternSet &patterns, const LoweringContext &context);
+void populateElementwisePatterns(mlir::RewritePatternSet &patterns, const LoweringContext &context);
+void populateViewPatterns(mlir::RewritePatternSet &patterns, const LoweringContext &context);
+void populateMemoryPatterns(mlir::RewritePatternSet &patterns, const LoweringContext &context);
+void populateReducePatterns(mlir::RewritePatternSet &patterns, const LoweringContext &context);
+void populateDotPatterns(mlir::RewritePatternSet &patterns, const LoweringContext &context);
+void populateDebugPatterns(mlir::RewritePatternSet &patterns, const LoweringContext &context);
+
+/// Base of Kiln's lowering patterns: the op, its converted operands, and the
+/// lowering context.
+template <class Op> class KilnPattern : public mlir::OpConversionPattern<Op> {
+public:
+  KilnPattern(const LoweringContext &context, mlir::PatternBenefit benefit = 1)
+      : mlir::OpConversionPattern<Op>(context.types, &context.types.getContext(), benefit),
+        ctx(context) {}
+
+protected:
+  const LoweringContext &ctx;
+};
+
+} // namespace kiln::lowering

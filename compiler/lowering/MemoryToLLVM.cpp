@@ -1,0 +1,441 @@
+//===- MemoryToLLVM.cpp - loads, stores and atomics as PTX ----------------===//
+//
+// Global memory accesses are inline PTX: one predicated ld/st per vector of
+// up to 16 bytes of registers that hold consecutive elements (the layout's
+// contiguous registers, bounded by axis info: pointer contiguity and
+// alignment, mask constancy). Masked-off vectors keep `other`. Threads
+// holding duplicates of an element (broadcast layouts) leave stores and
+// atomics to one owner.
+//
+//===----------------------------------------------------------------------===//
+
+#include "compiler/lowering/Lowering.h"
+
+#include "compiler/analysis/AxisInfo.h"
+
+#include "llvm/ADT/StringExtras.h"
+
+using namespace mlir;
+
+namespace kiln::lowering {
+
+using gpu::HwDim;
+using gpu::LinearLayout;
+
+namespace {
+
+int64_t storageBytes(Type llvmElement) {
+  if (isa<LLVM::LLVMPointerType>(llvmElement))
+    return 8;
+  if (llvmElement.isInteger(1))
+    return 1;
+  return llvmElement.getIntOrFloatBitWidth() / 8;
+}
+
+/// An element as raw bits of its memory size (i1 as i8, pointers as i64).
+Value toBits(OpBuilder &b, Location loc, Value v) {
+  Type t = v.getType();
+  if (isa<LLVM::LLVMPointerType>(t))
+    return LLVM::PtrToIntOp::create(b, loc, b.getI64Type(), v);
+  if (t.isInteger(1))
+    return LLVM::ZExtOp::create(b, loc, b.getI8Type(), v);
+  if (isa<FloatType>(t))
+    return LLVM::BitcastOp::create(b, loc, b.getIntegerType(t.getIntOrFloatBitWidth()), v);
+  return v;
+}
+
+Value fromBits(OpBuilder &b, Location loc, Value bits, Type element) {
+  if (isa<LLVM::LLVMPointerType>(element))
+    return LLVM::IntToPtrOp::create(b, loc, element, bits);
+  if (element.isInteger(1))
+    return LLVM::ICmpOp::create(b, loc, LLVM::ICmpPredicate::ne, bits, intConst(b, loc, bits.getType(), 0));
+  if (isa<FloatType>(element))
+    return LLVM::BitcastOp::create(b, loc, element, bits);
+  return bits;
+}
+
+/// Packs `elements` (raw bits of equal width) into words of `wordBits`.
+SmallVector<Value> toWords(OpBuilder &b, Location loc, ArrayRef<Value> elements, unsigned wordBits) {
+  unsigned elementBits = elements[0].getType().getIntOrFloatBitWidth();
+  SmallVector<Value> words;
+  if (elementBits >= wordBits) { // one element per word or more words per element
+    for (Value e : elements) {
+      if (elementBits == wordBits) {
+        words.push_back(e);
+        continue;
+      }
+      auto vector = LLVM::BitcastOp::create(b, loc, VectorType::get(elementBits / wordBits, b.getIntegerType(wordBits)), e);
+      for (unsigned i = 0; i < elementBits / wordBits; ++i)
+        words.push_back(LLVM::ExtractElementOp::create(b, loc, vector, i32Const(b, loc, i)));
+    }
+    return words;
+  }
+  unsigned perWord = wordBits / elementBits;
+  auto vectorType = VectorType::get(perWord, elements[0].getType());
+  for (size_t i = 0; i < elements.size(); i += perWord) {
+    Value vector = LLVM::UndefOp::create(b, loc, vectorType);
+    for (unsigned j = 0; j < perWord; ++j)
+      vector = LLVM::InsertElementOp::create(b, loc, vector, elements[i + j], i32Const(b, loc, j));
+    words.push_back(LLVM::BitcastOp::create(b, loc, b.getIntegerType(wordBits), vector));
+  }
+  return words;
+}
+
+SmallVector<Value> fromWords(OpBuilder &b, Location loc, ArrayRef<Value> words, unsigned elementBits) {
+  unsigned wordBits = words[0].getType().getIntOrFloatBitWidth();
+  SmallVector<Value> elements;
+  Type elementType = b.getIntegerType(elementBits);
+  if (elementBits >= wordBits) {
+    unsigned perElement = elementBits / wordBits;
+    for (size_t i = 0; i < words.size(); i += perElement) {
+      if (perElement == 1) {
+        elements.push_back(words[i]);
+        continue;
+      }
+      Value vector = LLVM::UndefOp::create(b, loc, VectorType::get(perElement, b.getIntegerType(wordBits)));
+      for (unsigned j = 0; j < perElement; ++j)
+        vector = LLVM::InsertElementOp::create(b, loc, vector, words[i + j], i32Const(b, loc, j));
+      elements.push_back(LLVM::BitcastOp::create(b, loc, elementType, vector));
+    }
+    return elements;
+  }
+  unsigned perWord = wordBits / elementBits;
+  for (Value w : words) {
+    auto vector = LLVM::BitcastOp::create(b, loc, VectorType::get(perWord, elementType), w);
+    for (unsigned j = 0; j < perWord; ++j)
+      elements.push_back(LLVM::ExtractElementOp::create(b, loc, vector, i32Const(b, loc, j)));
+  }
+  return elements;
+}
+
+std::string cacheSuffix(tile::CacheModifier cache, tile::EvictionPolicy evict, bool load) {
+  switch (cache) {
+  case tile::CacheModifier::ca: return load ? ".ca" : "";
+  case tile::CacheModifier::cg: return ".cg";
+  case tile::CacheModifier::cs: return ".cs";
+  case tile::CacheModifier::cv: return load ? ".cv" : "";
+  case tile::CacheModifier::wb: return load ? "" : ".wb";
+  case tile::CacheModifier::wt: return load ? "" : ".wt";
+  case tile::CacheModifier::none: break;
+  }
+  switch (evict) {
+  case tile::EvictionPolicy::evict_first: return ".L1::evict_first";
+  case tile::EvictionPolicy::evict_last: return ".L1::evict_last";
+  case tile::EvictionPolicy::normal: break;
+  }
+  return "";
+}
+
+/// How many registers go in one access, and along which dimension.
+int64_t accessWidth(const LoweringContext &ctx, Value ptr, Value mask, Type element) {
+  auto tensor = dyn_cast<RankedTensorType>(ptr.getType());
+  if (!tensor)
+    return 1;
+  LinearLayout layout = layoutOf(tensor);
+  if (layout.registers() == 1 || layout.bits(HwDim::Register) == 0)
+    return 1;
+  const gpu::Coord &first = layout.basis(HwDim::Register, 0);
+  int dim = -1;
+  for (int d = 0; d < layout.rank(); ++d)
+    if (first[d])
+      dim = d;
+  if (dim < 0)
+    return 1;
+  int64_t width = std::min<int64_t>(layout.contiguousRegisters(dim),
+                                    ctx.axis.vectorWidth(ptr, dim, storageBytes(element), mask));
+  return std::max<int64_t>(1, width);
+}
+
+/// Word size (bits) and count for `width` elements of `bytes` each.
+std::pair<unsigned, unsigned> wordsFor(int64_t width, int64_t bytes) {
+  int64_t total = width * bytes;
+  if (total >= 4)
+    return {32, static_cast<unsigned>(total / 4)};
+  return {16, 1}; // 1 or 2 bytes: one 16-bit register (b8 loads fill it)
+}
+
+std::string wordList(unsigned first, unsigned count) {
+  std::string text = count > 1 ? "{" : "";
+  for (unsigned i = 0; i < count; ++i)
+    text += (i ? ", $" : "$") + std::to_string(first + i);
+  return text + (count > 1 ? "}" : "");
+}
+
+struct LoadLowering : KilnPattern<tile::LoadOp> {
+  using KilnPattern::KilnPattern;
+  LogicalResult matchAndRewrite(tile::LoadOp op, OpAdaptor adaptor, ConversionPatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    Type element = ctx.types.elementType(op.getType());
+    int64_t bytes = storageBytes(element);
+    SmallVector<Value> ptrs = registersOf(rewriter, loc, adaptor.getPtr());
+    SmallVector<Value> masks, others;
+    if (adaptor.getMask())
+      masks = registersOf(rewriter, loc, adaptor.getMask());
+    if (adaptor.getOther())
+      others = registersOf(rewriter, loc, adaptor.getOther());
+    int64_t width = accessWidth(ctx, op.getPtr(), op.getMask(), element);
+    auto [wordBits, wordCount] = wordsFor(width, bytes);
+    std::string suffix = op.getIsVolatile() ? "" : cacheSuffix(op.getCache(), op.getEvict(), true);
+    std::string access = std::string(op.getIsVolatile() ? "ld.volatile.global" : "ld.global") + suffix +
+                         (wordCount > 1 ? ".v" + std::to_string(wordCount) : "") +
+                         (bytes * width == 1 ? ".b8" : wordBits == 16 ? ".b16" : ".b32");
+    Type wordType = rewriter.getIntegerType(wordBits);
+    SmallVector<Value> result;
+    for (size_t k = 0; k < ptrs.size(); k += width) {
+      // Operands: address, [predicate, other words...]; results: the words.
+      SmallVector<Value> operands{ptrs[k]};
+      std::string constraints;
+      for (unsigned i = 0; i < wordCount; ++i)
+        constraints += (wordBits == 16 ? "=h," : "=r,");
+      constraints += "l";
+      std::string text;
+      if (!masks.empty()) {
+        operands.push_back(LLVM::ZExtOp::create(rewriter, loc, rewriter.getI32Type(), masks[k]));
+        constraints += ",r";
+        text = "{ .reg .pred p; setp.ne.b32 p, $" + std::to_string(wordCount + 1) + ", 0; ";
+        if (!others.empty()) {
+          SmallVector<Value> otherBits;
+          for (int64_t j = 0; j < width; ++j)
+            otherBits.push_back(toBits(rewriter, loc, others[k + j]));
+          SmallVector<Value> otherWords = bytes * width < 2
+                                              ? SmallVector<Value>{LLVM::ZExtOp::create(rewriter, loc, rewriter.getI16Type(), otherBits[0])}
+                                              : toWords(rewriter, loc, otherBits, wordBits);
+          for (unsigned i = 0; i < wordCount; ++i) {
+            text += "mov.b" + std::to_string(wordBits) + " $" + std::to_string(i) + ", $" +
+                    std::to_string(wordCount + 2 + i) + "; ";
+            operands.push_back(otherWords[i]);
+            constraints += wordBits == 16 ? ",h" : ",r";
+          }
+        }
+        text += "@p " + access + " " + wordList(0, wordCount) + ", [$" + std::to_string(wordCount) + "]; }";
+      } else {
+        text = access + " " + wordList(0, wordCount) + ", [$" + std::to_string(wordCount) + "];";
+      }
+      Type resultType = wordCount == 1 ? wordType
+                                       : LLVM::LLVMStructType::getLiteral(rewriter.getContext(),
+                                                                          SmallVector<Type>(wordCount, wordType));
+      Value loaded = ptx(rewriter, loc, resultType, text, constraints, operands, /*sideEffects=*/true);
+      SmallVector<Value> words = wordCount == 1 ? SmallVector<Value>{loaded} : unpack(rewriter, loc, loaded);
+      SmallVector<Value> bits;
+      if (bytes * width == 1)
+        bits = {LLVM::TruncOp::create(rewriter, loc, rewriter.getI8Type(), words[0])};
+      else
+        bits = fromWords(rewriter, loc, words, bytes * 8);
+      for (Value v : bits)
+        result.push_back(fromBits(rewriter, loc, v, element));
+    }
+    if (isa<RankedTensorType>(op.getType()))
+      rewriter.replaceOp(op, pack(rewriter, loc, getTypeConverter()->convertType(op.getType()), result));
+    else
+      rewriter.replaceOp(op, result[0]);
+    return success();
+  }
+};
+
+struct StoreLowering : KilnPattern<tile::StoreOp> {
+  using KilnPattern::KilnPattern;
+  LogicalResult matchAndRewrite(tile::StoreOp op, OpAdaptor adaptor, ConversionPatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    Type element = ctx.types.elementType(op.getValue().getType());
+    int64_t bytes = storageBytes(element);
+    SmallVector<Value> ptrs = registersOf(rewriter, loc, adaptor.getPtr());
+    SmallVector<Value> values = registersOf(rewriter, loc, adaptor.getValue());
+    SmallVector<Value> masks;
+    if (adaptor.getMask())
+      masks = registersOf(rewriter, loc, adaptor.getMask());
+    // Only one of the threads holding an element stores it.
+    ThreadIds ids = threadIds(rewriter, loc, ctx.threadsPerWarp);
+    Value owner;
+    if (auto tensor = dyn_cast<RankedTensorType>(op.getPtr().getType()))
+      owner = isOwner(rewriter, loc, layoutOf(tensor), ids);
+    else // a scalar store: the first thread
+      owner = LLVM::ICmpOp::create(rewriter, loc, LLVM::ICmpPredicate::eq, ids.thread, i32Const(rewriter, loc, 0));
+    int64_t width = accessWidth(ctx, op.getPtr(), op.getMask(), element);
+    auto [wordBits, wordCount] = wordsFor(width, bytes);
+    std::string access = "st.global" + cacheSuffix(op.getCache(), op.getEvict(), false) +
+                         (wordCount > 1 ? ".v" + std::to_string(wordCount) : "") +
+                         (bytes * width == 1 ? ".b8" : wordBits == 16 ? ".b16" : ".b32");
+    for (size_t k = 0; k < ptrs.size(); k += width) {
+      Value predicate = owner;
+      if (!masks.empty())
+        predicate = LLVM::AndOp::create(rewriter, loc, predicate, masks[k]);
+      SmallVector<Value> bits;
+      for (int64_t j = 0; j < width; ++j)
+        bits.push_back(toBits(rewriter, loc, values[k + j]));
+      SmallVector<Value> words = bytes * width < 2
+                                     ? SmallVector<Value>{LLVM::ZExtOp::create(rewriter, loc, rewriter.getI16Type(), bits[0])}
+                                     : toWords(rewriter, loc, bits, wordBits);
+      SmallVector<Value> operands{ptrs[k], LLVM::ZExtOp::create(rewriter, loc, rewriter.getI32Type(), predicate)};
+      std::string constraints = "l,r";
+      for (Value w : words) {
+        operands.push_back(w);
+        constraints += wordBits == 16 ? ",h" : ",r";
+      }
+      std::string text = "{ .reg .pred p; setp.ne.b32 p, $1, 0; @p " + access + " [$0], " +
+                         wordList(2, wordCount) + "; }";
+      ptx(rewriter, loc, Type(), text, constraints, operands, /*sideEffects=*/true);
+    }
+    rewriter.eraseOp(op);
+    return success();
+  }
+};
+
+std::string semanticsText(tile::MemSemantic sem, tile::MemScope scope) {
+  return "." + tile::stringifyMemSemantic(sem).str() + "." + tile::stringifyMemScope(scope).str();
+}
+
+/// One atomic per element, by its owner; the old values of elements other
+/// threads also hold (or of a scalar atomic) go round through shared memory.
+template <class Op> struct AtomicLowering : KilnPattern<Op> {
+  using KilnPattern<Op>::KilnPattern;
+
+  /// The PTX of one atomic: result $0, address $1, predicate $2, operands $3...
+  virtual FailureOr<std::string> instruction(Op op, unsigned bits, bool isFloat) const = 0;
+  virtual SmallVector<Value> operandsOf(typename Op::Adaptor adaptor, OpBuilder &b, Location loc) const = 0;
+
+  LogicalResult matchAndRewrite(Op op, typename Op::Adaptor adaptor,
+                                ConversionPatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    Type element = this->ctx.types.elementType(op.getType());
+    unsigned bits = storageBytes(element) * 8;
+    FailureOr<std::string> text = instruction(op, bits, isa<FloatType>(element));
+    if (failed(text))
+      return rewriter.notifyMatchFailure(op, "no PTX atomic for this type");
+    SmallVector<Value> ptrs = registersOf(rewriter, loc, adaptor.getPtr());
+    SmallVector<SmallVector<Value>> operands;
+    for (Value v : operandsOf(adaptor, rewriter, loc))
+      operands.push_back(registersOf(rewriter, loc, v));
+    SmallVector<Value> masks;
+    if constexpr (std::is_same_v<Op, tile::AtomicRMWOp>)
+      if (adaptor.getMask())
+        masks = registersOf(rewriter, loc, adaptor.getMask());
+    ThreadIds ids = threadIds(rewriter, loc, this->ctx.threadsPerWarp);
+    auto tensor = dyn_cast<RankedTensorType>(op.getType());
+    Value owner = tensor ? isOwner(rewriter, loc, layoutOf(tensor), ids)
+                         : LLVM::ICmpOp::create(rewriter, loc, LLVM::ICmpPredicate::eq, ids.thread,
+                                                i32Const(rewriter, loc, 0)).getResult();
+    std::string reg = bits == 16 ? "h" : bits == 32 ? "r" : "l";
+    Type bitsType = rewriter.getIntegerType(bits);
+    SmallVector<Value> results;
+    for (size_t k = 0; k < ptrs.size(); ++k) {
+      Value predicate = owner;
+      if (!masks.empty())
+        predicate = LLVM::AndOp::create(rewriter, loc, predicate, masks[k]);
+      SmallVector<Value> args{ptrs[k], LLVM::ZExtOp::create(rewriter, loc, rewriter.getI32Type(), predicate)};
+      std::string constraints = "=" + reg + ",l,r";
+      for (auto &o : operands) {
+        args.push_back(toBits(rewriter, loc, o.size() == 1 ? o[0] : o[k]));
+        constraints += "," + reg;
+      }
+      Value old = ptx(rewriter, loc, bitsType, "{ .reg .pred p; setp.ne.b32 p, $2, 0; mov.b" +
+                                                   std::to_string(bits) + " $0, 0; " + *text + " }",
+                      constraints, args, /*sideEffects=*/true);
+      results.push_back(fromBits(rewriter, loc, old, element));
+    }
+    // Threads that did not perform an element's atomic learn its result
+    // from the one that did.
+    bool broadcast = !tensor || layoutOf(tensor).broadcastMask(HwDim::Lane) ||
+                     layoutOf(tensor).broadcastMask(HwDim::Warp);
+    if (broadcast && !op->use_empty())
+      results = share(rewriter, loc, op, results, element, owner, ids);
+    if (tensor)
+      rewriter.replaceOp(op, pack(rewriter, loc, this->getTypeConverter()->convertType(tensor), results));
+    else
+      rewriter.replaceOp(op, results[0]);
+    return success();
+  }
+
+  SmallVector<Value> share(OpBuilder &b, Location loc, Operation *op, ArrayRef<Value> values, Type element,
+                           Value owner, const ThreadIds &ids) const {
+    Type stored = storageType(element);
+    Value base = sharedBase(b, loc, op);
+    barrier(b, loc);
+    auto tensor = dyn_cast<RankedTensorType>(op->getResult(0).getType());
+    SmallVector<Value> indices;
+    if (tensor) {
+      LinearLayout layout = layoutOf(tensor);
+      SmallVector<Value> thread = threadCoords(b, loc, layout, ids);
+      for (int r = 0; r < layout.registers(); ++r)
+        indices.push_back(linearize(b, loc, registerCoords(b, loc, layout, r, thread), layout.shape()));
+    } else {
+      indices.push_back(i32Const(b, loc, 0));
+    }
+    for (size_t r = 0; r < values.size(); ++r) {
+      Value address = gep(b, loc, base, stored, indices[r]);
+      Value bits = values[r].getType().isInteger(1) ? LLVM::ZExtOp::create(b, loc, stored, values[r]).getResult() : values[r];
+      storeSharedIf(b, loc, address, bits, owner); // only the owner's copy is the result
+    }
+    barrier(b, loc);
+    SmallVector<Value> shared;
+    for (size_t r = 0; r < values.size(); ++r) {
+      Value loaded = LLVM::LoadOp::create(b, loc, stored, gep(b, loc, base, stored, indices[r]));
+      shared.push_back(element.isInteger(1) ? LLVM::TruncOp::create(b, loc, element, loaded).getResult() : loaded);
+    }
+    return shared;
+  }
+};
+
+struct AtomicRMWLowering : AtomicLowering<tile::AtomicRMWOp> {
+  using AtomicLowering::AtomicLowering;
+  FailureOr<std::string> instruction(tile::AtomicRMWOp op, unsigned bits, bool isFloat) const override {
+    std::string prefix = "@p atom" + semanticsText(op.getSem(), op.getScope()) + ".global";
+    std::string b = std::to_string(bits);
+    using K = tile::AtomicRMWKind;
+    switch (op.getKind()) {
+    case K::add: return prefix + ".add.u" + b + " $0, [$1], $3;";
+    case K::fadd: {
+      Type element = getElementTypeOrSelf(op.getVal().getType());
+      if (element.isF16())
+        return prefix + ".add.noftz.f16 $0, [$1], $3;";
+      if (element.isBF16())
+        return prefix + ".add.noftz.bf16 $0, [$1], $3;";
+      return prefix + ".add.f" + b + " $0, [$1], $3;";
+    }
+    case K::max:
+    case K::min: {
+      bool isMax = op.getKind() == K::max;
+      if (!isFloat)
+        return prefix + (isMax ? ".max.s" : ".min.s") + b + " $0, [$1], $3;";
+      // IEEE floats order like sign-magnitude integers: positive values by
+      // signed max (min), negative ones by unsigned min (max).
+      std::string lt = "setp.lt.and.s" + b + " q, $3, 0, p; setp.ge.and.s" + b + " p, $3, 0, p; ";
+      std::string positive = isMax ? ".max.s" : ".min.s", negative = isMax ? ".min.u" : ".max.u";
+      return "{ .reg .pred q; " + lt + "@p atom" + semanticsText(op.getSem(), op.getScope()) + ".global" +
+             positive + b + " $0, [$1], $3; @q atom" + semanticsText(op.getSem(), op.getScope()) +
+             ".global" + negative + b + " $0, [$1], $3; }";
+    }
+    case K::umax: return prefix + ".max.u" + b + " $0, [$1], $3;";
+    case K::umin: return prefix + ".min.u" + b + " $0, [$1], $3;";
+    case K::and_: return prefix + ".and.b" + b + " $0, [$1], $3;";
+    case K::or_: return prefix + ".or.b" + b + " $0, [$1], $3;";
+    case K::xor_: return prefix + ".xor.b" + b + " $0, [$1], $3;";
+    case K::xchg:
+      if (bits == 16)
+        return failure();
+      return prefix + ".exch.b" + b + " $0, [$1], $3;";
+    }
+    return failure();
+  }
+  SmallVector<Value> operandsOf(OpAdaptor adaptor, OpBuilder &, Location) const override {
+    return {adaptor.getVal()};
+  }
+};
+
+struct AtomicCASLowering : AtomicLowering<tile::AtomicCASOp> {
+  using AtomicLowering::AtomicLowering;
+  FailureOr<std::string> instruction(tile::AtomicCASOp op, unsigned bits, bool) const override {
+    return "@p atom" + semanticsText(op.getSem(), op.getScope()) + ".global.cas.b" + std::to_string(bits) +
+           " $0, [$1], $3, $4;";
+  }
+  SmallVector<Value> operandsOf(OpAdaptor adaptor, OpBuilder &, Location) const override {
+    return {adaptor.getCmp(), adaptor.getVal()};
+  }
+};
+
+} // namespace
+
+void populateMemoryPatterns(RewritePatternSet &patterns, const LoweringContext &context) {
+  patterns.add<LoadLowering, StoreLowering, AtomicRMWLowering, AtomicCASLowering>(context);
+}
+
+} // namespace kiln::lowering

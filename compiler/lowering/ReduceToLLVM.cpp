@@ -1,0 +1,334 @@
+//===- ReduceToLLVM.cpp - reductions and scans ----------------------------===//
+//
+// A reduction combines, in order: the registers of a thread that differ
+// only along the axis; then lanes, by butterfly shuffles over the lane bits
+// that map into the axis; then warps, through shared memory. The combine
+// region is cloned for every combination (scalar arith, lowered later).
+// Scans move the block to a layout that holds each scanned line in one
+// thread, scan in registers, and move back.
+//
+//===----------------------------------------------------------------------===//
+
+#include "compiler/lowering/Lowering.h"
+
+#include "mlir/IR/IRMapping.h"
+
+using namespace mlir;
+
+namespace kiln::lowering {
+
+using gpu::Coord;
+using gpu::HwDim;
+using gpu::LinearLayout;
+
+namespace {
+
+/// Applies a combine region to (acc..., next...) by cloning its body.
+SmallVector<Value> combine(OpBuilder &b, Region &region, ArrayRef<Value> acc, ArrayRef<Value> next) {
+  Block &body = region.front();
+  IRMapping mapping;
+  for (size_t i = 0; i < acc.size(); ++i) {
+    mapping.map(body.getArgument(i), acc[i]);
+    mapping.map(body.getArgument(acc.size() + i), next[i]);
+  }
+  for (Operation &op : body.without_terminator())
+    b.clone(op, mapping);
+  SmallVector<Value> result;
+  for (Value v : body.getTerminator()->getOperands())
+    result.push_back(mapping.lookupOrDefault(v));
+  return result;
+}
+
+/// A warp shuffle (butterfly) of any scalar, in 32-bit pieces.
+Value shuffleXor(OpBuilder &b, Location loc, Value v, int offset) {
+  Type t = v.getType();
+  Type i32 = b.getI32Type();
+  auto shfl = [&](Value x) {
+    return NVVM::ShflOp::create(b, loc, i32, i32Const(b, loc, -1), x, i32Const(b, loc, offset),
+                                i32Const(b, loc, 0x1f), NVVM::ShflKind::bfly, UnitAttr())
+        .getResult();
+  };
+  if (isa<LLVM::LLVMPointerType>(t))
+    return LLVM::IntToPtrOp::create(b, loc, t, shuffleXor(b, loc, LLVM::PtrToIntOp::create(b, loc, b.getI64Type(), v), offset));
+  unsigned bits = t.getIntOrFloatBitWidth();
+  if (bits == 64) {
+    auto pair = VectorType::get(2, i32);
+    Value halves = LLVM::BitcastOp::create(b, loc, pair, v);
+    Value lo = shfl(LLVM::ExtractElementOp::create(b, loc, halves, i32Const(b, loc, 0)));
+    Value hi = shfl(LLVM::ExtractElementOp::create(b, loc, halves, i32Const(b, loc, 1)));
+    Value joined = LLVM::InsertElementOp::create(b, loc, LLVM::UndefOp::create(b, loc, pair), lo, i32Const(b, loc, 0));
+    joined = LLVM::InsertElementOp::create(b, loc, joined, hi, i32Const(b, loc, 1));
+    return LLVM::BitcastOp::create(b, loc, t, joined);
+  }
+  Type bitsType = b.getIntegerType(bits);
+  Value asInt = isa<FloatType>(t) ? LLVM::BitcastOp::create(b, loc, bitsType, v).getResult() : v;
+  Value wide = bits < 32 ? LLVM::ZExtOp::create(b, loc, i32, asInt).getResult() : asInt;
+  Value moved = shfl(wide);
+  Value narrow = bits < 32 ? LLVM::TruncOp::create(b, loc, bitsType, moved).getResult() : moved;
+  return isa<FloatType>(t) ? LLVM::BitcastOp::create(b, loc, t, narrow).getResult() : narrow;
+}
+
+/// The dimension a basis maps into, or -1 (zero); -2 for several.
+int dimensionOf(const Coord &basis) {
+  int dim = -1;
+  for (size_t d = 0; d < basis.size(); ++d)
+    if (basis[d])
+      dim = dim == -1 ? static_cast<int>(d) : -2;
+  return dim;
+}
+
+struct ReduceLowering : KilnPattern<tile::ReduceOp> {
+  using KilnPattern::KilnPattern;
+  LogicalResult matchAndRewrite(tile::ReduceOp op, OpAdaptor adaptor, ConversionPatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    int axis = static_cast<int32_t>(op.getAxis());
+    LinearLayout layout = layoutOf(op.getSrcs().front().getType());
+    size_t n = op.getSrcs().size();
+    for (HwDim h : {HwDim::Register, HwDim::Lane, HwDim::Warp})
+      for (const Coord &basis : layout.bases(h))
+        if (dimensionOf(basis) == -2)
+          return rewriter.notifyMatchFailure(op, "a layout basis spans several dimensions");
+    SmallVector<SmallVector<Value>> values;
+    SmallVector<Type> elements;
+    for (auto [src, lowered] : llvm::zip(op.getSrcs(), adaptor.getSrcs())) {
+      values.push_back(unpack(rewriter, loc, lowered));
+      elements.push_back(ctx.types.elementType(src.getType()));
+    }
+    auto onAxis = [&](HwDim h, int bit) { return dimensionOf(layout.basis(h, bit)) == axis; };
+
+    // 1. Within a thread: registers with equal non-axis bits.
+    unsigned axisRegisterBits = 0;
+    for (int bit = 0; bit < layout.bits(HwDim::Register); ++bit)
+      if (onAxis(HwDim::Register, bit))
+        axisRegisterBits |= 1u << bit;
+    llvm::MapVector<unsigned, SmallVector<Value>> acc; // key register -> combined values
+    for (int r = 0; r < layout.registers(); ++r) {
+      unsigned key = r & ~axisRegisterBits;
+      SmallVector<Value> next;
+      for (size_t k = 0; k < n; ++k)
+        next.push_back(values[k][r]);
+      auto it = acc.find(key);
+      if (it == acc.end())
+        acc[key] = next;
+      else
+        it->second = combine(rewriter, op.getCombineOp(), it->second, next);
+    }
+    // 2. Across lanes: butterflies over the lane bits on the axis.
+    for (int bit = 0; bit < layout.bits(HwDim::Lane); ++bit) {
+      if (!onAxis(HwDim::Lane, bit))
+        continue;
+      for (auto &[key, a] : acc) {
+        SmallVector<Value> other;
+        for (Value v : a)
+          other.push_back(shuffleXor(rewriter, loc, v, 1 << bit));
+        a = combine(rewriter, op.getCombineOp(), a, other);
+      }
+    }
+    // 3. Across warps: each warp's partial result through shared memory.
+    SmallVector<int> warpBits;
+    for (int bit = 0; bit < layout.bits(HwDim::Warp); ++bit)
+      if (onAxis(HwDim::Warp, bit))
+        warpBits.push_back(bit);
+    SmallVector<int64_t> outShape(layout.shape().begin(), layout.shape().end());
+    outShape.erase(outShape.begin() + axis);
+    if (!warpBits.empty()) {
+      ThreadIds ids = threadIds(rewriter, loc, ctx.threadsPerWarp);
+      LinearLayout sliced = layout.sliced(axis);
+      SmallVector<Value> thread = threadCoords(rewriter, loc, layout, ids);
+      thread.erase(thread.begin() + axis);
+      int64_t warpsOnAxis = int64_t(1) << warpBits.size();
+      int64_t outElements = 1;
+      for (int64_t d : outShape)
+        outElements *= d;
+      Value warpIndex = i32Const(rewriter, loc, 0);
+      for (size_t j = 0; j < warpBits.size(); ++j) {
+        Value bitValue = LLVM::AndOp::create(rewriter, loc,
+                                             LLVM::LShrOp::create(rewriter, loc, ids.warp, i32Const(rewriter, loc, warpBits[j])),
+                                             i32Const(rewriter, loc, 1));
+        warpIndex = LLVM::OrOp::create(rewriter, loc, warpIndex,
+                                       LLVM::ShlOp::create(rewriter, loc, bitValue, i32Const(rewriter, loc, j)));
+      }
+      Value base = sharedBase(rewriter, loc, op);
+      barrier(rewriter, loc);
+      // Offsets of each operand's slot array (4-byte aligned slots at least).
+      SmallVector<int64_t> offsets;
+      int64_t offset = 0;
+      for (size_t k = 0; k < n; ++k) {
+        offsets.push_back(offset);
+        offset += outElements * warpsOnAxis * std::max<int64_t>(4, elementBytes(elements[k]));
+      }
+      SmallVector<Value> slots;
+      for (auto &[key, a] : acc) {
+        Coord fixed = layout.applyOne(HwDim::Register, key);
+        fixed.erase(fixed.begin() + axis);
+        SmallVector<Value> coord;
+        for (size_t d = 0; d < fixed.size(); ++d)
+          coord.push_back(fixed[d] ? LLVM::XOrOp::create(rewriter, loc, thread[d], i32Const(rewriter, loc, fixed[d])).getResult()
+                                   : thread[d]);
+        Value index = outShape.empty() ? i32Const(rewriter, loc, 0) : linearize(rewriter, loc, coord, outShape);
+        Value slot = LLVM::MulOp::create(rewriter, loc, index, i32Const(rewriter, loc, warpsOnAxis));
+        slots.push_back(slot);
+        for (size_t k = 0; k < n; ++k) {
+          Value at = LLVM::AddOp::create(rewriter, loc, slot, warpIndex);
+          Type stored = slotType(elements[k]);
+          Value address = gep(rewriter, loc, gep(rewriter, loc, base, rewriter.getI8Type(), i32Const(rewriter, loc, offsets[k])), stored, at);
+          LLVM::StoreOp::create(rewriter, loc, toSlot(rewriter, loc, a[k], stored), address);
+        }
+      }
+      barrier(rewriter, loc);
+      size_t i = 0;
+      for (auto &[key, a] : acc) {
+        SmallVector<Value> total;
+        for (int64_t w = 0; w < warpsOnAxis; ++w) {
+          SmallVector<Value> part;
+          for (size_t k = 0; k < n; ++k) {
+            Type stored = slotType(elements[k]);
+            Value at = LLVM::AddOp::create(rewriter, loc, slots[i], i32Const(rewriter, loc, w));
+            Value address = gep(rewriter, loc, gep(rewriter, loc, base, rewriter.getI8Type(), i32Const(rewriter, loc, offsets[k])), stored, at);
+            part.push_back(fromSlot(rewriter, loc, LLVM::LoadOp::create(rewriter, loc, stored, address), elements[k]));
+          }
+          total = w == 0 ? part : combine(rewriter, op.getCombineOp(), total, part);
+        }
+        a = total;
+        ++i;
+      }
+      (void)sliced;
+    }
+    // 4. The result registers, by coordinate.
+    SmallVector<Value> results;
+    for (size_t k = 0; k < n; ++k) {
+      auto tensor = dyn_cast<RankedTensorType>(op.getResult(k).getType());
+      if (!tensor) {
+        results.push_back(acc.begin()->second[k]);
+        continue;
+      }
+      LinearLayout out = layoutOf(tensor);
+      SmallVector<Value> registers;
+      for (int r = 0; r < out.registers(); ++r) {
+        Coord c = out.applyOne(HwDim::Register, r);
+        Value found;
+        for (auto &[key, a] : acc) {
+          Coord fixed = layout.applyOne(HwDim::Register, key);
+          fixed.erase(fixed.begin() + axis);
+          if (fixed == c) {
+            found = a[k];
+            break;
+          }
+        }
+        if (!found)
+          return rewriter.notifyMatchFailure(op, "the result layout is not the slice of the operand's");
+        registers.push_back(found);
+      }
+      results.push_back(pack(rewriter, loc, getTypeConverter()->convertType(tensor), registers));
+    }
+    rewriter.replaceOp(op, results);
+    return success();
+  }
+
+  static int64_t elementBytes(Type t) {
+    if (isa<LLVM::LLVMPointerType>(t))
+      return 8;
+    return std::max<int64_t>(1, t.getIntOrFloatBitWidth() / 8);
+  }
+  /// Partial results travel as at least 32-bit values.
+  static Type slotType(Type t) {
+    if (isa<LLVM::LLVMPointerType>(t) || (isa<IntegerType>(t) && t.getIntOrFloatBitWidth() < 32))
+      return isa<LLVM::LLVMPointerType>(t) ? t : IntegerType::get(t.getContext(), 32);
+    return t;
+  }
+  static Value toSlot(OpBuilder &b, Location loc, Value v, Type slot) {
+    if (v.getType() == slot)
+      return v;
+    return LLVM::ZExtOp::create(b, loc, slot, v);
+  }
+  static Value fromSlot(OpBuilder &b, Location loc, Value v, Type element) {
+    if (v.getType() == element)
+      return v;
+    return LLVM::TruncOp::create(b, loc, element, v);
+  }
+};
+
+/// The layout holding each line along `axis` in one thread's registers:
+/// the scan runs sequentially there.
+LinearLayout scanLayout(ArrayRef<int64_t> shape, int axis, int numWarps, int threadsPerWarp) {
+  size_t rank = shape.size();
+  std::vector<unsigned> spt(rank, 1), tpw(rank, 1), wpc(rank, 1), order;
+  spt[axis] = shape[axis];
+  for (size_t i = 0; i < rank; ++i)
+    if (static_cast<int>(rank - 1 - i) != axis)
+      order.push_back(rank - 1 - i);
+  order.push_back(axis);
+  int64_t lanes = threadsPerWarp, warps = numWarps;
+  for (unsigned d : order)
+    while (lanes > 1 && int64_t(tpw[d]) * spt[d] < shape[d]) {
+      tpw[d] *= 2;
+      lanes /= 2;
+    }
+  for (unsigned d : order)
+    while (warps > 1 && int64_t(tpw[d]) * spt[d] * wpc[d] < shape[d]) {
+      wpc[d] *= 2;
+      warps /= 2;
+    }
+  tpw[order.front()] *= lanes;
+  wpc[order.front()] *= warps;
+  return LinearLayout::blocked(std::vector<int64_t>(shape.begin(), shape.end()), spt, tpw, wpc, order);
+}
+
+struct ScanLowering : KilnPattern<tile::ScanOp> {
+  using KilnPattern::KilnPattern;
+  LogicalResult matchAndRewrite(tile::ScanOp op, OpAdaptor adaptor, ConversionPatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    int axis = static_cast<int32_t>(op.getAxis());
+    auto type = cast<RankedTensorType>(op.getSrcs().front().getType());
+    LinearLayout layout = layoutOf(type);
+    LinearLayout lines = scanLayout(type.getShape(), axis, ctx.numWarps, ctx.threadsPerWarp);
+    size_t n = op.getSrcs().size();
+    SmallVector<SmallVector<Value>> values;
+    SmallVector<Type> elements;
+    for (auto [src, lowered] : llvm::zip(op.getSrcs(), adaptor.getSrcs())) {
+      elements.push_back(ctx.types.elementType(src.getType()));
+      values.push_back(convertRegisters(rewriter, loc, op, unpack(rewriter, loc, lowered), elements.back(),
+                                        layout, lines, ctx.threadsPerWarp));
+    }
+    // Registers of one line, in axis order.
+    std::map<std::vector<int32_t>, std::vector<std::pair<int32_t, int>>> line;
+    for (int r = 0; r < lines.registers(); ++r) {
+      Coord c = lines.applyOne(HwDim::Register, r);
+      int32_t position = c[axis];
+      c[axis] = 0;
+      line[c].push_back({position, r});
+    }
+    for (auto &[key, registers] : line) {
+      std::sort(registers.begin(), registers.end());
+      if (op.getReverse())
+        std::reverse(registers.begin(), registers.end());
+      SmallVector<Value> acc;
+      for (size_t k = 0; k < n; ++k)
+        acc.push_back(values[k][registers[0].second]);
+      for (size_t i = 1; i < registers.size(); ++i) {
+        SmallVector<Value> next;
+        for (size_t k = 0; k < n; ++k)
+          next.push_back(values[k][registers[i].second]);
+        acc = combine(rewriter, op.getCombineOp(), acc, next);
+        for (size_t k = 0; k < n; ++k)
+          values[k][registers[i].second] = acc[k];
+      }
+    }
+    SmallVector<Value> results;
+    for (size_t k = 0; k < n; ++k) {
+      SmallVector<Value> back = convertRegisters(rewriter, loc, op, values[k], elements[k], lines,
+                                                 layoutOf(op.getResult(k).getType()), ctx.threadsPerWarp);
+      results.push_back(pack(rewriter, loc, getTypeConverter()->convertType(op.getResult(k).getType()), back));
+    }
+    rewriter.replaceOp(op, results);
+    return success();
+  }
+};
+
+} // namespace
+
+void populateReducePatterns(RewritePatternSet &patterns, const LoweringContext &context) {
+  patterns.add<ReduceLowering, ScanLowering>(context);
+}
+
+} // namespace kiln::lowering

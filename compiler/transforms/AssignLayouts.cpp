@@ -1,0 +1,452 @@
+//===- AssignLayouts.cpp - choose a layout for every block ----------------===//
+//
+// 1. Values that must share a layout form classes (union-find): operands and
+//    results of elementwise operations, the pointer/mask/value of memory
+//    operations, and the values a loop or branch carries.
+// 2. Memory accesses anchor their classes to a coalesced layout: 16-byte
+//    vectors along the pointer's most contiguous dimension (axis info),
+//    threads spread along it first. Larger accesses win.
+// 3. Layouts flow from assigned classes to neighbours across the operations
+//    that change shapes (broadcast, expand_dims, reduce, trans, reshape,
+//    join, split); classes still without one get the default blocked layout.
+// 4. Types are rewritten; where a shape-changing operation's operand and
+//    result layouts do not fit together, a kgpu.convert_layout goes in.
+//
+//===----------------------------------------------------------------------===//
+
+#include "compiler/transforms/Passes.h"
+
+#include "compiler/analysis/AxisInfo.h"
+#include "compiler/dialect/gpu/KGpu.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/IR/Builders.h"
+#include "llvm/ADT/EquivalenceClasses.h"
+#include "llvm/ADT/MapVector.h"
+#include "llvm/ADT/TypeSwitch.h"
+
+#include <deque>
+
+namespace kiln {
+
+#define GEN_PASS_DEF_ASSIGNLAYOUTS
+#include "compiler/transforms/Passes.h.inc"
+
+using namespace mlir;
+using namespace kiln::gpu;
+
+namespace {
+
+RankedTensorType tensorOf(Value v) { return dyn_cast<RankedTensorType>(v.getType()); }
+
+/// Operations whose tensor operands and results all share one layout.
+bool isElementwise(Operation *op) {
+  StringRef dialect = op->getDialect() ? op->getDialect()->getNamespace() : "";
+  if (dialect == "arith" || dialect == "math")
+    return !isa<arith::ConstantOp>(op);
+  return isa<tile::AddPtrOp, tile::BitcastOp, tile::FpToFpOp, tile::IntToPtrOp, tile::PtrToIntOp,
+             tile::HintOp, tile::LoadOp, tile::StoreOp, tile::AtomicRMWOp, tile::AtomicCASOp,
+             tile::ScanOp>(op);
+}
+
+/// The blocked layout for `shape` with `sizePerThread` and `order`, its
+/// threads spread along `order` (lanes first, then warps).
+BlockedEncodingAttr blockedFor(MLIRContext *context, ArrayRef<int64_t> shape,
+                               SmallVector<unsigned> spt, ArrayRef<unsigned> order, int numWarps,
+                               int threadsPerWarp) {
+  size_t rank = shape.size();
+  SmallVector<unsigned> tpw(rank, 1), wpc(rank, 1);
+  int64_t lanes = threadsPerWarp, warps = numWarps;
+  for (unsigned d : order)
+    while (lanes > 1 && int64_t(tpw[d]) * spt[d] < shape[d]) {
+      tpw[d] *= 2;
+      lanes /= 2;
+    }
+  for (unsigned d : order)
+    while (warps > 1 && int64_t(tpw[d]) * spt[d] * wpc[d] < shape[d]) {
+      wpc[d] *= 2;
+      warps /= 2;
+    }
+  tpw[order.back()] *= lanes;
+  wpc[order.back()] *= warps;
+  return BlockedEncodingAttr::get(context, spt, tpw, wpc, order);
+}
+
+int64_t pointeeBytes(Value ptr) {
+  auto p = cast<tile::PointerType>(getElementTypeOrSelf(ptr.getType()));
+  Type pointee = p.getPointeeType();
+  if (isa<tile::PointerType>(pointee))
+    return 8;
+  return std::max(1u, pointee.getIntOrFloatBitWidth() / 8);
+}
+
+/// A shape-changing relation between two classes' values.
+struct Relation {
+  Operation *op;
+  Value src, dst;
+};
+
+class Assigner {
+public:
+  Assigner(tile::FuncOp func, int numWarps, int threadsPerWarp)
+      : func_(func), context_(func.getContext()), numWarps_(numWarps),
+        threadsPerWarp_(threadsPerWarp), axis_(func) {}
+
+  void run() {
+    collect();
+    chooseAnchors();
+    assign();
+    materialize();
+  }
+
+private:
+  Value leader(Value v) { return classes_.getLeaderValue(v); }
+  void join(Value a, Value b) {
+    if (tensorOf(a) && tensorOf(b) && tensorOf(a).getShape() == tensorOf(b).getShape())
+      classes_.unionSets(a, b);
+  }
+  void add(Value v) {
+    if (tensorOf(v)) {
+      classes_.insert(v);
+      if (!order_.count(v))
+        order_[v] = order_.size();
+    }
+  }
+
+  /// Step 1: classes and relations.
+  void collect() {
+    func_.walk([&](Operation *op) {
+      for (Region &region : op->getRegions())
+        for (Block &block : region)
+          for (BlockArgument arg : block.getArguments())
+            add(arg);
+      for (Value v : op->getResults())
+        add(v);
+    });
+    func_.walk([&](Operation *op) {
+      SmallVector<Value> tensors;
+      for (Value v : op->getOperands())
+        if (tensorOf(v))
+          tensors.push_back(v);
+      for (Value v : op->getResults())
+        if (tensorOf(v))
+          tensors.push_back(v);
+      if (isElementwise(op)) {
+        for (Value v : tensors)
+          join(tensors.front(), v);
+        return;
+      }
+      llvm::TypeSwitch<Operation *>(op)
+          .Case([&](tile::ReduceOp r) {
+            for (Value src : r.getSrcs())
+              join(r.getSrcs().front(), src);
+            for (Value result : r.getResults()) {
+              join(r.getResults().front(), result);
+              if (tensorOf(result))
+                relations_.push_back({op, r.getSrcs().front(), result});
+            }
+          })
+          .Case([&](tile::DotOp d) { join(d.getC(), d.getResult()); })
+          .Case<tile::BroadcastOp, tile::ExpandDimsOp, tile::TransOp, tile::ReshapeOp,
+                tile::SplitOp>([&](Operation *) {
+            // (split's two results share a class: one relation covers both)
+            relations_.push_back({op, op->getOperand(0), op->getResult(0)});
+            for (Value result : op->getResults())
+              join(op->getResult(0), result);
+          })
+          .Case([&](tile::JoinOp j) {
+            join(j.getLhs(), j.getRhs());
+            relations_.push_back({op, j.getLhs(), j.getResult()});
+          })
+          .Case([&](scf::ForOp loop) {
+            auto yield = cast<scf::YieldOp>(loop.getBody()->getTerminator());
+            for (auto [init, arg, next, result] : llvm::zip(loop.getInitArgs(), loop.getRegionIterArgs(),
+                                                            yield.getOperands(), loop.getResults())) {
+              join(init, arg);
+              join(arg, next);
+              join(arg, result);
+            }
+          })
+          .Case([&](scf::IfOp branch) {
+            if (branch.getNumResults() == 0)
+              return;
+            for (auto [result, a, b] : llvm::zip(branch.getResults(), branch.thenYield().getOperands(),
+                                                 branch.elseYield().getOperands())) {
+              join(result, a);
+              join(result, b);
+            }
+          })
+          .Case([&](scf::WhileOp loop) {
+            auto condition = loop.getConditionOp();
+            auto yield = loop.getYieldOp();
+            for (auto [init, arg, next] :
+                 llvm::zip(loop.getInits(), loop.getBeforeArguments(), yield.getOperands())) {
+              join(init, arg);
+              join(arg, next);
+            }
+            for (auto [forwarded, arg, result] : llvm::zip(condition.getArgs(), loop.getAfterArguments(),
+                                                           loop.getResults())) {
+              join(forwarded, arg);
+              join(arg, result);
+            }
+          });
+    });
+  }
+
+  /// Step 2: the coalesced layout each memory access asks for.
+  void chooseAnchors() {
+    func_.walk([&](Operation *op) {
+      Value ptr, mask;
+      if (auto load = dyn_cast<tile::LoadOp>(op))
+        ptr = load.getPtr(), mask = load.getMask();
+      else if (auto store = dyn_cast<tile::StoreOp>(op))
+        ptr = store.getPtr(), mask = store.getMask();
+      else if (auto rmw = dyn_cast<tile::AtomicRMWOp>(op))
+        ptr = rmw.getPtr(), mask = rmw.getMask();
+      else if (auto cas = dyn_cast<tile::AtomicCASOp>(op))
+        ptr = cas.getPtr();
+      if (!ptr || !tensorOf(ptr))
+        return;
+      auto shape = tensorOf(ptr).getShape();
+      AxisInfo info = axis_.get(ptr);
+      // Dimensions by contiguity, most contiguous first (ties: the last).
+      SmallVector<unsigned> order;
+      for (unsigned d = shape.size(); d-- > 0;)
+        order.push_back(d);
+      std::stable_sort(order.begin(), order.end(),
+                       [&](unsigned a, unsigned b) { return info.contiguity[a] > info.contiguity[b]; });
+      int64_t bytes = pointeeBytes(ptr);
+      int64_t perThread = axis_.vectorWidth(ptr, order[0], bytes, mask);
+      int64_t elements = tensorOf(ptr).getNumElements();
+      int64_t threads = int64_t(numWarps_) * threadsPerWarp_;
+      perThread = std::max<int64_t>(1, std::min(perThread, std::max<int64_t>(1, elements / threads)));
+      perThread = std::min<int64_t>(perThread, shape[order[0]]);
+      SmallVector<unsigned> spt(shape.size(), 1);
+      spt[order[0]] = perThread;
+      Attribute layout = blockedFor(context_, shape, spt, order, numWarps_, threadsPerWarp_);
+      int64_t weight = elements * bytes * perThread;
+      Value key = leader(ptr);
+      auto [it, inserted] = anchors_.try_emplace(key, layout, weight);
+      if (!inserted && weight > it->second.second)
+        it->second = {layout, weight};
+    });
+  }
+
+  /// The layout `to` needs when `from` has `known`, across relation `r`
+  /// (forward: from src to dst), or null when it cannot be derived.
+  Attribute derive(const Relation &r, bool forward, Attribute known) {
+    Value target = forward ? r.dst : r.src;
+    auto shape = tensorOf(target).getShape();
+    LinearLayout ll = cast<LayoutEncodingAttr>(known).toLinearLayout(
+        tensorOf(forward ? r.src : r.dst).getShape());
+    return llvm::TypeSwitch<Operation *, Attribute>(r.op)
+        .Case([&](tile::BroadcastOp) -> Attribute {
+          if (isa<BlockedEncodingAttr>(known))
+            return known; // a blocked layout applies to any shape
+          if (forward)
+            return {};
+          auto srcShape = tensorOf(r.src).getShape();
+          return LinearEncodingAttr::get(
+              context_, ll.mapped(
+                            [&](const Coord &c) {
+                              Coord out = c;
+                              for (size_t d = 0; d < out.size(); ++d)
+                                if (srcShape[d] == 1)
+                                  out[d] = 0;
+                              return out;
+                            },
+                            std::vector<int64_t>(srcShape.begin(), srcShape.end())));
+        })
+        .Case([&](tile::ExpandDimsOp e) -> Attribute {
+          unsigned axis = e.getAxis();
+          if (!forward)
+            return SliceEncodingAttr::get(context_, axis, known);
+          if (auto slice = dyn_cast<SliceEncodingAttr>(known))
+            if (slice.getDim() == axis)
+              return slice.getParent();
+          return {};
+        })
+        .Case([&](tile::ReduceOp reduce) -> Attribute {
+          unsigned axis = reduce.getAxis();
+          if (forward)
+            return SliceEncodingAttr::get(context_, axis, known);
+          if (auto slice = dyn_cast<SliceEncodingAttr>(known))
+            if (slice.getDim() == axis)
+              return slice.getParent();
+          return {};
+        })
+        .Case([&](tile::TransOp t) -> Attribute {
+          SmallVector<int32_t> order(t.getOrder());
+          // dst dimension i is src dimension order[i].
+          auto map = [&](const Coord &c) {
+            Coord out(c.size());
+            for (size_t i = 0; i < c.size(); ++i) {
+              if (forward)
+                out[i] = c[order[i]];
+              else
+                out[order[i]] = c[i];
+            }
+            return out;
+          };
+          return LinearEncodingAttr::get(context_,
+                                         ll.mapped(map, std::vector<int64_t>(shape.begin(), shape.end())));
+        })
+        .Case<tile::ReshapeOp, tile::JoinOp, tile::SplitOp>([&](Operation *) -> Attribute {
+          auto fromShape = tensorOf(forward ? r.src : r.dst).getShape();
+          std::vector<int64_t> from(fromShape.begin(), fromShape.end()), to(shape.begin(), shape.end());
+          if (isa<tile::JoinOp, tile::SplitOp>(r.op)) {
+            bool adds = isa<tile::JoinOp>(r.op) == forward; // the last dimension of 2 appears
+            LinearLayout mapped = ll.mapped(
+                [&](const Coord &c) {
+                  Coord out = c;
+                  if (adds)
+                    out.push_back(0);
+                  else
+                    out.pop_back();
+                  return out;
+                },
+                to);
+            if (adds) { // both halves in one thread: a register bit for the new dimension
+              auto bases = std::array<std::vector<Coord>, kHwDims>{
+                  mapped.bases(HwDim::Register), mapped.bases(HwDim::Lane), mapped.bases(HwDim::Warp)};
+              Coord last(to.size(), 0);
+              last.back() = 1;
+              bases[0].insert(bases[0].begin(), last);
+              mapped = LinearLayout(bases, to);
+            }
+            return LinearEncodingAttr::get(context_, mapped);
+          }
+          return LinearEncodingAttr::get(context_, ll.mapped(
+                                                       [&](const Coord &c) {
+                                                         return delinearize(linearIndex(c, from), to);
+                                                       },
+                                                       to));
+        })
+        .Default([](Operation *) { return Attribute(); });
+  }
+
+  /// Step 3: anchored classes first (largest first), then the rest in
+  /// program order, each spreading to its neighbours.
+  void assign() {
+    std::vector<std::pair<int64_t, Value>> anchored;
+    for (auto &[key, anchor] : anchors_)
+      anchored.push_back({anchor.second, key});
+    std::stable_sort(anchored.begin(), anchored.end(),
+                     [](auto &a, auto &b) { return a.first > b.first; });
+    for (auto &[weight, key] : anchored)
+      if (!layouts_.count(key)) {
+        layouts_[key] = anchors_[key].first;
+        spread(key);
+      }
+    std::vector<Value> rest;
+    for (auto &[value, index] : order_)
+      rest.push_back(value);
+    for (Value v : rest) {
+      Value key = leader(v);
+      if (layouts_.count(key))
+        continue;
+      layouts_[key] = defaultBlockedEncoding(context_, tensorOf(v).getShape(), numWarps_, threadsPerWarp_);
+      spread(key);
+    }
+  }
+
+  void spread(Value start) {
+    std::deque<Value> queue{start};
+    while (!queue.empty()) {
+      Value key = queue.front();
+      queue.pop_front();
+      for (const Relation &r : relations_)
+        for (bool forward : {true, false}) {
+          Value from = forward ? r.src : r.dst, to = forward ? r.dst : r.src;
+          if (leader(from) != key || layouts_.count(leader(to)))
+            continue;
+          if (Attribute layout = derive(r, forward, layouts_[key])) {
+            layouts_[leader(to)] = layout;
+            queue.push_back(leader(to));
+          }
+        }
+    }
+  }
+
+  Type typed(Value v, Attribute layout) { return withEncoding(v.getType(), layout); }
+
+  /// Step 4: rewrite types; insert conversions where relations disagree.
+  void materialize() {
+    for (auto &[value, index] : order_) {
+      value.setType(typed(value, layouts_[leader(value)]));
+      if (auto constant = value.getDefiningOp<arith::ConstantOp>())
+        if (auto dense = dyn_cast<DenseElementsAttr>(constant.getValue()))
+          constant.setValueAttr(dense.reshape(cast<ShapedType>(value.getType())));
+    }
+    OpBuilder builder(context_);
+    for (const Relation &r : relations_) {
+      Attribute srcLayout = tensorOf(r.src).getEncoding();
+      Attribute dstLayout = tensorOf(r.dst).getEncoding();
+      if (isa<tile::ReduceOp>(r.op)) {
+        // The result must be the slice of the operand's layout.
+        Attribute wanted = derive(r, true, srcLayout);
+        if (compatible(wanted, dstLayout, r.dst))
+          continue;
+        auto reduce = cast<tile::ReduceOp>(r.op);
+        builder.setInsertionPointAfter(reduce);
+        for (Value result : reduce.getResults()) {
+          Type finalType = result.getType();
+          result.setType(typed(result, wanted));
+          auto convert = ConvertLayoutOp::create(builder, reduce.getLoc(), finalType, result);
+          result.replaceAllUsesExcept(convert, convert);
+        }
+        continue;
+      }
+      // The operand must be what the result's layout asks of it.
+      Attribute wanted = derive(r, false, dstLayout);
+      if (!wanted || compatible(wanted, srcLayout, r.src))
+        continue;
+      builder.setInsertionPoint(r.op);
+      for (OpOperand &operand : r.op->getOpOperands()) {
+        if (!tensorOf(operand.get()))
+          continue;
+        auto convert = ConvertLayoutOp::create(builder, r.op->getLoc(), typed(operand.get(), wanted),
+                                               operand.get());
+        operand.set(convert);
+      }
+    }
+  }
+
+  /// Whether a value of `layout` can stand where `wanted` is required
+  /// (lanes and warps hold the same elements; registers are looked up).
+  bool compatible(Attribute wanted, Attribute layout, Value v) {
+    if (wanted == layout)
+      return true;
+    auto shape = tensorOf(v).getShape();
+    return cast<LayoutEncodingAttr>(wanted).toLinearLayout(shape).sameThreads(
+        cast<LayoutEncodingAttr>(layout).toLinearLayout(shape));
+  }
+
+  tile::FuncOp func_;
+  MLIRContext *context_;
+  int numWarps_, threadsPerWarp_;
+  AxisInfoAnalysis axis_;
+  llvm::EquivalenceClasses<Value> classes_;
+  llvm::MapVector<Value, size_t> order_; ///< every tensor value, in program order
+  std::vector<Relation> relations_;
+  llvm::DenseMap<Value, std::pair<Attribute, int64_t>> anchors_; ///< class leader -> (layout, weight)
+  llvm::DenseMap<Value, Attribute> layouts_;                      ///< class leader -> layout
+};
+
+struct AssignLayouts : impl::AssignLayoutsBase<AssignLayouts> {
+  using AssignLayoutsBase::AssignLayoutsBase;
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    Builder b(module.getContext());
+    module->setAttr(kNumWarpsAttr, b.getI32IntegerAttr(numWarps));
+    module->setAttr(kThreadsPerWarpAttr, b.getI32IntegerAttr(threadsPerWarp));
+    module->setAttr(kTargetAttr, b.getStringAttr(target));
+    for (auto func : module.getOps<tile::FuncOp>())
+      Assigner(func, numWarps, threadsPerWarp).run();
+  }
+};
+
+} // namespace
+} // namespace kiln

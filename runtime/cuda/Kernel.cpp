@@ -1,0 +1,31 @@
+#include "runtime/cuda/Kernel.h"
+
+#include <kiln/error.h>
+
+namespace kiln::cuda {
+
+LoadedKernel load(const std::vector<char> &image, const std::string &name, int ordinal, int threads,
+                  int shared_memory) {
+  const Driver &d = driver();
+  use_device(ordinal);
+  LoadedKernel kernel;
+  kernel.device = ordinal;
+  kernel.threads = threads;
+  kernel.shared_memory = shared_memory;
+  check(d.cuModuleLoadData(&kernel.module, image.data()), ("loading kernel " + name).c_str());
+  check(d.cuModuleGetFunction(&kernel.function, kernel.module, name.c_str()), ("finding kernel " + name).c_str());
+  if (shared_memory > 48 * 1024)
+    check(d.cuFuncSetAttribute(kernel.function, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, shared_memory),
+          ("raising the shared memory limit of " + name).c_str());
+  return kernel;
+}
+
+void launch(const LoadedKernel &kernel, const Grid &grid, void *stream, std::vector<void *> &params) {
+  const Driver &d = driver();
+  use_device(kernel.device);
+  check(d.cuLaunchKernel(kernel.function, grid.x, grid.y, grid.z, kernel.threads, 1, 1,
+                         kernel.shared_memory, static_cast<CUstream>(stream), params.data(), nullptr),
+        "cuLaunchKernel");
+}
+
+} // namespace kiln::cuda

@@ -1,0 +1,120 @@
+// Running a kernel on the GPU and on the interpreter with the same inputs,
+// and comparing every element of every output.
+#pragma once
+
+#include <kiln/kiln.h>
+#include <kiln/numeric.h>
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstring>
+#include <random>
+#include <variant>
+#include <vector>
+
+namespace kiln::testing {
+
+/// A host array of `dtype` elements (as raw bytes).
+struct Array {
+  DType dtype;
+  std::vector<uint8_t> bytes;
+  bool output = false;
+
+  size_t count() const { return bytes.size() / size_in_bytes(dtype); }
+  double at(size_t i) const {
+    uint64_t raw = 0;
+    std::memcpy(&raw, bytes.data() + i * size_in_bytes(dtype), size_in_bytes(dtype));
+    if (is_float(dtype))
+      return decode_float(dtype, raw);
+    int bits = bit_width(dtype) == 1 ? 8 : bit_width(dtype);
+    if (is_unsigned(dtype) || dtype == DType::i1)
+      return static_cast<double>(raw);
+    int64_t v = static_cast<int64_t>(raw << (64 - bits)) >> (64 - bits);
+    return static_cast<double>(v);
+  }
+  void set(size_t i, double v) {
+    uint64_t raw = is_float(dtype) ? encode_float(dtype, round_to(dtype, v, Rounding::nearest_even, is_float8(dtype)))
+                                   : static_cast<uint64_t>(static_cast<int64_t>(v));
+    std::memcpy(bytes.data() + i * size_in_bytes(dtype), &raw, size_in_bytes(dtype));
+  }
+};
+
+/// Random values in [lo, hi) (integers: whole numbers), from `seed`.
+inline Array random_array(DType dtype, size_t count, double lo, double hi, unsigned seed) {
+  Array a{dtype, std::vector<uint8_t>(count * size_in_bytes(dtype)), false};
+  std::mt19937 rng(seed);
+  std::uniform_real_distribution<double> dist(lo, hi);
+  for (size_t i = 0; i < count; ++i)
+    a.set(i, is_float(dtype) ? dist(rng) : std::floor(dist(rng)));
+  return a;
+}
+
+/// An output array, poisoned (all bits set) before each run.
+inline Array output_array(DType dtype, size_t count) {
+  return Array{dtype, std::vector<uint8_t>(count * size_in_bytes(dtype), 0xFF), true};
+}
+
+using HostArg = std::variant<Array *, int64_t, double>;
+
+/// Runs `kernel` on `device` and returns the outputs' final contents.
+inline std::vector<Array> run_on(const Device &device, const Kernel &kernel, Grid grid, const Config &config,
+                                 const std::vector<HostArg> &args, uint8_t poison) {
+  std::vector<Buffer> buffers;
+  std::vector<Arg> launch;
+  std::vector<Array> outputs;
+  std::vector<size_t> output_buffers;
+  for (const HostArg &arg : args) {
+    if (auto *array = std::get_if<Array *>(&arg)) {
+      Buffer b = Buffer::allocate(device, (*array)->bytes.size());
+      b.copy_from_host((*array)->bytes.data(), (*array)->bytes.size());
+      if ((*array)->output) // each device starts from its own poison: unwritten elements differ
+        b.fill_bytes(poison);
+      if ((*array)->output)
+        output_buffers.push_back(buffers.size());
+      buffers.push_back(b);
+      launch.push_back(Arg(b));
+    } else if (auto *i = std::get_if<int64_t>(&arg)) {
+      launch.push_back(Arg(*i));
+    } else {
+      launch.push_back(Arg(std::get<double>(arg)));
+    }
+  }
+  Stream stream(device);
+  kernel.launch_with(grid, config, stream, launch);
+  stream.synchronize();
+  size_t o = 0;
+  for (const HostArg &arg : args)
+    if (auto *array = std::get_if<Array *>(&arg); array && (*array)->output) {
+      Array result = **array;
+      buffers[output_buffers[o++]].copy_to_host(result.bytes.data(), result.bytes.size());
+      outputs.push_back(result);
+    }
+  return outputs;
+}
+
+/// The GPU and the interpreter agree on every element of every output:
+/// exactly for integers, within `tolerance` (relative to the larger
+/// magnitude, absolute near zero) for floats; no output stays poisoned.
+inline void expect_same(const Kernel &kernel, Grid grid, const Config &config, std::vector<HostArg> args,
+                        double tolerance = 1e-5) {
+  std::vector<Array> gpu = run_on(Device::cuda(0), kernel, grid, config, args, 0xFF);
+  std::vector<Array> cpu = run_on(Device::interp(), kernel, grid, config, args, 0xFE);
+  ASSERT_EQ(gpu.size(), cpu.size());
+  for (size_t k = 0; k < gpu.size(); ++k) {
+    size_t mismatches = 0;
+    for (size_t i = 0; i < gpu[k].count(); ++i) {
+      double g = gpu[k].at(i), c = cpu[k].at(i);
+      bool same = std::isnan(g) ? std::isnan(c)
+                                : (is_float(gpu[k].dtype)
+                                       ? std::fabs(g - c) <= tolerance * std::max({1.0, std::fabs(g), std::fabs(c)})
+                                       : g == c);
+      if (!same && mismatches++ < 5)
+        ADD_FAILURE() << kernel.name() << " output #" << k << " element " << i << ": GPU " << g
+                      << ", interpreter " << c;
+    }
+    EXPECT_EQ(mismatches, 0u) << kernel.name() << " output #" << k << " (" << gpu[k].count() << " elements)";
+  }
+}
+
+} // namespace kiln::testing

@@ -1,0 +1,204 @@
+// Kernels run on the GPU and on the interpreter with the same random inputs
+// (ragged sizes included) must agree on every output element.
+#include "GpuTestSupport.h"
+
+using namespace kiln;
+using namespace kiln::testing;
+
+namespace {
+
+void copy_kernel(const Config &cfg, ConstPtr<f32> x, Ptr<f32> y, Int n) {
+  const int64_t B = cfg["BLOCK"];
+  Tensor o = program_id(0) * B + arange(0, B);
+  store(y + o, load(x + o, o < n) * 2.0 + 1.0, o < n);
+}
+
+template <DType T> void typed_add(const Config &cfg, ConstPtr<T> x, ConstPtr<T> y, Ptr<T> out, Int n) {
+  const int64_t B = cfg["BLOCK"];
+  Tensor o = program_id(0) * B + arange(0, B);
+  Tensor m = o < n;
+  store(out + o, load(x + o, m) + load(y + o, m), m);
+}
+
+} // namespace
+
+TEST(GpuKernels, PointwiseAtRaggedSizes) {
+  Kernel k = jit(copy_kernel, "copy_kernel");
+  for (int64_t n : {1, 17, 1000, 4096, 100003}) {
+    Array x = random_array(f32, n, -4, 4, 1), y = output_array(f32, n);
+    for (int64_t block : {128, 1024})
+      expect_same(k, Grid(cdiv(n, block)), {{"BLOCK", block}}, {&x, &y, n});
+  }
+}
+
+TEST(GpuKernels, PointwiseInEveryDtype) {
+  const int64_t n = 3000;
+  auto check = [&](auto kernel_fn, DType t, const char *name) {
+    Kernel k = jit(kernel_fn, name);
+    Array x = random_array(t, n, -50, 50, 2), y = random_array(t, n, -50, 50, 3), out = output_array(t, n);
+    expect_same(k, Grid(cdiv(n, 512)), {{"BLOCK", 512}}, {&x, &y, &out, n}, 1e-2);
+  };
+  check(typed_add<f32>, f32, "add_f32");
+  check(typed_add<f16>, f16, "add_f16");
+  check(typed_add<bf16>, bf16, "add_bf16");
+  check(typed_add<f64>, f64, "add_f64");
+  check(typed_add<i32>, i32, "add_i32");
+  check(typed_add<i8>, i8, "add_i8");
+  check(typed_add<u16>, u16, "add_u16");
+  check(typed_add<i64>, i64, "add_i64");
+}
+
+TEST(GpuKernels, MathConversionsAndSelects) {
+  Kernel k = jit(
+      [](ConstPtr<f32> x, Ptr<f32> out, Ptr<i32> ints, Ptr<f16> halves, Ptr<f8e4m3> e4, Ptr<f8e5m2> e5, Int n) {
+        Tensor o = program_id(0) * 256 + arange(0, 256);
+        Tensor m = o < n;
+        Tensor v = load(x + o, m, 1.0);
+        Tensor r = exp(v * 0.5) + log(abs(v) + 1.0) + sqrt(abs(v)) + rsqrt(abs(v) + 1.0) + tanh(v) +
+                   sigmoid(v) + erf(v) + sin(v) + cos(v) + exp2(v * 0.25) + log2(abs(v) + 2.0) +
+                   floor(v) + ceil(v) + pow(abs(v) + 0.5, 1.5) + fma(v, v, v) + where(v > 0.0, v, -v) +
+                   maximum(v, 0.5) + minimum(v, -0.5) + clamp(v, -1.0, 1.0);
+        store(out + o, r, m);
+        store(ints + o, (v * 100.0).to(i32) + (v * 1e9).to(i32) / 1000, m); // saturating conversion
+        store(halves + o, v.to(f16), m);
+        store(e4 + o, (v * 200.0).to(f8e4m3), m);
+        store(e5 + o, v.to(f8e5m2), m);
+      },
+      "math_conversions");
+  const int64_t n = 2000;
+  Array x = random_array(f32, n, -8, 8, 4);
+  Array out = output_array(f32, n), ints = output_array(i32, n), halves = output_array(f16, n),
+        e4 = output_array(f8e4m3, n), e5 = output_array(f8e5m2, n);
+  // Approximate GPU transcendentals: a few ulps, relative to the sum.
+  expect_same(k, Grid(cdiv(n, 256)), {}, {&x, &out, &ints, &halves, &e4, &e5, n}, 2e-5);
+}
+
+TEST(GpuKernels, ReductionsAlongEachAxis) {
+  Kernel k = jit(
+      [](const Config &cfg, ConstPtr<f32> x, Ptr<f32> rows, Ptr<f32> cols, Ptr<i32> arg, Ptr<f32> all, Int R, Int C) {
+        const int64_t BR = cfg["BR"], BC = cfg["BC"];
+        Tensor r = arange(0, BR), c = arange(0, BC);
+        Tensor mask = expand_dims(r < R, 1) & expand_dims(c < C, 0);
+        Tensor v = load(x + expand_dims(r, 1) * C + expand_dims(c, 0), mask, -INFINITY);
+        Tensor vz = where(mask, v, 0.0);
+        store(rows + r, sum(vz, 1) + max(v, 1), r < R);
+        store(cols + c, sum(vz, 0) + min(where(mask, v, INFINITY), 0), c < C);
+        store(arg + c, argmax(v, 0), c < C);
+        store(all, sum(vz));
+      },
+      "reductions");
+  for (auto [R, C, BR, BC, warps] : std::vector<std::array<int64_t, 5>>{
+           {16, 32, 16, 32, 4}, {5, 100, 8, 128, 4}, {64, 64, 64, 64, 8}, {3, 1000, 4, 1024, 4}, {200, 3, 256, 4, 2}}) {
+    Array x = random_array(f32, R * C, -10, 10, 5);
+    Array rows = output_array(f32, R), cols = output_array(f32, C), arg = output_array(i32, C), all = output_array(f32, 1);
+    expect_same(k, Grid(1), {{"BR", BR}, {"BC", BC}, {"num_warps", warps}}, {&x, &rows, &cols, &arg, &all, R, C}, 1e-4);
+  }
+}
+
+TEST(GpuKernels, BroadcastsTransposesReshapesJoinSplit) {
+  Kernel k = jit(
+      [](ConstPtr<f32> x, Ptr<f32> out) {
+        Tensor i = expand_dims(arange(0, 32), 1), j = expand_dims(arange(0, 64), 0);
+        Tensor v = load(x + i * 64 + j);                          // 32x64
+        Tensor t = trans(v);                                      // 64x32
+        Tensor r = reshape(t, {128, 16});
+        Tensor back = reshape(r, {64, 32});
+        auto [a, b] = split(reshape(join(back, back * 2.0), {64, 32, 2}));
+        Tensor row = expand_dims(sum(v, 1), 1);                   // 32x1
+        Tensor centered = v - row;                                // broadcast
+        store(out + i * 64 + j, centered + trans(a + b));
+      },
+      "views");
+  Array x = random_array(f32, 32 * 64, -1, 1, 6), out = output_array(f32, 32 * 64);
+  expect_same(k, Grid(1), {}, {&x, &out}, 1e-5);
+}
+
+TEST(GpuKernels, LoopsBranchesAndVars) {
+  Kernel k = jit(
+      [](ConstPtr<f32> x, Ptr<f32> out, Int n) {
+        Var acc(zeros({128}, f32));
+        Var count(constant(0, i32));
+        for_range(0, n, 128, [&](const Tensor &start) {
+          Tensor o = start + arange(0, 128);
+          Tensor v = load(x + o, o < n, 0.0);
+          if_(count.get() < 3, [&] { acc = acc.get() + v; }, [&] { acc = acc.get() - v * 0.5; });
+          count += 1;
+        });
+        Var steps(constant(0, i32));
+        while_([&] { return steps.get() * steps.get() < n; }, [&] { steps += 1; });
+        store(out + arange(0, 128), acc.get() + steps.get().to(f32));
+      },
+      "control");
+  const int64_t n = 1000;
+  Array x = random_array(f32, n, -1, 1, 7), out = output_array(f32, 128);
+  expect_same(k, Grid(1), {}, {&x, &out, n}, 1e-5);
+}
+
+TEST(GpuKernels, ScansForwardAndReverse) {
+  Kernel k = jit(
+      [](ConstPtr<i32> x, Ptr<i32> out) {
+        Tensor i = expand_dims(arange(0, 8), 1), j = expand_dims(arange(0, 64), 0);
+        Tensor v = load(x + i * 64 + j);
+        store(out + i * 64 + j, cumsum(v, 1) + cumsum(v, 0, /*reverse=*/true));
+        Tensor flat = load(x + arange(0, 512));
+        store(out + 512 + arange(0, 512), scan(flat, 0, [](const Tensor &a, const Tensor &b) { return maximum(a, b); }));
+      },
+      "scans");
+  Array x = random_array(i32, 512, -100, 100, 8), out = output_array(i32, 1024);
+  expect_same(k, Grid(1), {}, {&x, &out});
+}
+
+TEST(GpuKernels, AtomicsAndCompareAndSwap) {
+  Kernel k = jit(
+      [](Ptr<i32> counters, Ptr<f32> sums, Ptr<f32> best, Ptr<i32> old) {
+        Tensor lanes = arange(0, 128);
+        atomic_add(counters + lanes % 4, 1);
+        atomic_add(sums + lanes % 8, lanes.to(f32) * 0.25);
+        atomic_max(best, program_id(0).to(f32) - 3.5);
+        atomic_min(best + 1, program_id(0).to(f32) - 3.5);
+        store(old + program_id(0), atomic_cas(counters + 4, 0, 7)); // only the first program's CAS sees 0
+      },
+      "atomics");
+  Array counters = random_array(i32, 5, 0, 1, 9), sums = random_array(f32, 8, 0, 0.001, 10);
+  counters.output = sums.output = true;
+  Array best = random_array(f32, 2, -100, -99, 11);
+  best.set(1, 100.0);
+  best.output = true;
+  Array old = output_array(i32, 1);
+  // One program: atomics of several programs land in an unspecified order.
+  expect_same(k, Grid(1), {}, {&counters, &sums, &best, &old}, 1e-5);
+}
+
+TEST(GpuKernels, DotWithFusedMultiplyAdds) {
+  Kernel k = jit(
+      [](const Config &cfg, ConstPtr<f16> a, ConstPtr<f16> b, ConstPtr<f32> fa, ConstPtr<f32> fb, ConstPtr<i8> ia,
+         ConstPtr<i8> ib, Ptr<f32> c, Ptr<f32> fc, Ptr<i32> ic) {
+        const int64_t M = cfg["M"], N = cfg["N"], K = cfg["K"];
+        Tensor am = expand_dims(arange(0, M), 1) * K + expand_dims(arange(0, K), 0);
+        Tensor bn = expand_dims(arange(0, K), 1) * N + expand_dims(arange(0, N), 0);
+        Tensor cn = expand_dims(arange(0, M), 1) * N + expand_dims(arange(0, N), 0);
+        store(c + cn, dot(load(a + am), load(b + bn)));
+        store(fc + cn, dot(load(fa + am), load(fb + bn), {}, {Precision::ieee}) +
+                           dot(load(fa + am), load(fb + bn)));
+        store(ic + cn, dot(load(ia + am), load(ib + bn)));
+      },
+      "dots");
+  for (auto [M, N, K] : std::vector<std::array<int64_t, 3>>{{16, 16, 16}, {32, 64, 16}, {64, 32, 32}}) {
+    Array a = random_array(f16, M * K, -1, 1, 12), b = random_array(f16, K * N, -1, 1, 13);
+    Array fa = random_array(f32, M * K, -1, 1, 14), fb = random_array(f32, K * N, -1, 1, 15);
+    Array ia = random_array(i8, M * K, -100, 100, 16), ib = random_array(i8, K * N, -100, 100, 17);
+    Array c = output_array(f32, M * N), fc = output_array(f32, M * N), ic = output_array(i32, M * N);
+    expect_same(k, Grid(1), {{"M", M}, {"N", N}, {"K", K}}, {&a, &b, &fa, &fb, &ia, &ib, &c, &fc, &ic}, 1e-4);
+  }
+}
+
+TEST(GpuKernels, MaskedLoadsKeepOther) {
+  Kernel k = jit(
+      [](ConstPtr<f16> x, Ptr<f16> y, Int n) {
+        Tensor o = arange(0, 1024);
+        store(y + o, load(x + o, o < n, 7.0) * 2.0);
+      },
+      "other_values");
+  Array x = random_array(f16, 1024, -2, 2, 18), y = output_array(f16, 1024);
+  expect_same(k, Grid(1), {}, {&x, &y, int64_t(333)}, 1e-3);
+}
