@@ -72,7 +72,6 @@ if(KILN_STATIC_LLVM)
   get_target_property(_support_libs LLVMSupport INTERFACE_LINK_LIBRARIES)
   list(FILTER _support_libs EXCLUDE REGEX "z3")
   set_target_properties(LLVMSupport PROPERTIES INTERFACE_LINK_LIBRARIES "${_support_libs}")
-  add_link_options("-static-libstdc++" "-static-libgcc")
 endif()
 
 # kiln_link_mlir(<target> <PUBLIC|PRIVATE> <MLIR static libraries...>)

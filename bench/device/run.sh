@@ -51,5 +51,12 @@ if command -v compute-sanitizer > /dev/null; then
   done
 fi
 
+record "memory benchmarks" "$bundle/bin/memory_bench" "$out/kiln-memory.json"
+if python3 -c "import torch, triton" 2> /dev/null; then
+  record "PyTorch comparison" python3 bench/compare.py "$out/kiln-memory.json" "$out/memory-compare.json"
+  grep -A20 "^| workload" "$log" | tail -n +1 > "$out/memory-table.md"
+fi
+
 echo
 cat "$results"
+[ -f "$out/memory-table.md" ] && cat "$out/memory-table.md"

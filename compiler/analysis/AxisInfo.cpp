@@ -78,6 +78,12 @@ AxisInfo meet(const AxisInfo &a, const AxisInfo &b) {
   return r;
 }
 
+/// Divisibility of an operand's elements along d when the result does not
+/// keep its runs: a run's later elements (start + 1, ...) divide by 1 only.
+int64_t runDivisibility(const AxisInfo &x, unsigned d, bool runsKept) {
+  return runsKept || x.contiguity[d] == 1 ? x.divisibility[d] : 1;
+}
+
 /// a + b (or a - b): runs survive where the other side is constant.
 AxisInfo addInfo(const AxisInfo &a, const AxisInfo &b, bool subtract, int64_t bScale = 1) {
   AxisInfo r = AxisInfo::unknown(a.rank());
@@ -87,7 +93,9 @@ AxisInfo addInfo(const AxisInfo &a, const AxisInfo &b, bool subtract, int64_t bS
       contiguous = std::max(contiguous, gcd(a.constancy[d], b.contiguity[d]));
     r.contiguity[d] = contiguous;
     r.constancy[d] = gcd(a.constancy[d], b.constancy[d]);
-    r.divisibility[d] = gcd(a.divisibility[d], std::min(b.divisibility[d] * bScale, kMaxDivisibility));
+    bool runs = contiguous > 1;
+    r.divisibility[d] = gcd(runDivisibility(a, d, runs),
+                            std::min(runDivisibility(b, d, runs) * bScale, kMaxDivisibility));
   }
   if (a.constant && b.constant)
     r.constant = subtract ? *a.constant - *b.constant * bScale : *a.constant + *b.constant * bScale;
@@ -99,7 +107,9 @@ AxisInfo mulInfo(const AxisInfo &a, const AxisInfo &b) {
   for (unsigned d = 0; d < a.rank(); ++d) {
     r.contiguity[d] = a.constant == 1 ? b.contiguity[d] : b.constant == 1 ? a.contiguity[d] : 1;
     r.constancy[d] = gcd(a.constancy[d], b.constancy[d]);
-    r.divisibility[d] = std::min(a.divisibility[d] * b.divisibility[d], kMaxDivisibility);
+    bool runs = r.contiguity[d] > 1;
+    r.divisibility[d] =
+        std::min(runDivisibility(a, d, runs) * runDivisibility(b, d, runs), kMaxDivisibility);
   }
   if (a.constant && b.constant)
     r.constant = *a.constant * *b.constant;

@@ -143,7 +143,7 @@ struct FinalizeLLVM : impl::FinalizeLLVMBase<FinalizeLLVM> {
       populatePolynomialApproximateTanhPattern(patterns);
       populatePolynomialApproximateErfPattern(patterns);
       populateMathPolynomialApproximationPatterns(patterns,
-                                                  [](StringRef name) { return name == "sin" || name == "cos"; });
+                                                  [](StringRef name) { return name == "math.sin" || name == "math.cos"; });
       math::populateExpansionPatterns(patterns, {"powf"});
       if (failed(applyPatternsGreedily(module, std::move(patterns))))
         return signalPassFailure();
