@@ -39,7 +39,7 @@ std::string Device::name() const {
   if (kind_ == DeviceKind::interp)
     return "interpreter";
   const cuda::Driver &d = cuda::driver();
-  cuda::CUdevice device = cuda::use_device(ordinal_);
+  cuda::CUdevice device = cuda::device_handle(ordinal_);
   char text[256] = {};
   cuda::check(d.cuDeviceGetName(text, sizeof text, device), "cuDeviceGetName");
   return text;
@@ -48,7 +48,7 @@ std::string Device::name() const {
 namespace {
 int attribute(int ordinal, int which) {
   const cuda::Driver &d = cuda::driver();
-  cuda::CUdevice device = cuda::use_device(ordinal);
+  cuda::CUdevice device = cuda::device_handle(ordinal);
   int value = 0;
   cuda::check(d.cuDeviceGetAttribute(&value, which, device), "cuDeviceGetAttribute");
   return value;
@@ -156,6 +156,21 @@ void Buffer::fill_bytes(uint8_t value) {
   cuda::check(cuda::driver().cuMemsetD8(impl_->address, value, impl_->bytes), "cuMemsetD8");
 }
 
+void Buffer::copy_from(const Buffer &source, size_t bytes, const Stream &stream) {
+  check_range(0, bytes, impl_->bytes, "Buffer::copy_from (destination)");
+  check_range(0, bytes, source.bytes(), "Buffer::copy_from (source)");
+  if (!(source.device() == impl_->device) || !(stream.device() == impl_->device))
+    throw Error("Buffer::copy_from: the source, the destination and the stream must be on one device");
+  if (impl_->device.kind() == DeviceKind::interp) {
+    std::memmove(reinterpret_cast<void *>(impl_->address), reinterpret_cast<const void *>(source.address()), bytes);
+    return;
+  }
+  cuda::use_device(impl_->device.ordinal());
+  cuda::check(cuda::driver().cuMemcpyDtoDAsync(impl_->address, source.address(), bytes,
+                                               static_cast<cuda::CUstream>(stream.native())),
+              "cuMemcpyDtoDAsync");
+}
+
 Event::Event(const Device &device) : device_(device) {
   if (device.kind() == DeviceKind::cuda) {
     cuda::use_device(device.ordinal());
@@ -192,6 +207,26 @@ float Event::elapsed_ms(const Event &start) const {
                                                 static_cast<cuda::CUevent>(event_)),
               "cuEventElapsedTime");
   return ms;
+}
+
+Stream Stream::create(const Device &device) {
+  Stream stream(device);
+  if (device.kind() == DeviceKind::interp)
+    return stream;
+  cuda::use_device(device.ordinal());
+  cuda::CUstream native = nullptr;
+  cuda::check(cuda::driver().cuStreamCreate(&native, cuda::CU_STREAM_NON_BLOCKING), "cuStreamCreate");
+  stream.native_ = native;
+  stream.owned_ = std::shared_ptr<void>(native, [](void *s) {
+    cuda::driver().cuStreamDestroy(static_cast<cuda::CUstream>(s)); // no throw from a deleter
+  });
+  return stream;
+}
+
+Stream Stream::wrap(const Device &device, void *native) {
+  Stream stream(device);
+  stream.native_ = device.kind() == DeviceKind::interp ? nullptr : native;
+  return stream;
 }
 
 void Stream::synchronize() const {

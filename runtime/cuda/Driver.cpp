@@ -56,6 +56,9 @@ Loaded &loaded() {
               bind(library, "cuModuleGetFunction", d.cuModuleGetFunction, s.error) &&
               bind(library, "cuFuncSetAttribute", d.cuFuncSetAttribute, s.error) &&
               bind(library, "cuLaunchKernel", d.cuLaunchKernel, s.error) &&
+              bind(library, "cuMemcpyDtoDAsync_v2", d.cuMemcpyDtoDAsync, s.error) &&
+              bind(library, "cuStreamCreate", d.cuStreamCreate, s.error) &&
+              bind(library, "cuStreamDestroy_v2", d.cuStreamDestroy, s.error) &&
               bind(library, "cuStreamSynchronize", d.cuStreamSynchronize, s.error) &&
               bind(library, "cuCtxSynchronize", d.cuCtxSynchronize, s.error) &&
               bind(library, "cuEventCreate", d.cuEventCreate, s.error) &&
@@ -110,7 +113,7 @@ void check(CUresult result, const char *what) {
               (text ? std::string(": ") + text : std::string()));
 }
 
-CUdevice use_device(int ordinal) {
+CUdevice device_handle(int ordinal) {
   const Driver &d = driver();
   static std::mutex mutex;
   std::lock_guard<std::mutex> lock(mutex);
@@ -124,6 +127,16 @@ CUdevice use_device(int ordinal) {
     check(d.cuDevicePrimaryCtxRetain(&state.contexts[ordinal], device), "cuDevicePrimaryCtxRetain");
   check(d.cuCtxSetCurrent(state.contexts[ordinal]), "cuCtxSetCurrent");
   return device;
+}
+
+void use_device(int ordinal) {
+  // Kiln only ever makes primary contexts current, so a thread that already
+  // made `ordinal`'s current needs nothing (the launch path's hot call).
+  thread_local int current = -1;
+  if (current == ordinal)
+    return;
+  device_handle(ordinal);
+  current = ordinal;
 }
 
 } // namespace kiln::cuda

@@ -31,6 +31,7 @@ constexpr int CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR = 75;
 constexpr int CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR = 76;
 constexpr int CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN = 97;
 constexpr int CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES = 8;
+constexpr unsigned CU_STREAM_NON_BLOCKING = 1;
 
 /// Entry points of libcuda.so.1.
 struct Driver {
@@ -53,6 +54,9 @@ struct Driver {
   CUresult (*cuFuncSetAttribute)(CUfunction, int, int);
   CUresult (*cuLaunchKernel)(CUfunction, unsigned, unsigned, unsigned, unsigned, unsigned,
                              unsigned, unsigned, CUstream, void **, void **);
+  CUresult (*cuMemcpyDtoDAsync)(CUdeviceptr, CUdeviceptr, size_t, CUstream);
+  CUresult (*cuStreamCreate)(CUstream *, unsigned);
+  CUresult (*cuStreamDestroy)(CUstream);
   CUresult (*cuStreamSynchronize)(CUstream);
   CUresult (*cuCtxSynchronize)();
   CUresult (*cuEventCreate)(CUevent *, unsigned);
@@ -74,7 +78,11 @@ bool driver_available();
 /// `result` is CUDA_SUCCESS.
 void check(CUresult result, const char *what);
 
-/// Makes device `ordinal`'s primary context current on this thread.
-CUdevice use_device(int ordinal);
+/// Makes device `ordinal`'s primary context current on this thread (a
+/// thread remembers the last one it made current, so repeated calls on the
+/// launch path cost no driver call).
+void use_device(int ordinal);
+/// The CUdevice of `ordinal` (making its context current).
+CUdevice device_handle(int ordinal);
 
 } // namespace kiln::cuda

@@ -67,6 +67,9 @@ public:
   void copy_to_host(void *destination, size_t bytes, size_t offset = 0) const;
   /// Sets every byte (e.g. 0xFF to poison an output before a run).
   void fill_bytes(uint8_t value);
+  /// Copies `bytes` from `source` (on the same device) into this buffer,
+  /// queued on `stream` (at once on the interpreter).
+  void copy_from(const Buffer &source, size_t bytes, const class Stream &stream);
 
   template <class T> static Buffer from_host(const Device &device, std::span<const T> values) {
     Buffer b = allocate(device, values.size_bytes());
@@ -89,7 +92,8 @@ private:
 };
 
 /// An ordered queue of work on a device. Interpreter streams run launches
-/// synchronously.
+/// synchronously. Copies share one stream; the last copy destroys a stream
+/// made by create().
 class Stream {
 public:
   Stream() = default;
@@ -97,6 +101,12 @@ public:
   explicit Stream(const Device &device) : device_(device) {}
   /// The default stream of Device::default_device().
   static Stream default_stream() { return Stream(Device::default_device()); }
+  /// A new stream of its own on `device` (non-blocking with respect to the
+  /// default stream).
+  static Stream create(const Device &device);
+  /// A stream another framework owns (a CUstream of `device`), e.g. the
+  /// stream a C ABI caller passes; Kiln never destroys it.
+  static Stream wrap(const Device &device, void *native);
 
   const Device &device() const { return device_; }
   /// CUstream for CUDA devices (nullptr: the default stream).
@@ -106,6 +116,7 @@ public:
 private:
   Device device_ = Device::interp();
   void *native_ = nullptr;
+  std::shared_ptr<void> owned_; ///< destroys a created stream with its last copy
 };
 
 /// A point in a stream's work, for timing it (CUDA events; the
