@@ -82,15 +82,19 @@ std::optional<Stage> parse_stage(std::string_view text) {
 
 std::vector<std::string_view> stage_names() { return {stageNames.begin(), stageNames.end()}; }
 
-void lower(Module &module, Stage requested, const CompileOptions &options) {
-  Stage stage = std::min(requested, Stage::llvm); // later stages leave MLIR
+namespace {
+
+/// Runs the passes that take `module` from the stage before `first` through
+/// `last` (both at most Stage::llvm, where the pipeline leaves MLIR).
+void runStages(Module &module, Stage first, Stage last, const CompileOptions &options) {
   mlir::MLIRContext &context = *module.impl().context;
   mlir::PassManager pm(&context);
-  if (stage >= Stage::tile)
+  auto wanted = [&](Stage stage) { return first <= stage && stage <= last; };
+  if (wanted(Stage::tile))
     addTilePasses(pm);
-  if (stage >= Stage::gpu)
+  if (wanted(Stage::gpu))
     addGpuPasses(pm, options);
-  if (stage >= Stage::llvm)
+  if (wanted(Stage::llvm))
     addLLVMPasses(pm, options);
 
   std::string message;
@@ -100,8 +104,14 @@ void lower(Module &module, Stage requested, const CompileOptions &options) {
     return mlir::success();
   });
   if (mlir::failed(pm.run(*module.impl().module)))
-    throw Error("compiling '" + module.kernel_name() + "' to stage " + std::string(name(stage)) +
+    throw Error("compiling '" + module.kernel_name() + "' to stage " + std::string(name(last)) +
                 " failed:\n" + message);
+}
+
+} // namespace
+
+void lower(Module &module, Stage requested, const CompileOptions &options) {
+  runStages(module, Stage::tile, std::min(requested, Stage::llvm), options);
 }
 
 std::string emit(const Module &module, Stage stage, const CompileOptions &options) {
@@ -143,7 +153,7 @@ CompiledKernel compile(const Module &module, const CompileOptions &options) {
   dump(dir, "0-traced.mlir", module.str(true));
   Module working(module.impl().clone());
   for (Stage stage : {Stage::tile, Stage::gpu, Stage::llvm}) {
-    lower(working, stage, options);
+    runStages(working, stage, stage, options);
     dump(dir, std::to_string(static_cast<int>(stage)) + "-" + std::string(name(stage)) + ".mlir",
          working.str(true));
   }
@@ -163,6 +173,8 @@ CompiledKernel compile(const Module &module, const CompileOptions &options) {
     kernel.stack_frame = assembled.stack_frame;
     kernel.ptxas_log = assembled.log;
     dump(dir, "6-ptxas.log", assembled.log);
+    if (!dir.empty())
+      dump(dir, "7-kernel.sass", nvptx::disassemble(kernel.cubin));
   }
   return kernel;
 }

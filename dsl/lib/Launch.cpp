@@ -53,50 +53,6 @@ std::string dumpDir() {
   return dir ? dir : "";
 }
 
-/// Compiles (or finds in the disk cache) the kernel traced as `module`.
-CompiledKernel compileCached(const Module &module, const Config &config, const Specialization &spec,
-                             const std::string &arch) {
-  CompileOptions options;
-  options.arch = arch;
-  options.num_warps = config.num_warps();
-  options.num_stages = config.num_stages();
-  options.dump_dir = dumpDir();
-  std::string key = sha256_hex(std::string(version()) + "\n" + build_id() + "\n" + arch + "\n" +
-                               config.str() + "\n" + spec.str() + "\n" + module.str(false));
-  BlobStore store(cache_root() + "/kernels");
-  if (options.dump_dir.empty())
-    if (auto entry = store.load(key)) {
-      try {
-        auto meta = nlohmann::json::parse(entry->metadata);
-        CompiledKernel kernel;
-        kernel.name = meta.at("name");
-        kernel.arch = meta.at("arch");
-        kernel.num_warps = meta.at("num_warps");
-        kernel.shared_memory = meta.at("shared_memory");
-        kernel.registers = meta.value("registers", 0);
-        kernel.cubin = entry->files["kernel.cubin"];
-        auto &ptx = entry->files["kernel.ptx"];
-        kernel.ptx.assign(ptx.begin(), ptx.end());
-        return kernel;
-      } catch (const std::exception &) {
-        // metadata of another shape: compile afresh below
-      }
-    }
-  CompiledKernel kernel = compile(module, options);
-  nlohmann::json meta = {{"name", kernel.name},       {"arch", kernel.arch},
-                         {"num_warps", kernel.num_warps}, {"shared_memory", kernel.shared_memory},
-                         {"registers", kernel.registers}, {"spill_stores", kernel.spill_stores},
-                         {"config", config.str()},        {"specialization", spec.str()},
-                         {"kiln", version()}};
-  BlobStore::Entry entry;
-  entry.metadata = meta.dump();
-  entry.files["kernel.ptx"] = std::vector<char>(kernel.ptx.begin(), kernel.ptx.end());
-  if (!kernel.cubin.empty())
-    entry.files["kernel.cubin"] = kernel.cubin;
-  store.store(key, entry);
-  return kernel;
-}
-
 /// Parameter values as the driver takes them: one pointer per parameter.
 struct Parameters {
   std::vector<uint64_t> storage;
@@ -144,6 +100,59 @@ struct Parameters {
 
 } // namespace
 
+CompiledKernel Kernel::compile(const Config &config_in, const Specialization &spec, const std::string &arch) const {
+  Config config = impl_->defaults.merged(config_in);
+  Module module = trace(config, spec);
+  CompileOptions options;
+  options.arch = arch;
+  options.num_warps = config.num_warps();
+  options.num_stages = config.num_stages();
+  options.dump_dir = dumpDir();
+  std::string key = sha256_hex(std::string(version()) + "\n" + build_id() + "\n" + arch + "\n" +
+                               config.str() + "\n" + spec.str() + "\n" + module.str(false));
+  BlobStore store(cache_root() + "/kernels");
+  if (options.dump_dir.empty()) // a dump asks for every stage: compile afresh
+    if (auto entry = store.load(key)) {
+      try {
+        auto meta = nlohmann::json::parse(entry->metadata);
+        CompiledKernel kernel;
+        kernel.name = meta.at("name");
+        kernel.arch = meta.at("arch");
+        kernel.num_warps = meta.at("num_warps");
+        kernel.shared_memory = meta.at("shared_memory");
+        kernel.registers = meta.at("registers");
+        kernel.spill_stores = meta.at("spill_stores");
+        kernel.spill_loads = meta.at("spill_loads");
+        kernel.stack_frame = meta.at("stack_frame");
+        kernel.cubin = entry->files["kernel.cubin"];
+        auto &ptx = entry->files["kernel.ptx"];
+        kernel.ptx.assign(ptx.begin(), ptx.end());
+        return kernel;
+      } catch (const std::exception &) {
+        // metadata of another shape: compile afresh below
+      }
+    }
+  CompiledKernel kernel = kiln::compile(module, options);
+  nlohmann::json meta = {{"name", kernel.name},
+                         {"arch", kernel.arch},
+                         {"num_warps", kernel.num_warps},
+                         {"shared_memory", kernel.shared_memory},
+                         {"registers", kernel.registers},
+                         {"spill_stores", kernel.spill_stores},
+                         {"spill_loads", kernel.spill_loads},
+                         {"stack_frame", kernel.stack_frame},
+                         {"config", config.str()},
+                         {"specialization", spec.str()},
+                         {"kiln", version()}};
+  BlobStore::Entry entry;
+  entry.metadata = meta.dump();
+  entry.files["kernel.ptx"] = std::vector<char>(kernel.ptx.begin(), kernel.ptx.end());
+  if (!kernel.cubin.empty())
+    entry.files["kernel.cubin"] = kernel.cubin;
+  store.store(key, entry);
+  return kernel;
+}
+
 void Kernel::launch_with(const Grid &grid, const Config &config_in, const Stream &stream,
                          const std::vector<Arg> &args) const {
   if (args.size() != signature().size())
@@ -184,8 +193,7 @@ void Kernel::launch_with(const Grid &grid, const Config &config_in, const Stream
       loaded = it->second;
   }
   if (!loaded) {
-    Module module = trace(config, spec);
-    CompiledKernel compiled = compileCached(module, config, spec, archFor(device.compute_capability()));
+    CompiledKernel compiled = compile(config, spec, archFor(device.compute_capability()));
     std::vector<char> image = compiled.cubin;
     if (image.empty()) { // no ptxas: the driver compiles the PTX
       image.assign(compiled.ptx.begin(), compiled.ptx.end());

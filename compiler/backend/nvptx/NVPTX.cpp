@@ -121,15 +121,52 @@ std::string toPTX(mlir::ModuleOp module, const std::string &arch, std::string *l
   return std::string(ptx.str());
 }
 
-std::string findPtxas() {
-  if (const char *explicitPath = std::getenv("KILN_PTXAS"); explicitPath && *explicitPath)
+namespace {
+
+/// A CUDA tool: $<variable>, else next to CUDA, else on PATH; empty when
+/// there is none.
+std::string findCudaTool(const char *tool, const char *variable) {
+  if (const char *explicitPath = std::getenv(variable); explicitPath && *explicitPath)
     return explicitPath;
-  for (const char *candidate : {"/usr/local/cuda/bin/ptxas"})
-    if (llvm::sys::fs::can_execute(candidate))
-      return candidate;
-  if (auto found = llvm::sys::findProgramByName("ptxas"))
+  std::string installed = std::string("/usr/local/cuda/bin/") + tool;
+  if (llvm::sys::fs::can_execute(installed))
+    return installed;
+  if (auto found = llvm::sys::findProgramByName(tool))
     return *found;
   return {};
+}
+
+std::string readText(llvm::StringRef path) {
+  std::ifstream in(path.str(), std::ios::binary);
+  std::stringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+} // namespace
+
+std::string findPtxas() { return findCudaTool("ptxas", "KILN_PTXAS"); }
+
+std::string disassemble(const std::vector<char> &cubin) {
+  std::string cuobjdump = findCudaTool("cuobjdump", "KILN_CUOBJDUMP");
+  if (cuobjdump.empty() || cubin.empty())
+    return {};
+  llvm::SmallString<128> input, listing;
+  int fd = -1;
+  if (llvm::sys::fs::createTemporaryFile("kiln", "cubin", fd, input))
+    return {};
+  {
+    llvm::raw_fd_ostream os(fd, /*shouldClose=*/true);
+    os.write(cubin.data(), cubin.size());
+  }
+  llvm::sys::fs::createTemporaryFile("kiln", "sass", listing);
+  llvm::SmallVector<llvm::StringRef> args{cuobjdump, "-sass", input.str()};
+  std::optional<llvm::StringRef> redirects[] = {std::nullopt, listing.str(), listing.str()};
+  int status = llvm::sys::ExecuteAndWait(cuobjdump, args, std::nullopt, redirects);
+  std::string sass = status == 0 ? readText(listing) : "";
+  llvm::sys::fs::remove(input);
+  llvm::sys::fs::remove(listing);
+  return sass;
 }
 
 Assembled assemble(const std::string &ptx, const std::string &arch) {
@@ -154,12 +191,7 @@ Assembled assemble(const std::string &ptx, const std::string &arch) {
   std::string error;
   int status = llvm::sys::ExecuteAndWait(ptxas, args, std::nullopt, redirects, 0, 0, &error);
   Assembled result;
-  {
-    std::ifstream in(log.c_str());
-    std::stringstream text;
-    text << in.rdbuf();
-    result.log = text.str();
-  }
+  result.log = readText(log);
   if (status != 0) {
     llvm::sys::fs::remove(input);
     llvm::sys::fs::remove(output);

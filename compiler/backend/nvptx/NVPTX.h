@@ -31,6 +31,9 @@ struct Assembled {
 /// The path of ptxas: $KILN_PTXAS, else ptxas next to CUDA, else on PATH;
 /// empty when there is none.
 std::string findPtxas();
+/// SASS of a cubin from cuobjdump ($KILN_CUOBJDUMP, else next to CUDA, else
+/// on PATH); empty when there is no cuobjdump or it fails (dumps only).
+std::string disassemble(const std::vector<char> &cubin);
 /// Assembles PTX with ptxas (-O3 -v). Throws kiln::Error with ptxas's
 /// messages when it fails or is missing.
 Assembled assemble(const std::string &ptx, const std::string &arch);

@@ -1,6 +1,7 @@
 // Kernels: C++ functions over Kiln handles, traced into IR for a Config.
 #pragma once
 
+#include <kiln/compiler.h>
 #include <kiln/config.h>
 #include <kiln/module.h>
 #include <kiln/runtime.h>
@@ -88,6 +89,12 @@ public:
 
   /// What launches with `args` specialize on (see Specialization).
   Specialization specialize(const std::vector<Arg> &args) const;
+
+  /// Compiles the kernel for `config` (merged over the defaults) and `spec`
+  /// to `arch` ("sm_90a", "sm_80"), through the on-disk kernel cache: what a
+  /// launch does before loading, and needs no GPU. Throws kiln::Error when
+  /// a stage fails.
+  CompiledKernel compile(const Config &config, const Specialization &spec, const std::string &arch) const;
 
 private:
   struct Impl;

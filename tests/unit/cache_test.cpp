@@ -1,0 +1,252 @@
+// The on-disk kernel cache: entries round-trip, corrupt entries are
+// detected and rebuilt, concurrent writers lose nothing, and Kernel::compile
+// finds what an earlier compile stored under the same key only.
+#include <kiln/cache.h>
+#include <kiln/kiln.h>
+
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+
+#include <filesystem>
+#include <fstream>
+#include <random>
+#include <string>
+
+#include <sys/wait.h>
+#include <unistd.h>
+
+using namespace kiln;
+namespace fs = std::filesystem;
+
+namespace {
+
+/// A fresh directory under the system's temporary folder, removed after.
+class TempDir {
+public:
+  TempDir() {
+    std::random_device random;
+    path_ = fs::temp_directory_path() / ("kiln-cache-test-" + std::to_string(getpid()) + "-" + std::to_string(random()));
+    fs::create_directories(path_);
+  }
+  ~TempDir() { fs::remove_all(path_); }
+  std::string str() const { return path_.string(); }
+  const fs::path &path() const { return path_; }
+
+private:
+  fs::path path_;
+};
+
+BlobStore::Entry entryWith(const std::string &metadata, const std::string &payload) {
+  BlobStore::Entry entry;
+  entry.metadata = metadata;
+  entry.files["kernel.ptx"] = std::vector<char>(payload.begin(), payload.end());
+  entry.files["kernel.cubin"] = std::vector<char>(payload.rbegin(), payload.rend());
+  return entry;
+}
+
+std::string keyOf(const std::string &text) { return sha256_hex(text); }
+
+/// Every entry directory of a store (skipping temporaries).
+std::vector<fs::path> entries(const fs::path &root) {
+  std::vector<fs::path> found;
+  if (!fs::exists(root))
+    return found;
+  for (const auto &shard : fs::directory_iterator(root))
+    if (shard.is_directory())
+      for (const auto &entry : fs::directory_iterator(shard))
+        found.push_back(entry.path());
+  return found;
+}
+
+/// Sets KILN_CACHE_DIR for the scope of a test.
+class CacheDirScope {
+public:
+  explicit CacheDirScope(const std::string &dir) {
+    if (const char *old = std::getenv("KILN_CACHE_DIR"))
+      old_ = old;
+    setenv("KILN_CACHE_DIR", dir.c_str(), 1);
+  }
+  ~CacheDirScope() {
+    if (old_.empty())
+      unsetenv("KILN_CACHE_DIR");
+    else
+      setenv("KILN_CACHE_DIR", old_.c_str(), 1);
+  }
+
+private:
+  std::string old_;
+};
+
+} // namespace
+
+TEST(Sha256, KnownDigests) {
+  EXPECT_EQ(sha256_hex(""), "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855");
+  EXPECT_EQ(sha256_hex("abc"), "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
+  EXPECT_EQ(sha256_hex(std::string(1000, 'a')),
+            "41edece42d63e8d9bf515a9ba6932e1c20cbc9f5a5d134645adb5db1b9737ea3");
+}
+
+TEST(BlobStore, EntriesRoundTrip) {
+  TempDir dir;
+  BlobStore store(dir.str());
+  std::string key = keyOf("one");
+  EXPECT_FALSE(store.load(key).has_value());
+  ASSERT_TRUE(store.store(key, entryWith("{\"registers\": 32}", "ptx text")));
+  auto loaded = store.load(key);
+  ASSERT_TRUE(loaded.has_value());
+  EXPECT_EQ(loaded->metadata, "{\"registers\": 32}");
+  EXPECT_EQ(std::string(loaded->files["kernel.ptx"].begin(), loaded->files["kernel.ptx"].end()), "ptx text");
+  EXPECT_EQ(std::string(loaded->files["kernel.cubin"].begin(), loaded->files["kernel.cubin"].end()), "txet xtp");
+}
+
+TEST(BlobStore, CorruptFilesAreSetAsideAndRebuilt) {
+  TempDir dir;
+  BlobStore store(dir.str());
+  std::string key = keyOf("two");
+  ASSERT_TRUE(store.store(key, entryWith("{}", "original bytes")));
+  ASSERT_EQ(entries(dir.path()).size(), 1u);
+  fs::path cubin = entries(dir.path())[0] / "kernel.cubin";
+  {
+    std::fstream file(cubin, std::ios::in | std::ios::out | std::ios::binary);
+    file.seekp(3);
+    file.put('X'); // one flipped byte
+  }
+  testing::internal::CaptureStderr();
+  EXPECT_FALSE(store.load(key).has_value());
+  std::string said = testing::internal::GetCapturedStderr();
+  EXPECT_NE(said.find("ignoring corrupt cache entry"), std::string::npos) << said;
+  EXPECT_NE(said.find("checksum mismatch in kernel.cubin"), std::string::npos) << said;
+  EXPECT_TRUE(entries(dir.path()).empty()) << "the corrupt entry stays in place";
+  ASSERT_TRUE(store.store(key, entryWith("{}", "rebuilt")));
+  ASSERT_TRUE(store.load(key).has_value());
+}
+
+TEST(BlobStore, UnreadableManifestsAndTruncatedFilesAreRejected) {
+  TempDir dir;
+  BlobStore store(dir.str());
+  std::string a = keyOf("manifest"), b = keyOf("truncated");
+  ASSERT_TRUE(store.store(a, entryWith("{}", "aaaa")));
+  ASSERT_TRUE(store.store(b, entryWith("{}", "bbbbbbbb")));
+  for (const fs::path &entry : entries(dir.path())) {
+    if (entry.filename() == a)
+      std::ofstream(entry / "meta.json") << "{\"key\": \"" << a << "\", \"files\": ["; // cut short
+    else
+      fs::resize_file(entry / "kernel.ptx", 2);
+  }
+  testing::internal::CaptureStderr();
+  EXPECT_FALSE(store.load(a).has_value());
+  EXPECT_FALSE(store.load(b).has_value());
+  std::string said = testing::internal::GetCapturedStderr();
+  EXPECT_NE(said.find("unreadable manifest"), std::string::npos) << said;
+  EXPECT_NE(said.find("checksum mismatch in kernel.ptx"), std::string::npos) << said;
+}
+
+TEST(BlobStore, AnEntryUnderAnotherKeyIsRejected) {
+  TempDir dir;
+  BlobStore store(dir.str());
+  std::string a = keyOf("a"), b = keyOf("b");
+  ASSERT_TRUE(store.store(a, entryWith("{}", "payload")));
+  fs::path from = entries(dir.path())[0];
+  fs::path to = dir.path() / b.substr(0, 2) / b;
+  fs::create_directories(to.parent_path());
+  fs::rename(from, to); // a file system mix-up: a's entry where b's belongs
+  testing::internal::CaptureStderr();
+  EXPECT_FALSE(store.load(b).has_value());
+  EXPECT_NE(testing::internal::GetCapturedStderr().find("names another key"), std::string::npos);
+}
+
+TEST(BlobStore, ConcurrentWritersLoseNothing) {
+  TempDir dir;
+  constexpr int kProcesses = 8, kKeys = 40;
+  std::vector<pid_t> children;
+  for (int p = 0; p < kProcesses; ++p) {
+    pid_t pid = fork();
+    ASSERT_GE(pid, 0);
+    if (pid == 0) {
+      BlobStore store(dir.str());
+      bool ok = true;
+      // Every process writes every shared key and some of its own.
+      for (int k = 0; k < kKeys; ++k) {
+        ok = store.store(keyOf("shared" + std::to_string(k)), entryWith("{}", "shared " + std::to_string(k))) && ok;
+        ok = store.store(keyOf("own" + std::to_string(p) + "-" + std::to_string(k)),
+                         entryWith("{}", "own " + std::to_string(p))) && ok;
+        ok = store.load(keyOf("shared" + std::to_string(k))).has_value() && ok;
+      }
+      _exit(ok ? 0 : 1);
+    }
+    children.push_back(pid);
+  }
+  for (pid_t pid : children) {
+    int status = 0;
+    waitpid(pid, &status, 0);
+    EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+  }
+  BlobStore store(dir.str());
+  EXPECT_EQ(entries(dir.path()).size(), size_t(kKeys + kProcesses * kKeys)) << "lost or stray entries";
+  for (int k = 0; k < kKeys; ++k) {
+    auto shared = store.load(keyOf("shared" + std::to_string(k)));
+    ASSERT_TRUE(shared.has_value());
+    std::string expected = "shared " + std::to_string(k);
+    EXPECT_EQ(std::string(shared->files["kernel.ptx"].begin(), shared->files["kernel.ptx"].end()), expected);
+    for (int p = 0; p < kProcesses; ++p)
+      EXPECT_TRUE(store.load(keyOf("own" + std::to_string(p) + "-" + std::to_string(k))).has_value());
+  }
+  for (const auto &item : fs::recursive_directory_iterator(dir.path()))
+    EXPECT_EQ(item.path().filename().string().rfind(".tmp-", 0), std::string::npos)
+        << "a temporary was left behind: " << item.path();
+}
+
+namespace {
+void scale_kernel(const Config &cfg, ConstPtr<f32> x, Ptr<f32> y, Int n) {
+  const int64_t B = cfg["BLOCK"];
+  Tensor o = program_id(0) * B + arange(0, B);
+  store(y + o, load(x + o, o < n) * 3.0, o < n);
+}
+} // namespace
+
+TEST(KernelCache, ACompileIsStoredAndFoundUnderItsKeyOnly) {
+  TempDir dir;
+  CacheDirScope scope(dir.str());
+  Kernel kernel = jit(scale_kernel, "cache_scale");
+  Specialization spec{{{true, false}, {true, false}, {false, false}}};
+  CompiledKernel first = kernel.compile({{"BLOCK", 256}}, spec, "sm_90a");
+  EXPECT_NE(first.ptx.find(".entry cache_scale"), std::string::npos);
+  fs::path store = dir.path() / "kernels";
+  ASSERT_EQ(entries(store).size(), 1u);
+
+  // Mark the stored entry so that a hit shows: rewrite its metadata.
+  fs::path entry = entries(store)[0];
+  std::string key = entry.filename().string();
+  BlobStore blobs(store.string());
+  auto stored = blobs.load(key);
+  ASSERT_TRUE(stored.has_value());
+  nlohmann::json meta = nlohmann::json::parse(stored->metadata);
+  meta["registers"] = 12345;
+  stored->metadata = meta.dump();
+  fs::remove_all(entry);
+  ASSERT_TRUE(blobs.store(key, *stored));
+
+  EXPECT_EQ(kernel.compile({{"BLOCK", 256}}, spec, "sm_90a").registers, 12345) << "the second compile missed the cache";
+  // Another config, specialization or target is another key.
+  EXPECT_NE(kernel.compile({{"BLOCK", 512}}, spec, "sm_90a").registers, 12345);
+  EXPECT_NE(kernel.compile({{"BLOCK", 256}}, Specialization{}, "sm_90a").registers, 12345);
+  EXPECT_NE(kernel.compile({{"BLOCK", 256}}, spec, "sm_80").registers, 12345);
+  EXPECT_EQ(entries(store).size(), 4u);
+}
+
+TEST(KernelCache, ACorruptEntryIsRecompiled) {
+  TempDir dir;
+  CacheDirScope scope(dir.str());
+  Kernel kernel = jit(scale_kernel, "cache_scale");
+  CompiledKernel first = kernel.compile({{"BLOCK", 128}}, {}, "sm_90a");
+  fs::path entry = entries(dir.path() / "kernels").at(0);
+  std::ofstream(entry / "kernel.ptx", std::ios::trunc) << "garbage";
+  testing::internal::CaptureStderr();
+  CompiledKernel again = kernel.compile({{"BLOCK", 128}}, {}, "sm_90a");
+  EXPECT_NE(testing::internal::GetCapturedStderr().find("ignoring corrupt cache entry"), std::string::npos);
+  EXPECT_EQ(again.ptx, first.ptx);
+  EXPECT_EQ(again.cubin, first.cubin);
+  ASSERT_TRUE(BlobStore((dir.path() / "kernels").string()).load(entry.filename().string()).has_value())
+      << "the rebuilt entry was not stored";
+}
