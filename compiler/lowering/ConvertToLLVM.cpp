@@ -46,7 +46,7 @@ struct ConvertKGpuToLLVM : impl::ConvertKGpuToLLVMBase<ConvertKGpuToLLVM> {
     // Shared memory: every scratch use is bracketed by barriers, so all of
     // them share offset 0 and the program needs the largest.
     int64_t shared = 0;
-    module.walk([&](Operation *op) { shared = std::max(shared, scratchBytes(op, numWarps)); });
+    module.walk([&](Operation *op) { shared = std::max(shared, scratchBytes(op, numWarps, threadsPerWarp)); });
     module->setAttr("kgpu.shared_memory", IntegerAttr::get(IntegerType::get(context, 32), shared));
 
     gpu::AxisInfoAnalysis axis(module);
@@ -66,6 +66,7 @@ struct ConvertKGpuToLLVM : impl::ConvertKGpuToLLVMBase<ConvertKGpuToLLVM> {
     populateViewPatterns(patterns, lowering);
     populateMemoryPatterns(patterns, lowering);
     populateReducePatterns(patterns, lowering);
+    populateScanPatterns(patterns, lowering);
     populateDotPatterns(patterns, lowering);
     populateDebugPatterns(patterns, lowering);
     if (failed(applyPartialConversion(module, target, std::move(patterns))))

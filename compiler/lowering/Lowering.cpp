@@ -4,7 +4,10 @@
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/IRMapping.h"
 #include "llvm/ADT/TypeSwitch.h"
+
+#include <functional>
 
 using namespace mlir;
 
@@ -65,6 +68,68 @@ Value i64Const(OpBuilder &b, Location loc, int64_t v) {
 }
 Value intConst(OpBuilder &b, Location loc, Type type, int64_t v) {
   return LLVM::ConstantOp::create(b, loc, type, b.getIntegerAttr(type, v));
+}
+
+SmallVector<Value> combineWith(OpBuilder &b, Region &region, ArrayRef<Value> acc, ArrayRef<Value> next) {
+  Block &body = region.front();
+  IRMapping mapping;
+  for (size_t i = 0; i < acc.size(); ++i) {
+    mapping.map(body.getArgument(i), acc[i]);
+    mapping.map(body.getArgument(acc.size() + i), next[i]);
+  }
+  for (Operation &op : body.without_terminator())
+    b.clone(op, mapping);
+  SmallVector<Value> result;
+  for (Value v : body.getTerminator()->getOperands())
+    result.push_back(mapping.lookupOrDefault(v));
+  return result;
+}
+
+namespace {
+
+/// Moves any scalar through `move32`, a shuffle of one 32-bit value.
+Value shuffleAny(OpBuilder &b, Location loc, Value v, const std::function<Value(Value)> &move32) {
+  Type t = v.getType();
+  Type i32 = b.getI32Type();
+  if (isa<LLVM::LLVMPointerType>(t))
+    return LLVM::IntToPtrOp::create(
+        b, loc, t, shuffleAny(b, loc, LLVM::PtrToIntOp::create(b, loc, b.getI64Type(), v), move32));
+  unsigned bits = t.getIntOrFloatBitWidth();
+  if (bits == 64) {
+    auto pair = VectorType::get(2, i32);
+    Value halves = LLVM::BitcastOp::create(b, loc, pair, v);
+    Value lo = move32(LLVM::ExtractElementOp::create(b, loc, halves, i32Const(b, loc, 0)));
+    Value hi = move32(LLVM::ExtractElementOp::create(b, loc, halves, i32Const(b, loc, 1)));
+    Value joined = LLVM::InsertElementOp::create(b, loc, LLVM::UndefOp::create(b, loc, pair), lo, i32Const(b, loc, 0));
+    joined = LLVM::InsertElementOp::create(b, loc, joined, hi, i32Const(b, loc, 1));
+    return LLVM::BitcastOp::create(b, loc, t, joined);
+  }
+  Type bitsType = b.getIntegerType(bits);
+  Value asInt = isa<FloatType>(t) ? LLVM::BitcastOp::create(b, loc, bitsType, v).getResult() : v;
+  Value wide = bits < 32 ? LLVM::ZExtOp::create(b, loc, i32, asInt).getResult() : asInt;
+  Value moved = move32(wide);
+  Value narrow = bits < 32 ? LLVM::TruncOp::create(b, loc, bitsType, moved).getResult() : moved;
+  return isa<FloatType>(t) ? LLVM::BitcastOp::create(b, loc, t, narrow).getResult() : narrow;
+}
+
+} // namespace
+
+Value shuffle(OpBuilder &b, Location loc, Value v, NVVM::ShflKind kind, int offset) {
+  // shfl.sync's c operand: the segment mask and clamp; up clamps at lane 0.
+  int clamp = kind == NVVM::ShflKind::up ? 0 : 0x1f;
+  return shuffleAny(b, loc, v, [&](Value x) {
+    return NVVM::ShflOp::create(b, loc, b.getI32Type(), i32Const(b, loc, -1), x, i32Const(b, loc, offset),
+                                i32Const(b, loc, clamp), kind, UnitAttr())
+        .getResult();
+  });
+}
+
+Value shuffleIndex(OpBuilder &b, Location loc, Value v, Value lane) {
+  return shuffleAny(b, loc, v, [&](Value x) {
+    return NVVM::ShflOp::create(b, loc, b.getI32Type(), i32Const(b, loc, -1), x, lane, i32Const(b, loc, 0x1f),
+                                NVVM::ShflKind::idx, UnitAttr())
+        .getResult();
+  });
 }
 
 ThreadIds threadIds(OpBuilder &b, Location loc, int threadsPerWarp) {
@@ -233,7 +298,7 @@ SmallVector<Value> convertRegisters(OpBuilder &b, Location loc, Operation *ancho
   return result;
 }
 
-int64_t scratchBytes(Operation *op, int numWarps) {
+int64_t scratchBytes(Operation *op, int numWarps, int threadsPerWarp) {
   auto bytesOf = [](Type t) {
     Type element = getElementTypeOrSelf(t);
     if (isa<tile::PointerType>(element))
@@ -256,12 +321,7 @@ int64_t scratchBytes(Operation *op, int numWarps) {
           total += out * numWarps * std::max<int64_t>(bytesOf(v.getType()), 4);
         return total;
       })
-      .Case([&](tile::ScanOp s) {
-        int64_t total = 0;
-        for (Value v : s.getSrcs())
-          total = std::max(total, elements(v.getType()) * bytesOf(v.getType()));
-        return total;
-      })
+      .Case([&](tile::ScanOp s) { return scanScratchBytes(s, numWarps, threadsPerWarp); })
       .Case([&](tile::DotOp d) {
         return std::max(elements(d.getA().getType()) * bytesOf(d.getA().getType()),
                         elements(d.getB().getType()) * bytesOf(d.getB().getType()));

@@ -119,8 +119,32 @@ llvm::SmallVector<Value> convertRegisters(OpBuilder &b, Location loc, mlir::Oper
                                           const gpu::LinearLayout &from, const gpu::LinearLayout &to,
                                           int threadsPerWarp);
 
+/// Applies a reduce or scan combine region to (acc..., next...) by cloning
+/// its body (scalar arith, lowered later).
+llvm::SmallVector<Value> combineWith(OpBuilder &b, mlir::Region &region, llvm::ArrayRef<Value> acc,
+                                     llvm::ArrayRef<Value> next);
+
+/// A warp shuffle of any scalar (in 32-bit pieces): `kind` bfly (lane ^
+/// offset), up (lane - offset), down (lane + offset) or idx (lane `offset`
+/// given as a value through `lane`).
+Value shuffle(OpBuilder &b, Location loc, Value v, mlir::NVVM::ShflKind kind, int offset);
+Value shuffleIndex(OpBuilder &b, Location loc, Value v, Value lane);
+
+/// An fp8 byte (e4m3fn or e5m2) as f32, exactly: the hardware's cvt on
+/// sm_89+, integer arithmetic before.
+Value widenFp8(OpBuilder &b, Location loc, Value byte, bool e4m3, int computeCapability);
+/// An f32 as an fp8 byte, rounded once (to nearest even, or toward zero when
+/// `towardZero`) and saturated at the largest finite value (448 for e4m3,
+/// 57344 for e5m2; infinities too); NaN stays NaN. The hardware's
+/// cvt.rn.satfinite on sm_89+ for nearest even, integer arithmetic else.
+Value narrowToFp8(OpBuilder &b, Location loc, Value f32, bool e4m3, bool towardZero, int computeCapability);
+
+/// Shared memory bytes a scan needs (its layout conversion or its
+/// cross-warp step, whichever is larger).
+int64_t scanScratchBytes(tile::ScanOp op, int numWarps, int threadsPerWarp);
+
 /// Shared memory bytes an operation needs as scratch (0 for most).
-int64_t scratchBytes(mlir::Operation *op, int numWarps);
+int64_t scratchBytes(mlir::Operation *op, int numWarps, int threadsPerWarp);
 
 //===----------------------------------------------------------------------===//
 // Pattern sets
@@ -131,6 +155,7 @@ void populateElementwisePatterns(mlir::RewritePatternSet &patterns, const Loweri
 void populateViewPatterns(mlir::RewritePatternSet &patterns, const LoweringContext &context);
 void populateMemoryPatterns(mlir::RewritePatternSet &patterns, const LoweringContext &context);
 void populateReducePatterns(mlir::RewritePatternSet &patterns, const LoweringContext &context);
+void populateScanPatterns(mlir::RewritePatternSet &patterns, const LoweringContext &context);
 void populateDotPatterns(mlir::RewritePatternSet &patterns, const LoweringContext &context);
 void populateDebugPatterns(mlir::RewritePatternSet &patterns, const LoweringContext &context);
 

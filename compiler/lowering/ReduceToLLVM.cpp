@@ -1,17 +1,13 @@
-//===- ReduceToLLVM.cpp - reductions and scans ----------------------------===//
+//===- ReduceToLLVM.cpp - reductions --------------------------------------===//
 //
 // A reduction combines, in order: the registers of a thread that differ
 // only along the axis; then lanes, by butterfly shuffles over the lane bits
 // that map into the axis; then warps, through shared memory. The combine
 // region is cloned for every combination (scalar arith, lowered later).
-// Scans move the block to a layout that holds each scanned line in one
-// thread, scan in registers, and move back.
 //
 //===----------------------------------------------------------------------===//
 
 #include "compiler/lowering/Lowering.h"
-
-#include "mlir/IR/IRMapping.h"
 
 using namespace mlir;
 
@@ -22,51 +18,6 @@ using gpu::HwDim;
 using gpu::LinearLayout;
 
 namespace {
-
-/// Applies a combine region to (acc..., next...) by cloning its body.
-SmallVector<Value> combine(OpBuilder &b, Region &region, ArrayRef<Value> acc, ArrayRef<Value> next) {
-  Block &body = region.front();
-  IRMapping mapping;
-  for (size_t i = 0; i < acc.size(); ++i) {
-    mapping.map(body.getArgument(i), acc[i]);
-    mapping.map(body.getArgument(acc.size() + i), next[i]);
-  }
-  for (Operation &op : body.without_terminator())
-    b.clone(op, mapping);
-  SmallVector<Value> result;
-  for (Value v : body.getTerminator()->getOperands())
-    result.push_back(mapping.lookupOrDefault(v));
-  return result;
-}
-
-/// A warp shuffle (butterfly) of any scalar, in 32-bit pieces.
-Value shuffleXor(OpBuilder &b, Location loc, Value v, int offset) {
-  Type t = v.getType();
-  Type i32 = b.getI32Type();
-  auto shfl = [&](Value x) {
-    return NVVM::ShflOp::create(b, loc, i32, i32Const(b, loc, -1), x, i32Const(b, loc, offset),
-                                i32Const(b, loc, 0x1f), NVVM::ShflKind::bfly, UnitAttr())
-        .getResult();
-  };
-  if (isa<LLVM::LLVMPointerType>(t))
-    return LLVM::IntToPtrOp::create(b, loc, t, shuffleXor(b, loc, LLVM::PtrToIntOp::create(b, loc, b.getI64Type(), v), offset));
-  unsigned bits = t.getIntOrFloatBitWidth();
-  if (bits == 64) {
-    auto pair = VectorType::get(2, i32);
-    Value halves = LLVM::BitcastOp::create(b, loc, pair, v);
-    Value lo = shfl(LLVM::ExtractElementOp::create(b, loc, halves, i32Const(b, loc, 0)));
-    Value hi = shfl(LLVM::ExtractElementOp::create(b, loc, halves, i32Const(b, loc, 1)));
-    Value joined = LLVM::InsertElementOp::create(b, loc, LLVM::UndefOp::create(b, loc, pair), lo, i32Const(b, loc, 0));
-    joined = LLVM::InsertElementOp::create(b, loc, joined, hi, i32Const(b, loc, 1));
-    return LLVM::BitcastOp::create(b, loc, t, joined);
-  }
-  Type bitsType = b.getIntegerType(bits);
-  Value asInt = isa<FloatType>(t) ? LLVM::BitcastOp::create(b, loc, bitsType, v).getResult() : v;
-  Value wide = bits < 32 ? LLVM::ZExtOp::create(b, loc, i32, asInt).getResult() : asInt;
-  Value moved = shfl(wide);
-  Value narrow = bits < 32 ? LLVM::TruncOp::create(b, loc, bitsType, moved).getResult() : moved;
-  return isa<FloatType>(t) ? LLVM::BitcastOp::create(b, loc, t, narrow).getResult() : narrow;
-}
 
 /// The dimension a basis maps into, or -1 (zero); -2 for several.
 int dimensionOf(const Coord &basis) {
@@ -111,7 +62,7 @@ struct ReduceLowering : KilnPattern<tile::ReduceOp> {
       if (it == acc.end())
         acc[key] = next;
       else
-        it->second = combine(rewriter, op.getCombineOp(), it->second, next);
+        it->second = combineWith(rewriter, op.getCombineOp(), it->second, next);
     }
     // 2. Across lanes: butterflies over the lane bits on the axis.
     for (int bit = 0; bit < layout.bits(HwDim::Lane); ++bit) {
@@ -120,8 +71,8 @@ struct ReduceLowering : KilnPattern<tile::ReduceOp> {
       for (auto &[key, a] : acc) {
         SmallVector<Value> other;
         for (Value v : a)
-          other.push_back(shuffleXor(rewriter, loc, v, 1 << bit));
-        a = combine(rewriter, op.getCombineOp(), a, other);
+          other.push_back(shuffle(rewriter, loc, v, NVVM::ShflKind::bfly, 1 << bit));
+        a = combineWith(rewriter, op.getCombineOp(), a, other);
       }
     }
     // 3. Across warps: each warp's partial result through shared memory.
@@ -187,7 +138,7 @@ struct ReduceLowering : KilnPattern<tile::ReduceOp> {
             Value address = gep(rewriter, loc, gep(rewriter, loc, base, rewriter.getI8Type(), i32Const(rewriter, loc, offsets[k])), stored, at);
             part.push_back(fromSlot(rewriter, loc, LLVM::LoadOp::create(rewriter, loc, stored, address), elements[k]));
           }
-          total = w == 0 ? part : combine(rewriter, op.getCombineOp(), total, part);
+          total = w == 0 ? part : combineWith(rewriter, op.getCombineOp(), total, part);
         }
         a = total;
         ++i;
@@ -248,87 +199,10 @@ struct ReduceLowering : KilnPattern<tile::ReduceOp> {
   }
 };
 
-/// The layout holding each line along `axis` in one thread's registers:
-/// the scan runs sequentially there.
-LinearLayout scanLayout(ArrayRef<int64_t> shape, int axis, int numWarps, int threadsPerWarp) {
-  size_t rank = shape.size();
-  std::vector<unsigned> spt(rank, 1), tpw(rank, 1), wpc(rank, 1), order;
-  spt[axis] = shape[axis];
-  for (size_t i = 0; i < rank; ++i)
-    if (static_cast<int>(rank - 1 - i) != axis)
-      order.push_back(rank - 1 - i);
-  order.push_back(axis);
-  int64_t lanes = threadsPerWarp, warps = numWarps;
-  for (unsigned d : order)
-    while (lanes > 1 && int64_t(tpw[d]) * spt[d] < shape[d]) {
-      tpw[d] *= 2;
-      lanes /= 2;
-    }
-  for (unsigned d : order)
-    while (warps > 1 && int64_t(tpw[d]) * spt[d] * wpc[d] < shape[d]) {
-      wpc[d] *= 2;
-      warps /= 2;
-    }
-  tpw[order.front()] *= lanes;
-  wpc[order.front()] *= warps;
-  return LinearLayout::blocked(std::vector<int64_t>(shape.begin(), shape.end()), spt, tpw, wpc, order);
-}
-
-struct ScanLowering : KilnPattern<tile::ScanOp> {
-  using KilnPattern::KilnPattern;
-  LogicalResult matchAndRewrite(tile::ScanOp op, OpAdaptor adaptor, ConversionPatternRewriter &rewriter) const override {
-    Location loc = op.getLoc();
-    int axis = static_cast<int32_t>(op.getAxis());
-    auto type = cast<RankedTensorType>(op.getSrcs().front().getType());
-    LinearLayout layout = layoutOf(type);
-    LinearLayout lines = scanLayout(type.getShape(), axis, ctx.numWarps, ctx.threadsPerWarp);
-    size_t n = op.getSrcs().size();
-    SmallVector<SmallVector<Value>> values;
-    SmallVector<Type> elements;
-    for (auto [src, lowered] : llvm::zip(op.getSrcs(), adaptor.getSrcs())) {
-      elements.push_back(ctx.types.elementType(src.getType()));
-      values.push_back(convertRegisters(rewriter, loc, op, unpack(rewriter, loc, lowered), elements.back(),
-                                        layout, lines, ctx.threadsPerWarp));
-    }
-    // Registers of one line, in axis order.
-    std::map<std::vector<int32_t>, std::vector<std::pair<int32_t, int>>> line;
-    for (int r = 0; r < lines.registers(); ++r) {
-      Coord c = lines.applyOne(HwDim::Register, r);
-      int32_t position = c[axis];
-      c[axis] = 0;
-      line[c].push_back({position, r});
-    }
-    for (auto &[key, registers] : line) {
-      std::sort(registers.begin(), registers.end());
-      if (op.getReverse())
-        std::reverse(registers.begin(), registers.end());
-      SmallVector<Value> acc;
-      for (size_t k = 0; k < n; ++k)
-        acc.push_back(values[k][registers[0].second]);
-      for (size_t i = 1; i < registers.size(); ++i) {
-        SmallVector<Value> next;
-        for (size_t k = 0; k < n; ++k)
-          next.push_back(values[k][registers[i].second]);
-        acc = combine(rewriter, op.getCombineOp(), acc, next);
-        for (size_t k = 0; k < n; ++k)
-          values[k][registers[i].second] = acc[k];
-      }
-    }
-    SmallVector<Value> results;
-    for (size_t k = 0; k < n; ++k) {
-      SmallVector<Value> back = convertRegisters(rewriter, loc, op, values[k], elements[k], lines,
-                                                 layoutOf(op.getResult(k).getType()), ctx.threadsPerWarp);
-      results.push_back(pack(rewriter, loc, getTypeConverter()->convertType(op.getResult(k).getType()), back));
-    }
-    rewriter.replaceOp(op, results);
-    return success();
-  }
-};
-
 } // namespace
 
 void populateReducePatterns(RewritePatternSet &patterns, const LoweringContext &context) {
-  patterns.add<ReduceLowering, ScanLowering>(context);
+  patterns.add<ReduceLowering>(context);
 }
 
 } // namespace kiln::lowering
