@@ -82,15 +82,8 @@ struct DotLowering : KilnPattern<tile::DotOp> {
         return LLVM::SExtOp::create(rewriter, loc, math, v);
       if (v.getType() == math)
         return v;
-      if (tile::isFloat8(aScalar)) {
-        std::string format = isa<Float8E4M3FNType>(aScalar) ? "e4m3x2" : "e5m2x2";
-        Value wide = LLVM::ZExtOp::create(rewriter, loc, rewriter.getI16Type(), v);
-        Value halves = ptx(rewriter, loc, rewriter.getI32Type(), "cvt.rn.f16x2." + format + " $0, $1;", "=r,h",
-                           {wide}, false);
-        Value half = LLVM::BitcastOp::create(rewriter, loc, rewriter.getF16Type(),
-                                             LLVM::TruncOp::create(rewriter, loc, rewriter.getI16Type(), halves));
-        return LLVM::FPExtOp::create(rewriter, loc, f32, half);
-      }
+      if (tile::isFloat8(aScalar))
+        return widenFp8(rewriter, loc, v, isa<Float8E4M3FNType>(aScalar), ctx.computeCapability);
       return LLVM::FPExtOp::create(rewriter, loc, math, v);
     };
     for (Value &v : a)

@@ -170,44 +170,30 @@ struct HintLowering : KilnPattern<tile::HintOp> {
   }
 };
 
-/// Conversions to and from 8-bit floats with the hardware's cvt (sm_89+):
-/// narrowing rounds to nearest even and saturates (.satfinite).
+/// Conversions to and from 8-bit floats: widening is exact; narrowing goes
+/// through f32 and rounds once (to nearest even, or toward zero), saturating
+/// at the largest finite value.
 struct FpToFpLowering : PerRegister<tile::FpToFpOp> {
   using PerRegister::PerRegister;
   Value lowerOne(OpBuilder &b, Location loc, tile::FpToFpOp op, ArrayRef<Value> v, Type) const override {
     Type from = getElementTypeOrSelf(op.getSrc().getType()), to = getElementTypeOrSelf(op.getType());
-    bool e4m3 = isa<Float8E4M3FNType>(to) || isa<Float8E4M3FNType>(from);
-    std::string format = e4m3 ? "e4m3x2" : "e5m2x2";
     if (tile::isFloat8(to)) {
-      // Widen to f32 first (exact), then one rounding to fp8.
       Value x = v[0];
       if (from.isF16() || from.isBF16())
-        x = LLVM::FPExtOp::create(b, loc, b.getF32Type(), x);
+        x = LLVM::FPExtOp::create(b, loc, b.getF32Type(), x); // exact
       else if (from.isF64())
         x = LLVM::FPTruncOp::create(b, loc, b.getF32Type(), x); // f64 -> fp8 via f32 (documented)
-      else if (tile::isFloat8(from)) // e4m3 <-> e5m2 through f32
-        x = widenFp8(b, loc, x, isa<Float8E4M3FNType>(from) ? "e4m3x2" : "e5m2x2");
-      Value zero = LLVM::ConstantOp::create(b, loc, b.getF32Type(), b.getF32FloatAttr(0));
-      Value packed = ptx(b, loc, b.getI16Type(), "cvt.rn.satfinite." + format + ".f32 $0, $1, $2;",
-                         "=h,f,f", {zero, x}, /*sideEffects=*/false);
-      return LLVM::TruncOp::create(b, loc, b.getI8Type(), packed);
+      else if (tile::isFloat8(from)) // e4m3 <-> e5m2 through f32 (exact)
+        x = widenFp8(b, loc, x, isa<Float8E4M3FNType>(from), ctx.computeCapability);
+      bool towardZero = op.getRounding() && *op.getRounding() == tile::RoundingMode::rtz;
+      return narrowToFp8(b, loc, x, isa<Float8E4M3FNType>(to), towardZero, ctx.computeCapability);
     }
-    Value f32 = widenFp8(b, loc, v[0], format);
+    Value f32 = widenFp8(b, loc, v[0], isa<Float8E4M3FNType>(from), ctx.computeCapability);
     if (to.isF32())
       return f32;
     if (to.isF64())
       return LLVM::FPExtOp::create(b, loc, b.getF64Type(), f32);
     return LLVM::FPTruncOp::create(b, loc, to, f32); // f16/bf16: exact
-  }
-
-  /// An fp8 byte as f32 (exact): cvt to f16x2, then to f32.
-  static Value widenFp8(OpBuilder &b, Location loc, Value byte, const std::string &format) {
-    Value wide = LLVM::ZExtOp::create(b, loc, b.getI16Type(), byte);
-    Value halves = ptx(b, loc, b.getI32Type(), "cvt.rn.f16x2." + format + " $0, $1;", "=r,h", {wide},
-                       /*sideEffects=*/false);
-    Value low = LLVM::TruncOp::create(b, loc, b.getI16Type(), halves);
-    Value half = LLVM::BitcastOp::create(b, loc, b.getF16Type(), low);
-    return LLVM::FPExtOp::create(b, loc, b.getF32Type(), half);
   }
 };
 
