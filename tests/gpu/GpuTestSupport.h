@@ -8,18 +8,40 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstdlib>
 #include <cstring>
+#include <string>
 #include <random>
 #include <variant>
 #include <vector>
 
 namespace kiln::testing {
 
+/// Set by --compile-only: compile for the GPU targets, run on the
+/// interpreter only.
+inline bool &compile_only() {
+  static bool value = false;
+  return value;
+}
+
+/// Whether a ptxas can be found (Kernel::compile then emits cubins).
+inline bool ptxas_available() {
+  if (const char *path = std::getenv("KILN_PTXAS"); path && *path)
+    return true;
+  return std::system("command -v ptxas > /dev/null 2>&1 || test -x /usr/local/cuda/bin/ptxas") == 0;
+}
+
+/// What a kernel does with an array: reads it; writes it (poisoned before
+/// each run, so unwritten elements show); or reads and updates it in place
+/// (atomics), starting from its contents on both devices.
+enum class Role { input, output, in_out };
+
 /// A host array of `dtype` elements (as raw bytes).
 struct Array {
   DType dtype;
   std::vector<uint8_t> bytes;
-  bool output = false;
+  Role role = Role::input;
+  bool compared() const { return role != Role::input; }
 
   size_t count() const { return bytes.size() / size_in_bytes(dtype); }
   double at(size_t i) const {
@@ -42,7 +64,7 @@ struct Array {
 
 /// Random values in [lo, hi) (integers: whole numbers), from `seed`.
 inline Array random_array(DType dtype, size_t count, double lo, double hi, unsigned seed) {
-  Array a{dtype, std::vector<uint8_t>(count * size_in_bytes(dtype)), false};
+  Array a{dtype, std::vector<uint8_t>(count * size_in_bytes(dtype)), Role::input};
   std::mt19937 rng(seed);
   std::uniform_real_distribution<double> dist(lo, hi);
   for (size_t i = 0; i < count; ++i)
@@ -52,14 +74,17 @@ inline Array random_array(DType dtype, size_t count, double lo, double hi, unsig
 
 /// An output array, poisoned (all bits set) before each run.
 inline Array output_array(DType dtype, size_t count) {
-  return Array{dtype, std::vector<uint8_t>(count * size_in_bytes(dtype), 0xFF), true};
+  return Array{dtype, std::vector<uint8_t>(count * size_in_bytes(dtype), 0xFF), Role::output};
 }
 
 using HostArg = std::variant<Array *, int64_t, double>;
 
-/// Runs `kernel` on `device` and returns the outputs' final contents.
+/// Runs `kernel` on `device` and returns the outputs' final contents. With
+/// `compile_for` (compile-only mode), first compiles the kernel as this
+/// launch specializes it for each of those targets; ptxas must accept it.
 inline std::vector<Array> run_on(const Device &device, const Kernel &kernel, Grid grid, const Config &config,
-                                 const std::vector<HostArg> &args, uint8_t poison) {
+                                 const std::vector<HostArg> &args, uint8_t poison,
+                                 const std::vector<std::string> &compile_for = {}) {
   std::vector<Buffer> buffers;
   std::vector<Arg> launch;
   std::vector<Array> outputs;
@@ -68,9 +93,9 @@ inline std::vector<Array> run_on(const Device &device, const Kernel &kernel, Gri
     if (auto *array = std::get_if<Array *>(&arg)) {
       Buffer b = Buffer::allocate(device, (*array)->bytes.size());
       b.copy_from_host((*array)->bytes.data(), (*array)->bytes.size());
-      if ((*array)->output) // each device starts from its own poison: unwritten elements differ
+      if ((*array)->role == Role::output) // each device starts from its own poison: unwritten elements differ
         b.fill_bytes(poison);
-      if ((*array)->output)
+      if ((*array)->compared())
         output_buffers.push_back(buffers.size());
       buffers.push_back(b);
       launch.push_back(Arg(b));
@@ -80,12 +105,16 @@ inline std::vector<Array> run_on(const Device &device, const Kernel &kernel, Gri
       launch.push_back(Arg(std::get<double>(arg)));
     }
   }
+  for (const std::string &arch : compile_for) {
+    CompiledKernel compiled = kernel.compile(config, kernel.specialize(launch), arch);
+    EXPECT_FALSE(compiled.cubin.empty()) << kernel.name() << " for " << arch << ": no cubin";
+  }
   Stream stream(device);
   kernel.launch_with(grid, config, stream, launch);
   stream.synchronize();
   size_t o = 0;
   for (const HostArg &arg : args)
-    if (auto *array = std::get_if<Array *>(&arg); array && (*array)->output) {
+    if (auto *array = std::get_if<Array *>(&arg); array && (*array)->compared()) {
       Array result = **array;
       buffers[output_buffers[o++]].copy_to_host(result.bytes.data(), result.bytes.size());
       outputs.push_back(result);
@@ -98,6 +127,10 @@ inline std::vector<Array> run_on(const Device &device, const Kernel &kernel, Gri
 /// magnitude, absolute near zero) for floats; no output stays poisoned.
 inline void expect_same(const Kernel &kernel, Grid grid, const Config &config, std::vector<HostArg> args,
                         double tolerance = 1e-5) {
+  if (compile_only()) {
+    run_on(Device::interp(), kernel, grid, config, args, 0xFE, {"sm_90a", "sm_80"});
+    return;
+  }
   std::vector<Array> gpu = run_on(Device::cuda(0), kernel, grid, config, args, 0xFF);
   std::vector<Array> cpu = run_on(Device::interp(), kernel, grid, config, args, 0xFE);
   ASSERT_EQ(gpu.size(), cpu.size());

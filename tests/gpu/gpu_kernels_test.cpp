@@ -148,6 +148,27 @@ TEST(GpuKernels, ScansForwardAndReverse) {
   expect_same(k, Grid(1), {}, {&x, &out});
 }
 
+TEST(GpuKernels, LongScansAcrossWarpsAndRepetitions) {
+  // 4096 elements over 4 warps: chunks in registers, lanes, warps through
+  // shared memory, and two repetitions; axis 0 of a 64x64 block with 8 warps.
+  Kernel k = jit(
+      [](ConstPtr<i32> x, ConstPtr<f32> y, Ptr<i32> out, Ptr<f32> fout) {
+        Tensor o = arange(0, 4096);
+        Tensor v = load(x + o);
+        store(out + o, cumsum(v, 0));
+        store(out + 4096 + o, cumsum(v, 0, /*reverse=*/true));
+        Tensor i = expand_dims(arange(0, 64), 1), j = expand_dims(arange(0, 64), 0);
+        Tensor f = load(y + i * 64 + j);
+        store(fout + i * 64 + j, cumsum(f, 0) + scan(f, 0, [](const Tensor &a, const Tensor &b) { return maximum(a, b); },
+                                                     /*reverse=*/true));
+      },
+      "long_scans");
+  Array x = random_array(i32, 4096, -1000, 1000, 21), y = random_array(f32, 4096, -1, 1, 22);
+  Array out = output_array(i32, 8192), fout = output_array(f32, 4096);
+  for (int warps : {4, 8})
+    expect_same(k, Grid(1), {{"num_warps", warps}}, {&x, &y, &out, &fout}, 1e-5);
+}
+
 TEST(GpuKernels, AtomicsAndCompareAndSwap) {
   Kernel k = jit(
       [](Ptr<i32> counters, Ptr<f32> sums, Ptr<f32> best, Ptr<i32> old) {
@@ -160,10 +181,10 @@ TEST(GpuKernels, AtomicsAndCompareAndSwap) {
       },
       "atomics");
   Array counters = random_array(i32, 5, 0, 1, 9), sums = random_array(f32, 8, 0, 0.001, 10);
-  counters.output = sums.output = true;
+  counters.role = sums.role = Role::in_out;
   Array best = random_array(f32, 2, -100, -99, 11);
   best.set(1, 100.0);
-  best.output = true;
+  best.role = Role::in_out;
   Array old = output_array(i32, 1);
   // One program: atomics of several programs land in an unspecified order.
   expect_same(k, Grid(1), {}, {&counters, &sums, &best, &old}, 1e-5);
