@@ -352,11 +352,12 @@ Instr compile_block_op(Compiler &c, mlir::Operation *op) {
         Rounding rounding = f.getRounding() && *f.getRounding() == tile::RoundingMode::rtz
                                 ? Rounding::toward_zero
                                 : Rounding::nearest_even;
+        bool narrowing = is_float8(to); // to fp8: rounds and saturates; from fp8: exact (infinities stay)
         unsigned s = c.slot(f.getSrc()), r = c.slot(f);
         return [=](Exec &e) {
           std::vector<Word> R = e.slots[s].words;
-          for (Word &w : R) // narrowing to fp8 saturates; widening is exact
-            w = from_double(round_to(to, as_double(w), rounding, /*saturate=*/true));
+          for (Word &w : R)
+            w = from_double(round_to(to, as_double(w), rounding, /*saturate=*/narrowing));
           e.slots[r].words = std::move(R);
         };
       })
