@@ -142,7 +142,7 @@ struct FinalizeLLVM : impl::FinalizeLLVMBase<FinalizeLLVM> {
       patterns.add<FastMath<math::Log2Op>>(context, "llvm.nvvm.lg2.approx.f", 1.0, 1.0);
       patterns.add<FastMath<math::RsqrtOp>>(context, "llvm.nvvm.rsqrt.approx.f", 1.0, 1.0);
       populatePolynomialApproximateTanhPattern(patterns);
-      populatePolynomialApproximateErfPattern(patterns);
+      populateErfPatterns(patterns);
       populateMathPolynomialApproximationPatterns(patterns,
                                                   [](StringRef name) { return name == "math.sin" || name == "math.cos"; });
       math::populateExpansionPatterns(patterns, {"powf"});

@@ -158,6 +158,9 @@ void populateReducePatterns(mlir::RewritePatternSet &patterns, const LoweringCon
 void populateScanPatterns(mlir::RewritePatternSet &patterns, const LoweringContext &context);
 void populateDotPatterns(mlir::RewritePatternSet &patterns, const LoweringContext &context);
 void populateDebugPatterns(mlir::RewritePatternSet &patterns, const LoweringContext &context);
+/// math.erf on f32 without division (ErfToLLVM.cpp); applied before the
+/// math dialect's generic approximations.
+void populateErfPatterns(mlir::RewritePatternSet &patterns);
 
 /// Base of Kiln's lowering patterns: the op, its converted operands, and the
 /// lowering context.

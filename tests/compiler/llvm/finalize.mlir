@@ -28,3 +28,20 @@ llvm.func @math(%x: f32, %d: f64) -> f32 {
   %sum = arith.addf %f, %uf : f32
   llvm.return %sum : f32
 }
+
+// erf on f32: two polynomials (6 and 9 coefficients) and 2^Q by
+// ex2.approx, selected without a branch or a division.
+// CHECK-LABEL: llvm.func @erf
+llvm.func @erf(%x: f32) -> f32 {
+  // CHECK-NOT: llvm.fdiv
+  // CHECK-COUNT-5: llvm.intr.fma
+  // CHECK: llvm.fmul
+  // CHECK: llvm.intr.minimum
+  // CHECK-COUNT-8: llvm.intr.fma
+  // CHECK: llvm.call_intrinsic "llvm.nvvm.ex2.approx.f32"
+  // CHECK: llvm.intr.copysign
+  // CHECK: llvm.select
+  // CHECK-NOT: llvm.fdiv
+  %e = math.erf %x : f32
+  llvm.return %e : f32
+}
