@@ -21,10 +21,15 @@ std::shared_ptr<Module::Impl> Module::Impl::clone() const {
   return copy;
 }
 
-std::shared_ptr<mlir::MLIRContext> makeKilnContext() {
-  auto context = std::make_shared<mlir::MLIRContext>(
-      mlir::MLIRContext::Threading::DISABLED);
-  loadKilnDialects(*context);
+std::shared_ptr<mlir::MLIRContext> threadKilnContext() {
+  // Making a context and loading its dialects costs several times what
+  // tracing a kernel does (most of a disk-cache hit), so each thread keeps
+  // one; modules hold it alive past the thread.
+  thread_local std::shared_ptr<mlir::MLIRContext> context = [] {
+    auto made = std::make_shared<mlir::MLIRContext>(mlir::MLIRContext::Threading::DISABLED);
+    loadKilnDialects(*made);
+    return made;
+  }();
   return context;
 }
 
@@ -50,7 +55,7 @@ std::string Module::kernel_name() const {
 
 Module Module::parse(const std::string &text, const std::string &buffer_name) {
   auto impl = std::make_shared<Impl>();
-  impl->context = makeKilnContext();
+  impl->context = threadKilnContext();
   std::string diagnostics;
   llvm::raw_string_ostream os(diagnostics);
   llvm::SourceMgr sources;

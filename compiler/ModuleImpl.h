@@ -11,8 +11,8 @@
 namespace kiln {
 
 /// A module together with the context that owns its types and attributes:
-/// each traced kernel gets its own context (shared by its copies), so traces
-/// on different threads never share one.
+/// the context of the thread that traced or parsed it (shared by its copies),
+/// so traces on different threads never share one.
 struct Module::Impl {
   std::shared_ptr<mlir::MLIRContext> context;
   mlir::OwningOpRef<mlir::ModuleOp> module;
@@ -21,8 +21,9 @@ struct Module::Impl {
   std::shared_ptr<Impl> clone() const;
 };
 
-/// A fresh context with every dialect Kiln uses loaded, and MLIR's own
-/// thread pool off (Kiln compiles many small modules concurrently itself).
-std::shared_ptr<mlir::MLIRContext> makeKilnContext();
+/// The calling thread's context, with Kiln's dialects registered (the ones
+/// tracing builds loaded) and MLIR's own thread pool off: Kiln compiles many
+/// small modules, on as many threads as its callers use.
+std::shared_ptr<mlir::MLIRContext> threadKilnContext();
 
 } // namespace kiln

@@ -1,5 +1,11 @@
 // A traced kernel: an MLIR module of Kiln IR, behind an opaque handle so that
 // public headers stay free of MLIR.
+//
+// Threads: the modules a thread traces or parses share that thread's MLIR
+// context. Use a module on the thread that made it (or hand it over only
+// while that thread makes no other module): Kernel::launch and
+// Kernel::compile trace and compile on the calling thread, so any number of
+// threads may launch and compile at once.
 #pragma once
 
 #include <memory>
