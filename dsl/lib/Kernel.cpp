@@ -31,7 +31,11 @@ Kernel::Kernel(std::string name, std::vector<ElementType> signature, Body body)
 const std::string &Kernel::name() const { return impl_->name; }
 const std::vector<ElementType> &Kernel::signature() const { return impl_->signature; }
 Kernel &Kernel::defaults(Config config) {
+  std::lock_guard<std::mutex> lock(impl_->mutex);
   impl_->defaults = std::move(config);
+  impl_->interpreted.clear();
+  impl_->loaded.clear();
+  impl_->recent.clear();
   return *this;
 }
 const Config &Kernel::default_config() const { return impl_->defaults; }
@@ -69,7 +73,7 @@ Module Kernel::trace(const Config &config_in, const Specialization &spec) const 
                 " entries for " + std::to_string(impl_->signature.size()) + " parameters");
 
   auto impl = std::make_shared<Module::Impl>();
-  impl->context = makeKilnContext();
+  impl->context = threadKilnContext();
   mlir::MLIRContext &context = *impl->context;
   impl->module = mlir::ModuleOp::create(mlir::UnknownLoc::get(&context));
   TraceContext trace(context, *impl->module);

@@ -8,6 +8,7 @@
 #include <memory>
 #include <mutex>
 #include <string>
+#include <vector>
 
 namespace kiln {
 
@@ -29,6 +30,16 @@ struct Kernel::Impl {
   std::mutex mutex;
   std::map<std::string, std::shared_ptr<const interp::Program>> interpreted;
   std::map<std::string, std::shared_ptr<const cuda::LoadedKernel>> loaded;
+
+  /// The launch path's first look: (launch config as given, specialization
+  /// bits, device) -> loaded kernel, compared without building any string.
+  struct RecentLaunch {
+    Config config;
+    uint64_t specialization;
+    int device;
+    std::shared_ptr<const cuda::LoadedKernel> kernel;
+  };
+  std::vector<RecentLaunch> recent;
 };
 
 } // namespace kiln

@@ -26,76 +26,129 @@
 
 namespace kiln {
 
-Specialization Kernel::specialize(const std::vector<Arg> &args) const {
-  Specialization spec;
-  for (size_t i = 0; i < args.size() && i < signature().size(); ++i) {
-    const Arg &arg = args[i];
-    ArgSpecialization s;
-    if (arg.kind() == Arg::Kind::memory) {
-      s.divisible_by_16 = arg.address() % 16 == 0;
-    } else if (arg.kind() == Arg::Kind::integer && !signature()[i].is_pointer &&
-               is_integer(signature()[i].dtype)) {
-      s.equal_to_1 = arg.integer() == 1;
-      s.divisible_by_16 = arg.integer() % 16 == 0;
-    }
-    spec.args.push_back(s);
+namespace {
+
+ArgSpecialization specializationOf(const Arg &arg, const ElementType &parameter) {
+  ArgSpecialization s;
+  if (arg.kind() == Arg::Kind::memory) {
+    s.divisible_by_16 = arg.address() % 16 == 0;
+  } else if (arg.kind() == Arg::Kind::integer && !parameter.is_pointer && is_integer(parameter.dtype)) {
+    s.equal_to_1 = arg.integer() == 1;
+    s.divisible_by_16 = arg.integer() % 16 == 0;
   }
+  return s;
+}
+
+/// The specialization of up to 32 arguments as two bits each; false when
+/// there are more (the launch then takes the general path).
+bool packedSpecialization(std::span<const Arg> args, const std::vector<ElementType> &signature, uint64_t &bits) {
+  if (args.size() > 32)
+    return false;
+  bits = 0;
+  for (size_t i = 0; i < args.size(); ++i) {
+    ArgSpecialization s = specializationOf(args[i], signature[i]);
+    bits |= uint64_t(s.divisible_by_16 | s.equal_to_1 << 1) << (2 * i);
+  }
+  return true;
+}
+
+} // namespace
+
+Specialization Kernel::specialize(std::span<const Arg> args) const {
+  Specialization spec;
+  for (size_t i = 0; i < args.size() && i < signature().size(); ++i)
+    spec.args.push_back(specializationOf(args[i], signature()[i]));
   return spec;
 }
 
 namespace {
 
-/// The PTX target for a device of compute capability `cc`.
-std::string archFor(int cc) { return "sm_" + std::to_string(cc) + (cc == 90 ? "a" : ""); }
+/// The PTX target for a device of compute capability `cc`, or
+/// $KILN_TARGET (e.g. sm_80 on a Hopper GPU, to run an older target's code).
+std::string archFor(int cc) {
+  if (const char *target = std::getenv("KILN_TARGET"); target && *target)
+    return target;
+  return "sm_" + std::to_string(cc) + (cc == 90 ? "a" : "");
+}
+
+/// A cubin runs only on its own major architecture; PTX of an older target
+/// runs anywhere newer, compiled by the driver.
+bool cubinRunsOn(const std::string &arch, int cc) {
+  int target = 0;
+  for (char c : arch)
+    if (c >= '0' && c <= '9')
+      target = target * 10 + (c - '0');
+  return target / 10 == cc / 10 && target <= cc;
+}
 
 std::string dumpDir() {
   const char *dir = std::getenv("KILN_DUMP_DIR");
   return dir ? dir : "";
 }
 
-/// Parameter values as the driver takes them: one pointer per parameter.
-struct Parameters {
-  std::vector<uint64_t> storage;
-  std::vector<void *> pointers;
-  Parameters(const std::vector<ElementType> &signature, const std::vector<Arg> &args, const std::string &kernel) {
-    storage.resize(args.size());
+/// Parameter values as the driver takes them: one pointer per parameter
+/// (on the stack for up to kInline parameters: the launch path allocates
+/// nothing).
+class Parameters {
+public:
+  Parameters(const std::vector<ElementType> &signature, std::span<const Arg> args, const std::string &kernel) {
+    if (args.size() > kInline) {
+      heapStorage_.resize(args.size());
+      heapPointers_.resize(args.size());
+    }
+    uint64_t *storage = args.size() > kInline ? heapStorage_.data() : inlineStorage_;
+    pointers_ = args.size() > kInline ? heapPointers_.data() : inlinePointers_;
     for (size_t i = 0; i < args.size(); ++i) {
-      const ElementType &type = signature[i];
-      const Arg &arg = args[i];
-      auto bad = [&](const std::string &why) {
-        throw Error("argument #" + std::to_string(i) + " of kernel '" + kernel + "': " + why);
-      };
-      uint64_t &slot = storage[i];
-      if (type.is_pointer) {
-        if (arg.kind() != Arg::Kind::memory)
-          bad("the kernel expects a pointer, the launch passed a number");
-        if (arg.device() != DeviceKind::cuda)
-          bad("the GPU needs device memory (a Buffer of a CUDA device), not host memory");
-        slot = arg.address();
-      } else if (is_float(type.dtype)) {
-        if (arg.kind() == Arg::Kind::memory)
-          bad("the kernel expects a float, the launch passed memory");
-        double v = arg.kind() == Arg::Kind::floating ? arg.floating() : static_cast<double>(arg.integer());
-        if (type.dtype == DType::f64) {
-          std::memcpy(&slot, &v, 8);
-        } else if (type.dtype == DType::f32) {
-          float f = static_cast<float>(v);
-          std::memcpy(&slot, &f, 4);
-        } else {
-          bad("scalar parameters of " + std::string(name(type.dtype)) + " are not supported; pass f32");
-        }
-      } else {
-        if (arg.kind() != Arg::Kind::integer)
-          bad("the kernel expects an integer");
-        int64_t v = arg.integer();
-        int width = bit_width(type.dtype);
-        if (width < 64 && (v < -(int64_t(1) << (width - 1)) || v >= (int64_t(1) << width)))
-          bad(std::to_string(v) + " does not fit " + std::string(name(type.dtype)));
-        std::memcpy(&slot, &v, 8); // little endian: the low bytes first
-      }
-      pointers.push_back(&slot);
+      storage[i] = value(signature[i], args[i], i, kernel);
+      pointers_[i] = &storage[i];
     }
   }
+  void **pointers() { return pointers_; }
+
+private:
+  static constexpr size_t kInline = 32;
+
+  static uint64_t value(const ElementType &type, const Arg &arg, size_t i, const std::string &kernel) {
+    auto bad = [&](const std::string &why) -> uint64_t {
+      throw Error("argument #" + std::to_string(i) + " of kernel '" + kernel + "': " + why);
+    };
+    uint64_t slot = 0;
+    if (type.is_pointer) {
+      if (arg.kind() != Arg::Kind::memory)
+        return bad("the kernel expects a pointer, the launch passed a number");
+      if (arg.device() != DeviceKind::cuda)
+        return bad("the GPU needs device memory (a Buffer of a CUDA device), not host memory");
+      return arg.address();
+    }
+    if (is_float(type.dtype)) {
+      if (arg.kind() == Arg::Kind::memory)
+        return bad("the kernel expects a float, the launch passed memory");
+      double v = arg.kind() == Arg::Kind::floating ? arg.floating() : static_cast<double>(arg.integer());
+      if (type.dtype == DType::f64) {
+        std::memcpy(&slot, &v, 8);
+      } else if (type.dtype == DType::f32) {
+        float f = static_cast<float>(v);
+        std::memcpy(&slot, &f, 4);
+      } else {
+        return bad("scalar parameters of " + std::string(name(type.dtype)) + " are not supported; pass f32");
+      }
+      return slot;
+    }
+    if (arg.kind() != Arg::Kind::integer)
+      return bad("the kernel expects an integer");
+    int64_t v = arg.integer();
+    int width = bit_width(type.dtype);
+    if (width < 64 && (v < -(int64_t(1) << (width - 1)) || v >= (int64_t(1) << width)))
+      return bad(std::to_string(v) + " does not fit " + std::string(name(type.dtype)));
+    std::memcpy(&slot, &v, 8); // little endian: the low bytes first
+    return slot;
+  }
+
+  uint64_t inlineStorage_[kInline];
+  void *inlinePointers_[kInline];
+  std::vector<uint64_t> heapStorage_;
+  std::vector<void *> heapPointers_;
+  void **pointers_ = nullptr;
 };
 
 } // namespace
@@ -154,18 +207,18 @@ CompiledKernel Kernel::compile(const Config &config_in, const Specialization &sp
 }
 
 void Kernel::launch_with(const Grid &grid, const Config &config_in, const Stream &stream,
-                         const std::vector<Arg> &args) const {
+                         std::span<const Arg> args) const {
   if (args.size() != signature().size())
     throw Error("kernel '" + name() + "' takes " + std::to_string(signature().size()) +
                 " arguments, the launch passed " + std::to_string(args.size()));
   if (grid.x == 0 || grid.y == 0 || grid.z == 0)
     return; // an empty grid runs nothing
-  Config config = impl_->defaults.merged(config_in);
-  Specialization spec = specialize(args);
   const Device &device = stream.device();
-  std::string key = config.str() + "|" + spec.str();
 
   if (device.kind() == DeviceKind::interp) {
+    Config config = impl_->defaults.merged(config_in);
+    Specialization spec = specialize(args);
+    std::string key = config.str() + "|" + spec.str();
     std::shared_ptr<const interp::Program> program;
     {
       std::lock_guard<std::mutex> lock(impl_->mutex);
@@ -184,28 +237,52 @@ void Kernel::launch_with(const Grid &grid, const Config &config_in, const Stream
     return;
   }
 
-  key += "|cuda:" + std::to_string(device.ordinal());
+  // The fast path: a launch like a recent one finds its kernel without
+  // merging configs or building keys.
+  uint64_t bits = 0;
+  bool packed = packedSpecialization(args, signature(), bits);
   std::shared_ptr<const cuda::LoadedKernel> loaded;
-  {
+  if (packed) {
     std::lock_guard<std::mutex> lock(impl_->mutex);
-    auto it = impl_->loaded.find(key);
-    if (it != impl_->loaded.end())
-      loaded = it->second;
+    for (const Impl::RecentLaunch &recent : impl_->recent)
+      if (recent.specialization == bits && recent.device == device.ordinal() && recent.config == config_in) {
+        loaded = recent.kernel;
+        break;
+      }
   }
   if (!loaded) {
-    CompiledKernel compiled = compile(config, spec, archFor(device.compute_capability()));
-    std::vector<char> image = compiled.cubin;
-    if (image.empty()) { // no ptxas: the driver compiles the PTX
-      image.assign(compiled.ptx.begin(), compiled.ptx.end());
-      image.push_back('\0');
+    Config config = impl_->defaults.merged(config_in);
+    Specialization spec = specialize(args);
+    std::string key = config.str() + "|" + spec.str() + "|cuda:" + std::to_string(device.ordinal());
+    {
+      std::lock_guard<std::mutex> lock(impl_->mutex);
+      auto it = impl_->loaded.find(key);
+      if (it != impl_->loaded.end())
+        loaded = it->second;
     }
-    loaded = std::make_shared<const cuda::LoadedKernel>(cuda::load(
-        image, compiled.name, device.ordinal(), compiled.num_warps * 32, compiled.shared_memory));
+    if (!loaded) {
+      int cc = device.compute_capability();
+      std::string arch = archFor(cc);
+      CompiledKernel compiled = compile(config, spec, arch);
+      std::vector<char> image = compiled.cubin;
+      if (image.empty() || !cubinRunsOn(arch, cc)) { // the driver compiles the PTX
+        image.assign(compiled.ptx.begin(), compiled.ptx.end());
+        image.push_back('\0');
+      }
+      loaded = std::make_shared<const cuda::LoadedKernel>(cuda::load(
+          image, compiled.name, device.ordinal(), compiled.num_warps * 32, compiled.shared_memory));
+    }
     std::lock_guard<std::mutex> lock(impl_->mutex);
     impl_->loaded.emplace(key, loaded);
+    if (packed) {
+      constexpr size_t kRecent = 8; // the launch shapes a program cycles through
+      if (impl_->recent.size() == kRecent)
+        impl_->recent.erase(impl_->recent.begin());
+      impl_->recent.push_back({config_in, bits, device.ordinal(), loaded});
+    }
   }
   Parameters parameters(signature(), args, name());
-  cuda::launch(*loaded, grid, stream.native(), parameters.pointers);
+  cuda::launch(*loaded, grid, stream.native(), parameters.pointers());
 }
 
 } // namespace kiln

@@ -20,11 +20,11 @@ LoadedKernel load(const std::vector<char> &image, const std::string &name, int o
   return kernel;
 }
 
-void launch(const LoadedKernel &kernel, const Grid &grid, void *stream, std::vector<void *> &params) {
+void launch(const LoadedKernel &kernel, const Grid &grid, void *stream, void **params) {
   const Driver &d = driver();
   use_device(kernel.device);
   check(d.cuLaunchKernel(kernel.function, grid.x, grid.y, grid.z, kernel.threads, 1, 1,
-                         kernel.shared_memory, static_cast<CUstream>(stream), params.data(), nullptr),
+                         kernel.shared_memory, static_cast<CUstream>(stream), params, nullptr),
         "cuLaunchKernel");
 }
 

@@ -26,6 +26,6 @@ LoadedKernel load(const std::vector<char> &image, const std::string &name, int o
                   int shared_memory);
 
 /// Launches with `params` (one pointer per kernel parameter, to its value).
-void launch(const LoadedKernel &kernel, const Grid &grid, void *stream, std::vector<void *> &params);
+void launch(const LoadedKernel &kernel, const Grid &grid, void *stream, void **params);
 
 } // namespace kiln::cuda

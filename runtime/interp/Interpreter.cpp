@@ -166,7 +166,7 @@ std::shared_ptr<const Program> Program::compile(const Module &module) {
   return std::make_shared<Program>(std::move(impl));
 }
 
-void Program::run(const Grid &grid, const std::vector<Arg> &args, std::ostream &out) const {
+void Program::run(const Grid &grid, std::span<const Arg> args, std::ostream &out) const {
   const Impl &p = *impl_;
   auto bad = [&](size_t i, const std::string &why) {
     throw Error("argument #" + std::to_string(i) + " of kernel '" + p.name + "': " + why);

@@ -26,7 +26,7 @@ public:
   /// checked against their extents. Device prints go to `out`. Throws
   /// kiln::Error for out-of-bounds or misaligned accesses, failed device
   /// assertions and bad arguments, naming the kernel's source line.
-  void run(const Grid &grid, const std::vector<Arg> &args, std::ostream &out) const;
+  void run(const Grid &grid, std::span<const Arg> args, std::ostream &out) const;
 
   struct Impl;
   explicit Program(std::unique_ptr<Impl> impl);

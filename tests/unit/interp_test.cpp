@@ -139,6 +139,28 @@ TEST(Interpreter, ConversionsBetweenFormats) {
   EXPECT_EQ(from_f8e4m3_bits(e4[3]), -448.0f);
 }
 
+TEST(Interpreter, WideningFloat8IsExactInfinitiesIncluded) {
+  std::vector<uint8_t> codes(256);
+  std::iota(codes.begin(), codes.end(), 0);
+  std::vector<float> from4(256), from5(256);
+  std::vector<uint16_t> half5(256);
+  run([](Ptr<u8> c, Ptr<f32> w4, Ptr<f32> w5, Ptr<f16> h5) {
+    Tensor o = arange(0, 256);
+    Tensor bits = load(c + o);
+    store(w4 + o, bitcast(bits, f8e4m3).to(f32));
+    store(w5 + o, bitcast(bits, f8e5m2).to(f32));
+    store(h5 + o, bitcast(bits, f8e5m2).to(f16));
+  }, Grid(1), {codes, from4, from5, half5});
+  for (int k = 0; k < 256; ++k) {
+    float e4 = from_f8e4m3_bits(k), e5 = from_f8e5m2_bits(k);
+    EXPECT_TRUE(std::isnan(e4) ? std::isnan(from4[k]) : from4[k] == e4) << k;
+    EXPECT_TRUE(std::isnan(e5) ? std::isnan(from5[k]) : from5[k] == e5) << k;
+  }
+  EXPECT_TRUE(std::isinf(from5[0x7C]) && from5[0x7C] > 0); // e5m2 infinities stay infinite
+  EXPECT_TRUE(std::isinf(from5[0xFC]) && from5[0xFC] < 0);
+  EXPECT_TRUE(std::isinf(from_f16_bits(half5[0x7C])));
+}
+
 TEST(Interpreter, MasksAtRaggedEdges) {
   const int n = 1000, block = 128;
   std::vector<float> x(n);
@@ -391,7 +413,7 @@ TEST(Interpreter, DevicePrint) {
   auto program = interp::Program::compile(module);
   std::vector<int32_t> x = {1, -2, 3, 4};
   std::ostringstream out;
-  program->run(Grid(2), {x}, out);
+  program->run(Grid(2), std::vector<Arg>{x}, out);
   EXPECT_EQ(out.str(), "pid (0, 0, 0) x = [1, -2, 3, 4] 0 \npid (1, 0, 0) x = [1, -2, 3, 4] 1 \n");
 }
 
@@ -559,7 +581,7 @@ TEST(Interpreter, RunsHandWrittenIR) {
   std::vector<float> data = {0.0f, 2.5f};
   std::vector<int64_t> address(1);
   std::ostringstream out;
-  program->run(Grid(1), {data, address}, out);
+  program->run(Grid(1), std::vector<Arg>{data, address}, out);
   EXPECT_EQ(static_cast<uint64_t>(address[0]), reinterpret_cast<uint64_t>(data.data()));
   EXPECT_EQ(data[0], 2.5f); // maxnum ignores the NaN
 }

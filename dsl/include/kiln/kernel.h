@@ -7,8 +7,10 @@
 #include <kiln/runtime.h>
 #include <kiln/tensor.h>
 
+#include <array>
 #include <functional>
 #include <memory>
+#include <span>
 #include <string>
 #include <tuple>
 #include <type_traits>
@@ -65,7 +67,7 @@ public:
   const std::vector<ElementType> &signature() const;
 
   /// Config entries used when a launch or trace does not give them.
-  Kernel &defaults(Config config);
+  Kernel &defaults(Config config); ///< (forgets compiled code, which the defaults shaped)
   const Config &default_config() const;
   /// The configurations the autotuner may try.
   Kernel &space(ConfigSpace space);
@@ -82,13 +84,13 @@ public:
   /// the interpreter) for pointers, C++ numbers for scalars.
   template <class... A>
   void launch(const Grid &grid, const Config &config, const Stream &stream, A &&...args) const {
-    launch_with(grid, config, stream, std::vector<Arg>{Arg(std::forward<A>(args))...});
+    const std::array<Arg, sizeof...(A)> packed{Arg(std::forward<A>(args))...};
+    launch_with(grid, config, stream, packed);
   }
-  void launch_with(const Grid &grid, const Config &config, const Stream &stream,
-                   const std::vector<Arg> &args) const;
+  void launch_with(const Grid &grid, const Config &config, const Stream &stream, std::span<const Arg> args) const;
 
   /// What launches with `args` specialize on (see Specialization).
-  Specialization specialize(const std::vector<Arg> &args) const;
+  Specialization specialize(std::span<const Arg> args) const;
 
   /// Compiles the kernel for `config` (merged over the defaults) and `spec`
   /// to `arch` ("sm_90a", "sm_80"), through the on-disk kernel cache: what a
