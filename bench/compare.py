@@ -1,45 +1,97 @@
-# The same memory-bound operations in PyTorch (eager and torch.compile), in
-# the same run on the same GPU, next to Kiln's numbers from memory_bench's
-# JSON; prints a table of bandwidths and Kiln/peer ratios.
-#   python3 bench/compare.py kiln.json [out.json]
-import json, sys
+# The same memory-bound workloads in PyTorch (eager and torch.compile) and
+# Triton's compile and launch latencies, measured in the same device run as
+# memory_bench; writes records in bench/results' format comparing Kiln's
+# best configuration of each workload with each peer, and prints a table.
+#   python3 bench/compare.py kiln-records.json out-records.json "command"
+import json, os, sys, time, datetime
 import torch
+import triton, triton.language as tl
 from triton.testing import do_bench
 
-def bench(fn):
+kiln_records = json.load(open(sys.argv[1]))
+out_path, command = sys.argv[2], sys.argv[3]
+device = torch.cuda.get_device_name()
+date = datetime.date.today().isoformat()
+
+def bench_ms(fn):
     return do_bench(fn, warmup=25, rep=200, return_mode="median")
 
-kiln = json.load(open(sys.argv[1]))
-peers = {}
+def tbps(nbytes, fn):
+    return nbytes / bench_ms(fn) / 1e9
+
+def best_kiln(prefix):
+    """Kiln's best TB/s over the configurations of one workload."""
+    values = [r["kiln"] for r in kiln_records if r["metric"] == "TB/s" and r["workload"].startswith(prefix)]
+    return max(values) if values else None
+
+peers = {}  # (workload prefix, peer name) -> TB/s
 n = 128 << 20
 x = torch.randn(n, device="cuda"); y = torch.randn(n, device="cuda"); z = torch.empty_like(x)
-peers["copy"] = 2 * n * 4 / bench(lambda: z.copy_(x)) / 1e9
-peers["add"] = 3 * n * 4 / bench(lambda: torch.add(x, y, out=z)) / 1e9
+peers[("vector add f32 128Mi", "torch eager")] = tbps(3 * n * 4, lambda: torch.add(x, y, out=z))
 del x, y, z
-rows, cols = 16384, 8192
+
+for dt, name in [(torch.float16, "f16"), (torch.float32, "f32")]:
+    rows, cols = 16384, 8192
+    xm = torch.randn(rows, cols, device="cuda", dtype=dt)
+    w = torch.randn(cols, device="cuda", dtype=dt); b = torch.randn(cols, device="cuda", dtype=dt)
+    nbytes = (2 * xm.numel() + 2 * cols) * xm.element_size()
+    gelu = lambda t: torch.nn.functional.gelu(t * w + b)
+    peers[(f"fused gelu(x*w+b) {name} {rows}x{cols}", "torch eager")] = tbps(nbytes, lambda: gelu(xm))
+    compiled = torch.compile(gelu); compiled(xm)
+    peers[(f"fused gelu(x*w+b) {name} {rows}x{cols}", "torch.compile")] = tbps(nbytes, lambda: compiled(xm))
+    del xm
+
 for dt, name in [(torch.float32, "f32"), (torch.bfloat16, "bf16")]:
-    a = torch.randn(rows, cols, device="cuda", dtype=dt)
-    bytes_ = 2 * a.numel() * a.element_size()
-    peers[f"softmax_{name}_eager"] = bytes_ / bench(lambda: torch.softmax(a, -1)) / 1e9
-    compiled = torch.compile(lambda t: torch.softmax(t, -1))
-    compiled(a)
-    peers[f"softmax_{name}_compile"] = bytes_ / bench(lambda: compiled(a)) / 1e9
+    for rows, cols in [(16384, 8192), (4096, 32768)]:
+        xm = torch.randn(rows, cols, device="cuda", dtype=dt)
+        nbytes = 2 * xm.numel() * xm.element_size()
+        w = torch.randn(cols, device="cuda", dtype=dt); bb = torch.randn(cols, device="cuda", dtype=dt)
+        shape = f"{name} {rows}x{cols}"
+        softmax = lambda t: torch.softmax(t, -1)
+        norm = lambda t: torch.nn.functional.layer_norm(t, (cols,), w, bb)
+        for op, fn in [("softmax", softmax), ("layer norm", norm)]:
+            peers[(f"{op} {shape}", "torch eager")] = tbps(nbytes, lambda: fn(xm))
+            compiled = torch.compile(fn); compiled(xm); torch.cuda.synchronize()
+            peers[(f"{op} {shape}", "torch.compile")] = tbps(nbytes, lambda: compiled(xm))
+        del xm
 
-def best(prefix):
-    return max(v["TBps"] for k, v in kiln.items() if k.startswith(prefix))
+# Triton: cold compile of a small pointwise kernel (fresh cache) and the host
+# time per launch, as in the project's peer anchors.
+os.environ["TRITON_CACHE_DIR"] = "/tmp/kiln-compare-triton-cache"
+@triton.jit
+def add_kernel(x, y, o, n, B: tl.constexpr):
+    offs = tl.program_id(0) * B + tl.arange(0, B)
+    m = offs < n
+    tl.store(o + offs, tl.load(x + offs, mask=m) + tl.load(y + offs, mask=m), mask=m)
+xs = torch.randn(1 << 20, device="cuda"); ys = torch.randn_like(xs); os_ = torch.empty_like(xs)
+t0 = time.time(); add_kernel[(1024,)](xs, ys, os_, xs.numel(), B=1024); torch.cuda.synchronize()
+triton_cold_ms = (time.time() - t0) * 1e3
+t0 = time.perf_counter()
+for _ in range(2000):
+    add_kernel[(1,)](xs, ys, os_, 1024, B=1024)
+torch.cuda.synchronize()
+triton_launch_us = (time.perf_counter() - t0) / 2000 * 1e6
 
-rows_out = [
-    ("copy f32 128Mi", best("copy f32"), "torch copy", peers["copy"]),
-    ("vector add f32 128Mi", best("vector add f32"), "torch add", peers["add"]),
-    ("vector add f32 128Mi", best("vector add f32"), "Kiln copy", best("copy f32")),
-    ("softmax f32 16384x8192", best("softmax f32"), "torch.compile", peers["softmax_f32_compile"]),
-    ("softmax f32 16384x8192", best("softmax f32"), "torch eager", peers["softmax_f32_eager"]),
-    ("softmax bf16 16384x8192", best("softmax bf16"), "torch.compile", peers["softmax_bf16_compile"]),
-    ("softmax bf16 16384x8192", best("softmax bf16"), "torch eager", peers["softmax_bf16_eager"]),
-]
-print(f"| workload | Kiln TB/s | peer | peer TB/s | Kiln / peer |")
-print(f"| --- | --- | --- | --- | --- |")
-for name, k, peer, p in rows_out:
-    print(f"| {name} | {k:.3f} | {peer} | {p:.3f} | {k / p:.3f} |")
-if len(sys.argv) > 2:
-    json.dump({"kiln": kiln, "peers": peers, "device": torch.cuda.get_device_name()}, open(sys.argv[2], "w"), indent=1)
+records = []
+def record(workload, metric, kiln, peer, peer_value, ratio):
+    records.append(dict(workload=workload, metric=metric, kiln=kiln, peer=peer, peer_value=peer_value,
+                        ratio=ratio, device=device, date=date, command=command))
+
+for (workload, peer), value in peers.items():
+    kiln = best_kiln(workload)
+    if kiln is not None:
+        record(workload + " (best config)", "TB/s", kiln, peer, value, kiln / value)
+latency = {r["workload"]: r["kiln"] for r in kiln_records if r["metric"] in ("ms", "us")}
+for workload, metric, peer_value in [
+        ("cold compile, small pointwise kernel (first in process)", "ms", triton_cold_ms),
+        ("cold compile, small pointwise kernel", "ms", triton_cold_ms),
+        ("host time per launch", "us", triton_launch_us)]:
+    if workload in latency:
+        record(workload, metric, latency[workload], "Triton " + triton.__version__, peer_value,
+               peer_value / latency[workload])
+json.dump(records, open(out_path, "w"), indent=1)
+
+print("| workload | metric | Kiln | peer | peer value | ratio |")
+print("| --- | --- | --- | --- | --- | --- |")
+for r in kiln_records + records:
+    print(f"| {r['workload']} | {r['metric']} | {r['kiln']:.3f} | {r['peer']} | {r['peer_value']:.3f} | {r['ratio']:.3f} |")

@@ -16,5 +16,8 @@ cp build-static/lib/libkiln.so "$bundle/lib/"
 for program in build-static/bin/*; do
   cp "$program" "$bundle/bin/"
 done
-strip --strip-unneeded "$bundle/lib/libkiln.so" "$bundle"/bin/*
+# Google Benchmark is not on the GPU machine: the benchmarks carry it.
+cp -L "$(ldd build-static/bin/memory_bench | awk '/libbenchmark/ {print $3}')" "$bundle/lib/"
+git describe --always --dirty --abbrev=12 > "$bundle/REVISION"
+strip --strip-unneeded "$bundle"/lib/*.so* "$bundle"/bin/*
 du -sh "$bundle"

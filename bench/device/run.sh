@@ -40,6 +40,9 @@ record "kilnc traces softmax" bash -c "$bundle/bin/kilnc --kernel softmax --emit
 export KILN_CACHE_DIR=$(mktemp -d)
 record "unit tests (interpreter)" "$bundle/bin/kiln_unit_tests" --gtest_brief=1
 record "GPU tests (GPU vs interpreter)" "$bundle/bin/kiln_gpu_tests" --gtest_brief=1
+if command -v compute-sanitizer > /dev/null; then
+  record "GPU tests (compute-sanitizer)" compute-sanitizer --error-exitcode 1 "$bundle/bin/kiln_gpu_tests" --gtest_brief=1
+fi
 for example in "$bundle"/bin/example_*; do
   name=$(basename "$example")
   record "$name (GPU)" "$example"
@@ -51,10 +54,12 @@ if command -v compute-sanitizer > /dev/null; then
   done
 fi
 
-record "memory benchmarks" "$bundle/bin/memory_bench" "$out/kiln-memory.json"
+command="bash bench/device/run.sh (bundle from scripts/device-bundle.sh at $(cat "$bundle/REVISION" 2>/dev/null))"
+record "memory benchmarks" "$bundle/bin/memory_bench" --records "$out/memory-records.json" --command "$command"
 if python3 -c "import torch, triton" 2> /dev/null; then
-  record "PyTorch comparison" python3 bench/compare.py "$out/kiln-memory.json" "$out/memory-compare.json"
-  grep -A20 "^| workload" "$log" | tail -n +1 > "$out/memory-table.md"
+  record "PyTorch and Triton in the same run" python3 bench/compare.py "$out/memory-records.json" \
+    "$out/memory-peers.json" "$command"
+  sed -n '/^| workload | metric/,$p' "$log" > "$out/memory-table.md"
 fi
 
 echo

@@ -139,7 +139,7 @@ inline void expect_same(const Kernel &kernel, Grid grid, const Config &config, s
     for (size_t i = 0; i < gpu[k].count(); ++i) {
       double g = gpu[k].at(i), c = cpu[k].at(i);
       bool same = std::isnan(g) ? std::isnan(c)
-                                : (is_float(gpu[k].dtype)
+                                : g == c || (is_float(gpu[k].dtype)
                                        ? std::fabs(g - c) <= tolerance * std::max({1.0, std::fabs(g), std::fabs(c)})
                                        : g == c);
       if (!same && mismatches++ < 5)

@@ -2,6 +2,10 @@
 // (ragged sizes included) must agree on every output element.
 #include "GpuTestSupport.h"
 
+#include <cstdlib>
+#include <functional>
+#include <random>
+
 using namespace kiln;
 using namespace kiln::testing;
 
@@ -222,4 +226,124 @@ TEST(GpuKernels, MaskedLoadsKeepOther) {
       "other_values");
   Array x = random_array(f16, 1024, -2, 2, 18), y = output_array(f16, 1024);
   expect_same(k, Grid(1), {}, {&x, &y, int64_t(333)}, 1e-3);
+}
+
+TEST(GpuKernels, Float8ConversionsOfEveryCodeOnEveryTarget) {
+  // Every fp8 code widened, and f32 values across the fp8 ranges (ties,
+  // subnormals, saturation, infinities, NaN) narrowed: with the hardware's
+  // cvt (sm_90a) and with the integer arithmetic older targets use (sm_80,
+  // run here as PTX the driver compiles).
+  Kernel k = jit(
+      [](ConstPtr<u8> codes, ConstPtr<f32> x, Ptr<f32> wide4, Ptr<f32> wide5, Ptr<f8e4m3> e4, Ptr<f8e5m2> e5) {
+        Tensor c = arange(0, 256);
+        store(wide4 + c, bitcast(load(codes + c), f8e4m3).to(f32));
+        store(wide5 + c, bitcast(load(codes + c), f8e5m2).to(f32));
+        Tensor o = arange(0, 4096);
+        Tensor v = load(x + o);
+        store(e4 + o, v.to(f8e4m3));
+        store(e5 + o, v.to(f8e5m2));
+      },
+      "float8_codes");
+  Array codes = random_array(u8, 256, 0, 1, 25);
+  for (int i = 0; i < 256; ++i)
+    codes.set(i, i);
+  Array x = random_array(f32, 4096, -1, 1, 23);
+  std::mt19937 rng(24);
+  for (int i = 0; i < 4096; ++i) {
+    double magnitude = std::ldexp(std::uniform_real_distribution<double>(1, 2)(rng), i % 40 - 22);
+    x.set(i, (i & 1 ? -1 : 1) * magnitude);
+  }
+  for (int i = 0; i < 16; ++i) // exact ties between e4m3 neighbours (1 + 1/16, ...) and special values
+    x.set(i, 1.0 + (2 * i + 1) / 16.0);
+  x.set(16, INFINITY);
+  x.set(17, -INFINITY);
+  x.set(18, NAN);
+  x.set(19, 1e30);
+  x.set(20, 448.0 + 16.0);
+  x.set(21, 57344.0 * 1.1);
+  Array wide4 = output_array(f32, 256), wide5 = output_array(f32, 256);
+  Array e4 = output_array(f8e4m3, 4096), e5 = output_array(f8e5m2, 4096);
+  expect_same(k, Grid(1), {}, {&codes, &x, &wide4, &wide5, &e4, &e5}, 0);
+  setenv("KILN_TARGET", "sm_80", 1);
+  expect_same(k, Grid(1), {}, {&codes, &x, &wide4, &wide5, &e4, &e5}, 0);
+  unsetenv("KILN_TARGET");
+}
+
+TEST(GpuRuntime, OwnStreamsAndDeviceCopies) {
+  if (compile_only())
+    GTEST_SKIP() << "needs a GPU";
+  Device gpu = Device::cuda(0);
+  Stream stream = Stream::create(gpu);
+  ASSERT_NE(stream.native(), nullptr);
+  const int64_t n = 100003;
+  Array host = random_array(f32, n, -3, 3, 26);
+  Buffer x = Buffer::allocate(gpu, n * 4), y = Buffer::allocate(gpu, n * 4), z = Buffer::allocate(gpu, n * 4);
+  x.copy_from_host(host.bytes.data(), n * 4);
+  y.fill_bytes(0xFF);
+  z.fill_bytes(0xFF);
+  Stream(gpu).synchronize(); // the fills ran on the default stream
+  jit(copy_kernel, "copy_on_stream").launch(Grid(cdiv(n, 1024)), {{"BLOCK", 1024}}, stream, x, y, n);
+  z.copy_from(y, n * 4, stream);
+  stream.synchronize();
+  std::vector<float> in(n), out(n);
+  x.copy_to_host(in.data(), n * 4);
+  z.copy_to_host(out.data(), n * 4);
+  for (int64_t i = 0; i < n; ++i)
+    ASSERT_EQ(out[i], in[i] * 2.0f + 1.0f) << "element " << i;
+  Stream wrapped = Stream::wrap(gpu, stream.native());
+  EXPECT_EQ(wrapped.native(), stream.native());
+  EXPECT_THROW(z.copy_from(y, n * 4 + 4, stream), Error);
+}
+
+TEST(GpuKernels, TranscendentalsWithinTheirDocumentedError) {
+  // f32 math on the GPU uses approximate instructions and polynomials; each
+  // stays within the error docs/dsl.md states, measured against the
+  // interpreter's double-precision values: relative error |gpu - ref| /
+  // max(|ref|, floor), so that a floor of 1 makes it absolute (sin, cos).
+  struct Case {
+    const char *name;
+    std::function<Tensor(const Tensor &)> fn;
+    double lo, hi, floor, bound;
+  };
+  std::vector<Case> cases = {
+      {"exp", [](const Tensor &v) { return exp(v); }, -20, 20, 1e-30, 2e-6},
+      {"exp2", [](const Tensor &v) { return exp2(v); }, -30, 30, 1e-30, 5e-7},
+      {"log", [](const Tensor &v) { return log(v); }, 1e-3, 1e4, 1e-3, 5e-7},
+      {"log2", [](const Tensor &v) { return log2(v); }, 1e-3, 1e4, 1e-3, 5e-7},
+      {"sqrt", [](const Tensor &v) { return sqrt(v); }, 0, 1e4, 1e-30, 1e-7},
+      {"rsqrt", [](const Tensor &v) { return rsqrt(v); }, 1e-3, 1e4, 1e-30, 5e-7},
+      {"erf", [](const Tensor &v) { return erf(v); }, -5, 5, 1e-30, 4e-7},
+      {"tanh", [](const Tensor &v) { return tanh(v); }, -10, 10, 1e-30, 2e-6},
+      {"sigmoid", [](const Tensor &v) { return sigmoid(v); }, -20, 20, 1e-30, 2e-6},
+      {"sin", [](const Tensor &v) { return sin(v); }, -10, 10, 1, 2e-6},
+      {"cos", [](const Tensor &v) { return cos(v); }, -10, 10, 1, 2e-6},
+  };
+  const int64_t n = 1 << 16;
+  for (const Case &c : cases) {
+    auto fn = c.fn;
+    Kernel k = jit(
+        [fn](ConstPtr<f32> x, Ptr<f32> out) {
+          Tensor o = program_id(0) * 1024 + arange(0, 1024);
+          store(out + o, fn(load(x + o)));
+        },
+        std::string("math_") + c.name);
+    Array x = random_array(f32, n, c.lo, c.hi, 27);
+    Array out = output_array(f32, n);
+    if (compile_only()) {
+      expect_same(k, Grid(n / 1024), {}, {&x, &out});
+      continue;
+    }
+    std::vector<Array> gpu = run_on(Device::cuda(0), k, Grid(n / 1024), {}, {&x, &out}, 0xFF);
+    std::vector<Array> cpu = run_on(Device::interp(), k, Grid(n / 1024), {}, {&x, &out}, 0xFE);
+    double worst = 0, at = 0;
+    for (int64_t i = 0; i < n; ++i) {
+      double g = gpu[0].at(i), r = cpu[0].at(i);
+      double error = std::fabs(g - r) / std::max(std::fabs(r), c.floor);
+      if (!(error <= worst)) // NaN counts as the worst
+        worst = error, at = x.at(i);
+    }
+    std::printf("  %-8s on [%g, %g]: max %s error %.3g (at %.9g), bound %.3g\n", c.name, c.lo, c.hi,
+                c.floor == 1 ? "absolute" : "relative", worst, at, c.bound);
+    EXPECT_LE(worst, c.bound) << c.name << " at " << at;
+  }
 }
