@@ -1,0 +1,118 @@
+// Kiln's ops library: the kernels a graph compiler emits, written in the
+// DSL, for tensors described by TensorViews. Every op checks its arguments
+// (dtypes, shapes, strides, devices) and throws kiln::Error saying what is
+// wrong; it then compiles (once per structure: shapes and strides are
+// runtime values) and launches on the stream. Views on the interpreter's
+// device run on the interpreter, synchronously. docs/ops.md documents each.
+// Public header: no MLIR.
+#pragma once
+
+#include <kiln/ops/expr.h>
+#include <kiln/ops/view.h>
+#include <kiln/runtime.h>
+
+#include <cstdint>
+#include <vector>
+
+namespace kiln::ops {
+
+//===----------------------------------------------------------------------===//
+// Fused pointwise
+//===----------------------------------------------------------------------===//
+
+/// One kernel for any number of outputs, each an expression over any number
+/// of inputs. Inputs broadcast (NumPy rules) to the outputs' shape, which all
+/// outputs share; any strides (0 for broadcast dimensions) are allowed.
+///
+///   Pointwise pw;
+///   Expr x = pw.input(xv), w = pw.input(wv), b = pw.input(bv);
+///   pw.output(yv, gelu(x * w + b));
+///   pw.run(stream);
+class Pointwise {
+public:
+  /// Adds an input; returns its loaded value (f16/bf16/fp8 widened to f32).
+  Expr input(const TensorView &view);
+  /// Adds an output: `value`, converted to the view's dtype.
+  void output(const TensorView &view, const Expr &value);
+  void run(const Stream &stream) const;
+
+private:
+  std::vector<TensorView> inputs_, outputs_;
+  std::vector<Expr> values_;
+};
+
+//===----------------------------------------------------------------------===//
+// Reductions
+//===----------------------------------------------------------------------===//
+
+enum class Reduce { sum, mean, max, min, argmax, argmin, var };
+/// "sum", "argmax", ...
+const char *name(Reduce op);
+
+/// A reduction along one dimension of an iteration space, with a fused
+/// prologue (what is reduced: an expression of the inputs, which broadcast to
+/// that space) and epilogue (what is stored: an expression of `reduced()`
+/// and `reduced_length()`). Sums, means and variances accumulate in f32
+/// (f64 for f64 inputs; integer sums in i64); `var` is Welford's, with
+/// `correction` (1: unbiased, as torch.var's default); argmax/argmin give
+/// the first index of the extreme (NaN counts as the maximum), as i64.
+/// Rows of any length: short rows take one program each, long ones loop,
+/// and very long rows with few of them split across programs and combine in
+/// a second kernel.
+///
+///   Reduction r(Reduce::sum, /*dim=*/1);
+///   r.reduce(exp(r.input(xv)));
+///   r.output(outv, log(reduced(DType::f32)));      // logsumexp
+///   r.run(stream);
+class Reduction {
+public:
+  Reduction(Reduce op, int dim, int correction = 1) : op_(op), dim_(dim), correction_(correction) {}
+  Expr input(const TensorView &view);
+  /// What is reduced (default: input 0 as loaded).
+  void reduce(const Expr &value);
+  /// The output: the iteration space without `dim` (or with it as size 1);
+  /// `epilogue` defaults to the reduced value itself.
+  void output(const TensorView &view, const Expr &epilogue = {});
+  void run(const Stream &stream) const;
+
+  /// The dtype `reduced()` has: f32 sums of 16-bit floats, i64 for arg-ops
+  /// and integer sums, ...
+  DType reduced_dtype() const;
+
+private:
+  Reduce op_;
+  int dim_;
+  int correction_;
+  std::vector<TensorView> inputs_;
+  Expr value_;
+  TensorView output_;
+  Expr epilogue_;
+  bool has_output_ = false;
+};
+
+/// out = op(x) along `dim` (negative counts from the end); `out` has x's
+/// shape without `dim`, or with it as 1.
+void reduce(Reduce op, const TensorView &x, int dim, const TensorView &out, const Stream &stream,
+            int correction = 1);
+
+//===----------------------------------------------------------------------===//
+// Normalizations, along the last dimension
+//===----------------------------------------------------------------------===//
+
+/// y = softmax(x) and log_softmax(x) over the last dimension.
+void softmax(const TensorView &x, const TensorView &y, const Stream &stream);
+void log_softmax(const TensorView &x, const TensorView &y, const Stream &stream);
+
+/// y = (x - mean) * rstd * weight + bias over the last dimension, rstd =
+/// 1/sqrt(var + eps) (biased variance). weight/bias (1-D, the last
+/// dimension's length) may be absent (address 0); mean and rstd (x's shape
+/// without the last dimension, f32) are written when given.
+void layer_norm(const TensorView &x, const TensorView &weight, const TensorView &bias, double eps,
+                const TensorView &y, const TensorView &mean, const TensorView &rstd, const Stream &stream);
+
+/// y = x * rstd * weight, rstd = 1/sqrt(mean(x^2) + eps); weight and rstd
+/// optional as above.
+void rms_norm(const TensorView &x, const TensorView &weight, double eps, const TensorView &y,
+              const TensorView &rstd, const Stream &stream);
+
+} // namespace kiln::ops

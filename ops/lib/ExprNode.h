@@ -1,0 +1,49 @@
+//===- ExprNode.h - the nodes of an expression, and their evaluation ------===//
+
+#pragma once
+
+#include <kiln/kiln.h>
+#include <kiln/ops/expr.h>
+
+#include <functional>
+#include <map>
+#include <set>
+#include <string>
+#include <vector>
+
+namespace kiln::ops {
+
+struct Expr::Node {
+  enum class Kind { literal, input, reduced, length, unary, binary, where, cast };
+  Kind kind = Kind::literal;
+  std::string op;         ///< unary/binary/where: "add", "exp", ...
+  double value = 0;       ///< literal
+  int index = 0;          ///< input
+  DType stored = DType::f32; ///< input: the dtype in memory
+  DType dtype = DType::f32;  ///< what the value is computed in (literals: f32 until they meet a value)
+  std::vector<std::shared_ptr<const Node>> args;
+};
+
+/// Turns expressions into DSL values while a kernel traces; shared
+/// subexpressions are traced once.
+class Evaluator {
+public:
+  /// `input(i)`: input i's loaded value (already widened); `reduced` and
+  /// `length`: a reduction's value and length, for epilogues.
+  Evaluator(std::function<Tensor(int)> input, Tensor reduced = {}, Tensor length = {})
+      : input_(std::move(input)), reduced_(std::move(reduced)), length_(std::move(length)) {}
+
+  /// The value of `e`, in its dtype (a literal alone: an f32 scalar).
+  Tensor operator()(const Expr &e);
+
+private:
+  Operand operand(const std::shared_ptr<const Expr::Node> &node);
+  std::function<Tensor(int)> input_;
+  Tensor reduced_, length_;
+  std::map<const Expr::Node *, Tensor> done_;
+};
+
+/// The inputs an expression reads.
+std::set<int> inputs_of(const Expr &e);
+
+} // namespace kiln::ops
