@@ -7,6 +7,7 @@
 // Public header: no MLIR.
 #pragma once
 
+#include <kiln/config.h>
 #include <kiln/ops/expr.h>
 #include <kiln/ops/view.h>
 #include <kiln/runtime.h>
@@ -96,23 +97,27 @@ void reduce(Reduce op, const TensorView &x, int dim, const TensorView &out, cons
             int correction = 1);
 
 //===----------------------------------------------------------------------===//
-// Normalizations, along the last dimension
+// Normalizations, along the last dimension (rows of any length and any
+// strides; x and y f32, f16 or bf16, computed in f32). `config` may
+// override the plan: ONE_PASS (0/1: read a row once, holding it on chip, or
+// walk it twice), BLOCK_M (rows per program), BLOCK_N, num_warps.
 //===----------------------------------------------------------------------===//
 
 /// y = softmax(x) and log_softmax(x) over the last dimension.
-void softmax(const TensorView &x, const TensorView &y, const Stream &stream);
-void log_softmax(const TensorView &x, const TensorView &y, const Stream &stream);
+void softmax(const TensorView &x, const TensorView &y, const Stream &stream, const Config &config = {});
+void log_softmax(const TensorView &x, const TensorView &y, const Stream &stream, const Config &config = {});
 
 /// y = (x - mean) * rstd * weight + bias over the last dimension, rstd =
 /// 1/sqrt(var + eps) (biased variance). weight/bias (1-D, the last
 /// dimension's length) may be absent (address 0); mean and rstd (x's shape
 /// without the last dimension, f32) are written when given.
 void layer_norm(const TensorView &x, const TensorView &weight, const TensorView &bias, double eps,
-                const TensorView &y, const TensorView &mean, const TensorView &rstd, const Stream &stream);
+                const TensorView &y, const TensorView &mean, const TensorView &rstd, const Stream &stream,
+                const Config &config = {});
 
 /// y = x * rstd * weight, rstd = 1/sqrt(mean(x^2) + eps); weight and rstd
 /// optional as above.
 void rms_norm(const TensorView &x, const TensorView &weight, double eps, const TensorView &y,
-              const TensorView &rstd, const Stream &stream);
+              const TensorView &rstd, const Stream &stream, const Config &config = {});
 
 } // namespace kiln::ops

@@ -1,0 +1,84 @@
+/* Kiln's ops library through a C ABI, for runtimes that are not C++.
+ *
+ * Tensors are non-owning DLPack DLTensors (Debian's dlpack 0.6 and DLPack
+ * 1.x lay DLTensor out the same way): CUDA memory (kDLCUDA) runs on that GPU
+ * on `stream` (a CUstream; NULL is the default stream), host memory
+ * (kDLCPU) runs on Kiln's CPU interpreter, synchronously. Outputs are
+ * allocated by the caller. Every function returns KILN_OK or an error code;
+ * kiln_ops_last_error() then says what was wrong (per thread). No function
+ * throws, aborts or writes outside the tensors it is given.
+ *
+ * Supported dtypes: float 16/32/64, bfloat16, int 8/16/32/64, uint 8/16/32/64
+ * and bool (as 8-bit), one lane. docs/ops.md documents each operation.
+ */
+#ifndef KILN_OPS_H
+#define KILN_OPS_H
+
+#include <dlpack/dlpack.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/** The version of this header's ABI: a library of another version refuses nothing, but check it. */
+#define KILN_OPS_ABI_VERSION 1
+
+enum {
+  KILN_OK = 0,
+  KILN_ERROR_INVALID_ARGUMENT = 1, /**< a null pointer, an unsupported dtype, device or layout */
+  KILN_ERROR_FAILED = 2,           /**< the op refused its arguments (shapes, ...) or failed (compile, CUDA) */
+  KILN_ERROR_INTERNAL = 3          /**< anything else: a bug, please report it */
+};
+
+/** What kiln_reduce computes. */
+enum {
+  KILN_REDUCE_SUM = 0,
+  KILN_REDUCE_MEAN = 1,
+  KILN_REDUCE_MAX = 2,
+  KILN_REDUCE_MIN = 3,
+  KILN_REDUCE_ARGMAX = 4,
+  KILN_REDUCE_ARGMIN = 5,
+  KILN_REDUCE_VAR = 6
+};
+
+/** KILN_OPS_ABI_VERSION of the library. */
+int kiln_ops_abi_version(void);
+/** The library's version, e.g. "0.1.0+1e1c6c75f6e1". */
+const char *kiln_ops_version(void);
+/** Why the last call on this thread failed ("" after a success). */
+const char *kiln_ops_last_error(void);
+
+/** Fused pointwise: `expressions` holds one expression per output,
+ *  separated by ';', over in0..inN (e.g. "gelu(in0 * in1 + in2); in0 + 1").
+ *  Inputs broadcast to the outputs' common shape; 16-bit float inputs
+ *  compute in f32; each result is converted to its output's dtype. */
+int kiln_pointwise(const char *expressions, const DLTensor *const *inputs, int num_inputs,
+                   const DLTensor *const *outputs, int num_outputs, void *stream);
+
+/** out = op(x) along `dim` (negative: from the end); out has x's shape
+ *  without dim or with it as 1. Sums of floats accumulate in f32; argmax and
+ *  argmin write int64; var divides by (length - correction). */
+int kiln_reduce(int op, const DLTensor *x, int64_t dim, const DLTensor *out, int correction, void *stream);
+
+/** A reduction of the expression `prologue` over inputs in0..inN (which
+ *  broadcast together) along `dim`, storing the expression `epilogue` of r
+ *  (the reduced value) and n (the length); NULL or "" means the input, or
+ *  r. E.g. logsumexp: op SUM, prologue "exp(in0)", epilogue "log(r)". */
+int kiln_reduce_fused(int op, const char *prologue, const DLTensor *const *inputs, int num_inputs, int64_t dim,
+                      const char *epilogue, const DLTensor *out, int correction, void *stream);
+
+/** Along the last dimension. */
+int kiln_softmax(const DLTensor *x, const DLTensor *y, void *stream);
+int kiln_log_softmax(const DLTensor *x, const DLTensor *y, void *stream);
+/** weight, bias, mean and rstd may be NULL. */
+int kiln_layer_norm(const DLTensor *x, const DLTensor *weight, const DLTensor *bias, double eps, const DLTensor *y,
+                    const DLTensor *mean, const DLTensor *rstd, void *stream);
+int kiln_rms_norm(const DLTensor *x, const DLTensor *weight, double eps, const DLTensor *y, const DLTensor *rstd,
+                  void *stream);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* KILN_OPS_H */

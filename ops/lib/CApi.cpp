@@ -1,0 +1,272 @@
+//===- CApi.cpp - the ops library's C ABI over DLPack ---------------------===//
+//
+// Each entry point converts its DLTensors into TensorViews (checking what
+// the ABI promises: non-null, a supported dtype and device, one device for
+// all), runs the C++ op, and turns every exception into a status and a
+// thread-local message.
+//
+//===----------------------------------------------------------------------===//
+
+#include <kiln/ops/library.h>
+#include <kiln/error.h>
+#include <kiln/version.h>
+#include <kiln_ops.h>
+
+#include <exception>
+#include <optional>
+#include <string>
+
+namespace kiln::ops {
+namespace {
+
+thread_local std::string lastError;
+
+/// An argument the ABI layer itself rejects.
+struct InvalidArgument : std::exception {
+  explicit InvalidArgument(std::string why) : message(std::move(why)) {}
+  const char *what() const noexcept override { return message.c_str(); }
+  std::string message;
+};
+
+DType dtypeOf(const DLDataType &t, const std::string &role) {
+  if (t.lanes != 1)
+    throw InvalidArgument(role + ": vector dtypes (lanes " + std::to_string(t.lanes) + ") are not supported");
+  switch (t.code) {
+  case kDLFloat:
+    if (t.bits == 16) return DType::f16;
+    if (t.bits == 32) return DType::f32;
+    if (t.bits == 64) return DType::f64;
+    break;
+  case kDLBfloat:
+    if (t.bits == 16) return DType::bf16;
+    break;
+  case kDLInt:
+    if (t.bits == 8) return DType::i8;
+    if (t.bits == 16) return DType::i16;
+    if (t.bits == 32) return DType::i32;
+    if (t.bits == 64) return DType::i64;
+    break;
+  case kDLUInt:
+    if (t.bits == 1 || t.bits == 8) return t.bits == 1 ? DType::i1 : DType::u8;
+    if (t.bits == 16) return DType::u16;
+    if (t.bits == 32) return DType::u32;
+    if (t.bits == 64) return DType::u64;
+    break;
+  case 6: // kDLBool (DLPack 0.8+): one byte per value
+    if (t.bits == 8) return DType::i1;
+    break;
+  default:
+    break;
+  }
+  throw InvalidArgument(role + ": DLPack dtype (code " + std::to_string(t.code) + ", bits " + std::to_string(t.bits) +
+                        ") is not supported");
+}
+
+/// The devices a call's tensors are on: all must agree.
+struct DeviceOf {
+  std::optional<DLDevice> device;
+  void check(const DLTensor &t, const std::string &role) {
+    if (t.device.device_type != kDLCPU && t.device.device_type != kDLCUDA)
+      throw InvalidArgument(role + ": device type " + std::to_string(t.device.device_type) +
+                            " is not supported (kDLCPU runs on the interpreter, kDLCUDA on the GPU)");
+    if (!device) {
+      device = t.device;
+      return;
+    }
+    if (device->device_type != t.device.device_type || device->device_id != t.device.device_id)
+      throw InvalidArgument(role + " is on another device than the other tensors");
+  }
+};
+
+TensorView viewOf(const DLTensor *t, const std::string &role, DeviceOf &devices) {
+  if (!t)
+    throw InvalidArgument(role + " is NULL");
+  if (!t->data)
+    throw InvalidArgument(role + " has no data (NULL)");
+  if (t->ndim < 0 || t->ndim > 8)
+    throw InvalidArgument(role + ": " + std::to_string(t->ndim) + " dimensions (0 to 8 are supported)");
+  if (t->ndim > 0 && !t->shape)
+    throw InvalidArgument(role + " has no shape");
+  devices.check(*t, role);
+  TensorView v;
+  v.dtype = dtypeOf(t->dtype, role);
+  v.address = reinterpret_cast<uint64_t>(t->data) + t->byte_offset;
+  v.shape.assign(t->shape, t->shape + t->ndim);
+  if (t->strides)
+    v.strides.assign(t->strides, t->strides + t->ndim);
+  v.device = t->device.device_type == kDLCPU ? DeviceKind::interp : DeviceKind::cuda;
+  return v;
+}
+
+/// An optional tensor: NULL gives an absent view.
+TensorView optionalView(const DLTensor *t, const std::string &role, DeviceOf &devices) {
+  return t ? viewOf(t, role, devices) : TensorView{};
+}
+
+Stream streamFor(const DeviceOf &devices, void *stream) {
+  if (!devices.device || devices.device->device_type == kDLCPU)
+    return Stream(Device::interp());
+  return Stream::wrap(Device::cuda(devices.device->device_id), stream);
+}
+
+/// Runs `body`, turning exceptions into a status and the thread's message.
+template <class F> int guarded(F &&body) {
+  try {
+    body();
+    lastError.clear();
+    return KILN_OK;
+  } catch (const InvalidArgument &e) {
+    lastError = e.what();
+    return KILN_ERROR_INVALID_ARGUMENT;
+  } catch (const Error &e) {
+    lastError = e.what();
+    return KILN_ERROR_FAILED;
+  } catch (const std::exception &e) {
+    lastError = std::string("internal error: ") + e.what();
+    return KILN_ERROR_INTERNAL;
+  } catch (...) {
+    lastError = "internal error: an unknown exception";
+    return KILN_ERROR_INTERNAL;
+  }
+}
+
+Reduce reduceOf(int op) {
+  switch (op) {
+  case KILN_REDUCE_SUM: return Reduce::sum;
+  case KILN_REDUCE_MEAN: return Reduce::mean;
+  case KILN_REDUCE_MAX: return Reduce::max;
+  case KILN_REDUCE_MIN: return Reduce::min;
+  case KILN_REDUCE_ARGMAX: return Reduce::argmax;
+  case KILN_REDUCE_ARGMIN: return Reduce::argmin;
+  case KILN_REDUCE_VAR: return Reduce::var;
+  default: throw InvalidArgument("unknown reduction " + std::to_string(op));
+  }
+}
+
+int dimOf(int64_t dim) {
+  if (dim < -8 || dim > 7)
+    throw InvalidArgument("dim " + std::to_string(dim) + " is out of range");
+  return static_cast<int>(dim);
+}
+
+/// The ';'-separated parts of `text`.
+std::vector<std::string> splitExpressions(const char *text) {
+  std::vector<std::string> parts;
+  std::string all = text ? text : "", part;
+  for (char c : all) {
+    if (c == ';') {
+      parts.push_back(part);
+      part.clear();
+    } else {
+      part += c;
+    }
+  }
+  if (part.find_first_not_of(" \t\n") != std::string::npos || parts.empty())
+    parts.push_back(part);
+  return parts;
+}
+
+} // namespace
+} // namespace kiln::ops
+
+using namespace kiln;
+using namespace kiln::ops;
+
+extern "C" {
+
+int kiln_ops_abi_version(void) { return KILN_OPS_ABI_VERSION; }
+
+const char *kiln_ops_version(void) { return kiln::version(); }
+
+const char *kiln_ops_last_error(void) { return lastError.c_str(); }
+
+int kiln_pointwise(const char *expressions, const DLTensor *const *inputs, int num_inputs,
+                   const DLTensor *const *outputs, int num_outputs, void *stream) {
+  return guarded([&] {
+    if (num_inputs < 0 || num_outputs < 1 || (num_inputs > 0 && !inputs) || !outputs)
+      throw InvalidArgument("kiln_pointwise: needs outputs (and the inputs' array when there are inputs)");
+    std::vector<std::string> texts = splitExpressions(expressions);
+    if (static_cast<int>(texts.size()) != num_outputs)
+      throw InvalidArgument("kiln_pointwise: " + std::to_string(texts.size()) + " expressions for " +
+                            std::to_string(num_outputs) + " outputs");
+    DeviceOf devices;
+    Pointwise pw;
+    std::vector<DType> types;
+    for (int i = 0; i < num_inputs; ++i) {
+      TensorView v = viewOf(inputs[i], "input " + std::to_string(i), devices);
+      types.push_back(v.dtype);
+      pw.input(v);
+    }
+    for (int o = 0; o < num_outputs; ++o)
+      pw.output(viewOf(outputs[o], "output " + std::to_string(o), devices), parse_expr(texts[o], types));
+    pw.run(streamFor(devices, stream));
+  });
+}
+
+int kiln_reduce(int op, const DLTensor *x, int64_t dim, const DLTensor *out, int correction, void *stream) {
+  return guarded([&] {
+    DeviceOf devices;
+    TensorView in = viewOf(x, "x", devices), result = viewOf(out, "out", devices);
+    reduce(reduceOf(op), in, dimOf(dim), result, streamFor(devices, stream), correction);
+  });
+}
+
+int kiln_reduce_fused(int op, const char *prologue, const DLTensor *const *inputs, int num_inputs, int64_t dim,
+                      const char *epilogue, const DLTensor *out, int correction, void *stream) {
+  return guarded([&] {
+    if (num_inputs < 1 || !inputs)
+      throw InvalidArgument("kiln_reduce_fused: needs at least one input");
+    DeviceOf devices;
+    Reduction r(reduceOf(op), dimOf(dim), correction);
+    std::vector<DType> types;
+    for (int i = 0; i < num_inputs; ++i) {
+      TensorView v = viewOf(inputs[i], "input " + std::to_string(i), devices);
+      types.push_back(v.dtype);
+      r.input(v);
+    }
+    if (prologue && *prologue)
+      r.reduce(parse_expr(prologue, types));
+    Expr after = epilogue && *epilogue ? parse_expr(epilogue, {}, r.reduced_dtype()) : Expr();
+    r.output(viewOf(out, "out", devices), after);
+    r.run(streamFor(devices, stream));
+  });
+}
+
+int kiln_softmax(const DLTensor *x, const DLTensor *y, void *stream) {
+  return guarded([&] {
+    DeviceOf devices;
+    TensorView in = viewOf(x, "x", devices), result = viewOf(y, "y", devices);
+    softmax(in, result, streamFor(devices, stream));
+  });
+}
+
+int kiln_log_softmax(const DLTensor *x, const DLTensor *y, void *stream) {
+  return guarded([&] {
+    DeviceOf devices;
+    TensorView in = viewOf(x, "x", devices), result = viewOf(y, "y", devices);
+    log_softmax(in, result, streamFor(devices, stream));
+  });
+}
+
+int kiln_layer_norm(const DLTensor *x, const DLTensor *weight, const DLTensor *bias, double eps, const DLTensor *y,
+                    const DLTensor *mean, const DLTensor *rstd, void *stream) {
+  return guarded([&] {
+    DeviceOf devices;
+    TensorView in = viewOf(x, "x", devices), result = viewOf(y, "y", devices);
+    TensorView w = optionalView(weight, "weight", devices), b = optionalView(bias, "bias", devices);
+    TensorView m = optionalView(mean, "mean", devices), r = optionalView(rstd, "rstd", devices);
+    layer_norm(in, w, b, eps, result, m, r, streamFor(devices, stream));
+  });
+}
+
+int kiln_rms_norm(const DLTensor *x, const DLTensor *weight, double eps, const DLTensor *y, const DLTensor *rstd,
+                  void *stream) {
+  return guarded([&] {
+    DeviceOf devices;
+    TensorView in = viewOf(x, "x", devices), result = viewOf(y, "y", devices);
+    TensorView w = optionalView(weight, "weight", devices), r = optionalView(rstd, "rstd", devices);
+    rms_norm(in, w, eps, result, r, streamFor(devices, stream));
+  });
+}
+
+} // extern "C"

@@ -1,0 +1,417 @@
+//===- Normalization.cpp - softmax, log-softmax, layer norm, RMS norm -----===//
+//
+// Each normalizes rows: the last dimension, with the leading ones (merged
+// where every tensor walks them as one) flattened into rows.
+//
+// * A row that fits on chip (at most ONE_PASS_MAX elements) is read once:
+//   a program loads BLOCK_M rows of BLOCK_N >= N, reduces, and writes them.
+// * A longer row is walked twice in BLOCK_N chunks: the first walk keeps
+//   per-lane partial statistics (online max and sum for softmax, Welford's
+//   count/mean/M2 for layer norm, a sum of squares for RMS norm), the second
+//   reads the row again (from L2, as the first walk just brought it there)
+//   and writes it.
+//
+//===----------------------------------------------------------------------===//
+
+#include "ops/lib/ReduceMath.h"
+#include "ops/lib/Space.h"
+
+#include <kiln/cache.h>
+#include <kiln/ops/library.h>
+
+#include <algorithm>
+#include <cmath>
+
+namespace kiln::ops {
+
+namespace {
+
+enum class Norm { softmax, log_softmax, layer_norm, rms_norm };
+
+const char *normName(Norm n) {
+  switch (n) {
+  case Norm::softmax: return "softmax";
+  case Norm::log_softmax: return "log_softmax";
+  case Norm::layer_norm: return "layer_norm";
+  case Norm::rms_norm: return "rms_norm";
+  }
+  return "?";
+}
+
+/// The tensors of a normalization, in a fixed order; absent ones have no
+/// address.
+enum Slot { X, Y, WEIGHT, BIAS, MEAN, RSTD, SLOTS };
+
+struct Request {
+  Norm norm;
+  TensorView views[SLOTS];
+  double eps = 0;
+  bool has(Slot s) const { return views[s].address != 0; }
+};
+
+struct Plan {
+  std::vector<int64_t> rowSizes;            ///< merged leading dimensions
+  int64_t rows = 1, N = 1;
+  std::vector<std::vector<int64_t>> rowStrides; ///< per slot (x, y, mean, rstd step along rows)
+  int64_t columnStride[SLOTS] = {};         ///< x, y, weight, bias: along N
+  bool wide = false;
+  bool onePass = true;
+};
+
+struct Params {
+  Signature signature;
+  int pointers[SLOTS] = {-1, -1, -1, -1, -1, -1};
+  int rows = -1, N = -1, eps = -1;
+  std::vector<int> rowSizes;                ///< the first: -1
+  std::vector<std::vector<int>> rowStrides; ///< per slot, per row dimension (-1: none)
+  int columnStrides[SLOTS] = {-1, -1, -1, -1, -1, -1};
+};
+
+std::string structureKey(const Request &r, const Plan &p) {
+  std::string key = std::string("norm|") + normName(r.norm) + (p.onePass ? "|one" : "|two") + (p.wide ? "|i64" : "|i32") +
+                    "|rows" + std::to_string(p.rowSizes.size());
+  for (int s = 0; s < SLOTS; ++s) {
+    key += "|";
+    if (!r.has(static_cast<Slot>(s))) {
+      key += "-";
+      continue;
+    }
+    key += std::string(name(r.views[s].dtype)) + ":";
+    for (int64_t st : p.rowStrides[s])
+      key += st ? 'r' : '.';
+    key += p.columnStride[s] == 1 ? 'c' : p.columnStride[s] == 0 ? '.' : 's';
+  }
+  return key;
+}
+
+Params parameters(const Request &r, const Plan &p) {
+  Params q;
+  DType index = p.wide ? DType::i64 : DType::i32;
+  for (int s = 0; s < SLOTS; ++s)
+    if (r.has(static_cast<Slot>(s)))
+      q.pointers[s] = q.signature.pointer(r.views[s].dtype, s == X || s == WEIGHT || s == BIAS);
+  q.rows = q.signature.scalar(index);
+  q.N = q.signature.scalar(index);
+  if (r.norm == Norm::layer_norm || r.norm == Norm::rms_norm)
+    q.eps = q.signature.scalar(DType::f32);
+  for (size_t k = 0; k < p.rowSizes.size(); ++k)
+    q.rowSizes.push_back(k == 0 ? -1 : q.signature.scalar(index));
+  q.rowStrides.resize(SLOTS);
+  for (int s = 0; s < SLOTS; ++s) {
+    if (!r.has(static_cast<Slot>(s)))
+      continue;
+    for (int64_t st : p.rowStrides[s])
+      q.rowStrides[s].push_back(st ? q.signature.scalar(index) : -1);
+    if (p.columnStride[s] > 1)
+      q.columnStrides[s] = q.signature.scalar(index);
+  }
+  return q;
+}
+
+Kernel makeKernel(const std::string &key, const Request &r, const Plan &p, const Params &q) {
+  Norm norm = r.norm;
+  DType types[SLOTS];
+  bool present[SLOTS];
+  for (int s = 0; s < SLOTS; ++s) {
+    types[s] = r.views[s].dtype;
+    present[s] = r.has(static_cast<Slot>(s));
+  }
+  std::vector<DType> dtypes(types, types + SLOTS);
+  std::vector<bool> has(present, present + SLOTS);
+  auto body = [norm, p, q, dtypes, has](const Config &cfg, const std::vector<Tensor> &args) {
+    const int64_t BM = cfg["BLOCK_M"], BN = cfg["BLOCK_N"];
+    DType index = p.wide ? DType::i64 : DType::i32;
+    Tensor rows = program_id(0).to(index) * BM + arange(0, BM).to(index);
+    Tensor rowMask = rows < args[q.rows];
+    Tensor N = args[q.N];
+    std::vector<Tensor> sizes;
+    for (int k : q.rowSizes)
+      sizes.push_back(k < 0 ? Tensor() : args[k]);
+    std::vector<Tensor> coords = unflatten(rows, sizes);
+    auto rowOffset = [&](int s) {
+      std::vector<Tensor> strides;
+      for (int k : q.rowStrides[s])
+        strides.push_back(k < 0 ? Tensor() : args[k]);
+      return offset_of(coords, strides, index);
+    };
+    auto columnOffset = [&](int s, const Tensor &cols) {
+      return q.columnStrides[s] >= 0 ? cols * args[q.columnStrides[s]] : cols;
+    };
+    // The pointers of a [BM, BN] tile of slot s at columns `cols`.
+    auto tile = [&](int s, const Tensor &cols) {
+      Tensor row = rowOffset(s);
+      Tensor at = expand_dims(columnOffset(s, cols), 0);
+      return args[q.pointers[s]] + (row.is_scalar() ? at + row : expand_dims(row, 1) + at);
+    };
+    auto broadcastTile = [&](const Tensor &t) { return t.shape() == Shape{BM, BN} ? t : broadcast_to(t, {BM, BN}); };
+    auto loadX = [&](const Tensor &cols, const Tensor &mask, double other) {
+      return load(broadcastTile(tile(X, cols)), mask, other).to(DType::f32);
+    };
+    auto perColumn = [&](int s, const Tensor &cols, const Tensor &colMask) { // weight, bias: [1, BN]
+      return expand_dims(load(args[q.pointers[s]] + columnOffset(s, cols), colMask, 0.0).to(DType::f32), 0);
+    };
+    auto storeY = [&](const Tensor &cols, const Tensor &mask, const Tensor &value) {
+      store(broadcastTile(tile(Y, cols)), value.to(dtypes[Y]), mask);
+    };
+    auto storeRow = [&](int s, const Tensor &value) { // mean, rstd: one value per row
+      if (!has[s])
+        return;
+      Tensor at = rowOffset(s);
+      store(args[q.pointers[s]] + (at.is_scalar() ? broadcast_to(at, {BM}) : at), value.to(dtypes[s]), rowMask);
+    };
+    Tensor eps = q.eps >= 0 ? args[q.eps] : Tensor();
+    auto finishNorm = [&](const Tensor &centered, const Tensor &rstd, const Tensor &cols, const Tensor &colMask) {
+      Tensor y = centered * expand_dims(rstd, 1);
+      if (has[WEIGHT])
+        y = y * perColumn(WEIGHT, cols, colMask);
+      if (has[BIAS])
+        y = y + perColumn(BIAS, cols, colMask);
+      return y;
+    };
+
+    if (p.onePass) {
+      Tensor cols = arange(0, BN).to(index);
+      Tensor colMask = cols < N;
+      Tensor mask = expand_dims(rowMask, 1) & expand_dims(colMask, 0);
+      switch (norm) {
+      case Norm::softmax:
+      case Norm::log_softmax: {
+        Tensor x = loadX(cols, mask, -INFINITY);
+        Tensor m = max(x, 1);
+        Tensor e = exp(x - expand_dims(m, 1));
+        Tensor total = sum(e, 1);
+        storeY(cols, mask, norm == Norm::softmax ? e * expand_dims(1.0 / total, 1)
+                                                 : x - expand_dims(m + log(total), 1));
+        break;
+      }
+      case Norm::layer_norm: {
+        Tensor x = loadX(cols, mask, 0.0);
+        Tensor mean = sum(x, 1) / N.to(DType::f32);
+        Tensor centered = where(mask, x - expand_dims(mean, 1), 0.0);
+        Tensor rstd = rsqrt(sum(centered * centered, 1) / N.to(DType::f32) + eps);
+        storeY(cols, mask, finishNorm(centered, rstd, cols, colMask));
+        storeRow(MEAN, mean);
+        storeRow(RSTD, rstd);
+        break;
+      }
+      case Norm::rms_norm: {
+        Tensor x = loadX(cols, mask, 0.0);
+        Tensor rstd = rsqrt(sum(x * x, 1) / N.to(DType::f32) + eps);
+        storeY(cols, mask, finishNorm(x, rstd, cols, colMask));
+        storeRow(RSTD, rstd);
+        break;
+      }
+      }
+      return;
+    }
+
+    // Two walks over long rows (BM rows at a time, usually one).
+    Shape lanes{BM, BN};
+    auto walk = [&](const std::function<void(const Tensor &, const Tensor &, const Tensor &, const Tensor &)> &visit) {
+      for_range(constant(0, index), N, BN, [&](const Tensor &start) {
+        Tensor cols = start + arange(0, BN).to(index);
+        Tensor colMask = cols < N;
+        visit(start, cols, colMask, expand_dims(rowMask, 1) & expand_dims(colMask, 0));
+      });
+    };
+    switch (norm) {
+    case Norm::softmax:
+    case Norm::log_softmax: {
+      // Online: per lane a running max and the sum of exp(x - max).
+      Var m(full(lanes, -INFINITY, DType::f32)), s(zeros(lanes, DType::f32));
+      walk([&](const Tensor &, const Tensor &cols, const Tensor &, const Tensor &mask) {
+        Tensor x = loadX(cols, mask, -INFINITY);
+        Tensor next = maximum(m.get(), x);
+        Tensor scale = where(m.get() == next, 1.0, exp(m.get() - next));
+        Tensor add = where(x == -INFINITY, 0.0, exp(x - next));
+        s = s.get() * scale + add;
+        m = next;
+      });
+      Tensor rowMax = max(m.get(), 1);
+      Tensor lanesMax = expand_dims(rowMax, 1);
+      Tensor total = sum(where(m.get() == -INFINITY, 0.0, s.get() * exp(m.get() - lanesMax)), 1);
+      Tensor inverse = expand_dims(1.0 / total, 1), shift = expand_dims(rowMax + log(total), 1);
+      walk([&](const Tensor &, const Tensor &cols, const Tensor &, const Tensor &mask) {
+        Tensor x = loadX(cols, mask, -INFINITY);
+        storeY(cols, mask, norm == Norm::softmax ? exp(x - lanesMax) * inverse : x - shift);
+      });
+      break;
+    }
+    case Norm::layer_norm:
+    case Norm::rms_norm: {
+      ReduceMath math(norm == Norm::layer_norm ? Reduce::var : Reduce::sum, DType::f32, 0);
+      std::vector<std::unique_ptr<Var>> state;
+      for (const Tensor &t : math.init(lanes))
+        state.push_back(std::make_unique<Var>(t));
+      walk([&](const Tensor &start, const Tensor &cols, const Tensor &, const Tensor &mask) {
+        Tensor x = loadX(cols, mask, 0.0);
+        std::vector<Tensor> now;
+        for (auto &v : state)
+          now.push_back(v->get());
+        std::vector<Tensor> next = math.update(now, norm == Norm::layer_norm ? x : x * x,
+                                               constant(0, DType::i64), mask, start / BN);
+        for (size_t c = 0; c < state.size(); ++c)
+          *state[c] = next[c];
+      });
+      std::vector<Tensor> now;
+      for (auto &v : state)
+        now.push_back(v->get());
+      std::vector<Tensor> rowState = math.reduce(now, 1);
+      Tensor length = N.to(DType::i64);
+      Tensor mean = norm == Norm::layer_norm ? rowState[1] : Tensor();
+      Tensor spread = norm == Norm::layer_norm ? math.finish(rowState, length) : rowState[0] / N.to(DType::f32);
+      Tensor rstd = rsqrt(spread + eps);
+      walk([&](const Tensor &, const Tensor &cols, const Tensor &colMask, const Tensor &mask) {
+        Tensor x = loadX(cols, mask, 0.0);
+        Tensor centered = norm == Norm::layer_norm ? x - expand_dims(mean, 1) : x;
+        storeY(cols, mask, finishNorm(centered, rstd, cols, colMask));
+      });
+      if (norm == Norm::layer_norm)
+        storeRow(MEAN, mean);
+      storeRow(RSTD, rstd);
+      break;
+    }
+    }
+  };
+  return Kernel(std::string("kiln_") + normName(norm) + "_" + sha256_hex(key).substr(0, 10), q.signature.types(),
+                body);
+}
+
+/// The largest row read once: 32 values a thread at 32 warps would hold
+/// more registers than a thread has.
+constexpr int64_t kOnePassMax = 16384;
+
+void normalize(const Request &r, const Stream &stream, const Config &overrides) {
+  const std::string op = normName(r.norm);
+  const TensorView &x = r.views[X], &y = r.views[Y];
+  check_view(x, op, "x");
+  check_view(y, op, "y");
+  if (x.rank() < 1)
+    throw Error(op + ": x must have at least one dimension (a row)");
+  if (!is_float(x.dtype) || !is_float(y.dtype) || is_float8(x.dtype) || x.dtype == DType::f64)
+    throw Error(op + ": x and y must be f32, f16 or bf16 (x is " + std::string(name(x.dtype)) + ", y " +
+                std::string(name(y.dtype)) + ")");
+  if (y.shape != x.shape)
+    throw Error(op + ": y " + y.describe() + " must have x's shape " + x.describe());
+  std::vector<int64_t> leading(x.shape.begin(), x.shape.end() - 1);
+  const int64_t N = x.shape.back();
+  std::vector<const TensorView *> present{&x, &y};
+  for (Slot s : {WEIGHT, BIAS}) {
+    if (!r.has(s))
+      continue;
+    const TensorView &v = r.views[s];
+    check_view(v, op, s == WEIGHT ? "weight" : "bias");
+    if (v.shape != std::vector<int64_t>{N})
+      throw Error(op + ": " + (s == WEIGHT ? "weight " : "bias ") + v.describe() + " must be 1-D of x's last size " +
+                  std::to_string(N));
+    if (!is_float(v.dtype) || is_float8(v.dtype) || v.dtype == DType::f64)
+      throw Error(op + ": " + (s == WEIGHT ? "weight" : "bias") + " must be f32, f16 or bf16");
+    present.push_back(&v);
+  }
+  for (Slot s : {MEAN, RSTD}) {
+    if (!r.has(s))
+      continue;
+    const TensorView &v = r.views[s];
+    check_view(v, op, s == MEAN ? "mean" : "rstd");
+    if (v.shape != leading)
+      throw Error(op + ": " + (s == MEAN ? "mean " : "rstd ") + v.describe() + " must have x's leading shape");
+    if (v.dtype != DType::f32)
+      throw Error(op + ": " + (s == MEAN ? "mean" : "rstd") + " must be f32");
+    present.push_back(&v);
+  }
+  check_devices(present, stream, op);
+  std::vector<int64_t> ys = y.effective_strides();
+  for (size_t d = 0; d < y.shape.size(); ++d)
+    if (ys[d] == 0 && y.shape[d] > 1)
+      throw Error(op + ": y " + y.describe() + " writes elements more than once (a zero stride)");
+  if (x.numel() == 0)
+    return;
+
+  Plan p;
+  p.N = N;
+  // Leading dimensions: x, y, mean and rstd step along them.
+  std::vector<std::vector<int64_t>> strides(SLOTS, std::vector<int64_t>(leading.size(), 0));
+  for (Slot s : {X, Y}) {
+    std::vector<int64_t> own = r.views[s].effective_strides();
+    std::copy(own.begin(), own.end() - 1, strides[s].begin());
+    p.columnStride[s] = N > 1 ? own.back() : 1;
+  }
+  for (Slot s : {WEIGHT, BIAS})
+    if (r.has(s))
+      p.columnStride[s] = N > 1 ? r.views[s].effective_strides()[0] : 1;
+  for (Slot s : {MEAN, RSTD})
+    if (r.has(s))
+      strides[s] = r.views[s].effective_strides();
+  Collapsed c = collapse(leading.empty() ? std::vector<int64_t>{1} : leading,
+                         leading.empty() ? std::vector<std::vector<int64_t>>(SLOTS, {0}) : strides);
+  // A single row still has one (size 1) row dimension.
+  p.rowSizes = c.sizes;
+  p.rowStrides = c.strides;
+  for (int64_t d : p.rowSizes)
+    p.rows *= d;
+  std::vector<int64_t> sizes = p.rowSizes;
+  sizes.push_back(N);
+  std::vector<std::vector<int64_t>> all = p.rowStrides;
+  for (int s = 0; s < SLOTS; ++s)
+    all[s].push_back(p.columnStride[s]);
+  p.wide = !fits_i32(sizes, all);
+  p.onePass = overrides.get("ONE_PASS", next_pow2(N) <= kOnePassMax);
+
+  int64_t BN = overrides.get("BLOCK_N", p.onePass ? next_pow2(N) : 4096);
+  if (p.onePass && BN < N)
+    throw Error(op + ": BLOCK_N " + std::to_string(BN) + " is shorter than the rows (" + std::to_string(N) +
+                ") in one pass");
+  int64_t BM = overrides.get("BLOCK_M", p.onePass ? std::min<int64_t>(next_pow2(p.rows), std::max<int64_t>(1, 2048 / BN)) : 1);
+  int64_t warps = overrides.get("num_warps", std::clamp<int64_t>(BM * BN / 512, 1, 16));
+  Config config{{"BLOCK_M", BM}, {"BLOCK_N", BN}, {"num_warps", warps}};
+  if (cdiv(p.rows, BM) >= (int64_t(1) << 31))
+    throw Error(op + ": too many rows for one grid");
+
+  Params q = parameters(r, p);
+  std::string key = structureKey(r, p);
+  Kernel kernel = cached_kernel(key, [&] { return makeKernel(key, r, p, q); });
+  std::vector<Arg> args(q.signature.types().size(), Arg(0));
+  for (int s = 0; s < SLOTS; ++s)
+    if (q.pointers[s] >= 0)
+      args[q.pointers[s]] = arg_of(r.views[s]);
+  args[q.rows] = Arg(p.rows);
+  args[q.N] = Arg(N);
+  if (q.eps >= 0)
+    args[q.eps] = Arg(static_cast<float>(r.eps));
+  for (size_t k = 1; k < p.rowSizes.size(); ++k)
+    args[q.rowSizes[k]] = Arg(p.rowSizes[k]);
+  for (int s = 0; s < SLOTS; ++s) {
+    for (size_t k = 0; k < q.rowStrides[s].size(); ++k)
+      if (q.rowStrides[s][k] >= 0)
+        args[q.rowStrides[s][k]] = Arg(p.rowStrides[s][k]);
+    if (q.columnStrides[s] >= 0)
+      args[q.columnStrides[s]] = Arg(p.columnStride[s]);
+  }
+  kernel.launch_with(Grid(static_cast<uint32_t>(cdiv(p.rows, BM))), config, stream, args);
+}
+
+} // namespace
+
+void softmax(const TensorView &x, const TensorView &y, const Stream &stream, const Config &config) {
+  Request r{Norm::softmax, {x, y, {}, {}, {}, {}}};
+  normalize(r, stream, config);
+}
+
+void log_softmax(const TensorView &x, const TensorView &y, const Stream &stream, const Config &config) {
+  Request r{Norm::log_softmax, {x, y, {}, {}, {}, {}}};
+  normalize(r, stream, config);
+}
+
+void layer_norm(const TensorView &x, const TensorView &weight, const TensorView &bias, double eps, const TensorView &y,
+                const TensorView &mean, const TensorView &rstd, const Stream &stream, const Config &config) {
+  Request r{Norm::layer_norm, {x, y, weight, bias, mean, rstd}, eps};
+  normalize(r, stream, config);
+}
+
+void rms_norm(const TensorView &x, const TensorView &weight, double eps, const TensorView &y, const TensorView &rstd,
+              const Stream &stream, const Config &config) {
+  Request r{Norm::rms_norm, {x, y, weight, {}, {}, rstd}, eps};
+  normalize(r, stream, config);
+}
+
+} // namespace kiln::ops

@@ -1,0 +1,106 @@
+// The ops library's C ABI: results through DLTensors on the interpreter,
+// and every kind of bad input returning a status and a message (never a
+// crash or a silent wrong answer).
+#include <kiln_ops.h>
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <string>
+#include <vector>
+
+namespace {
+
+struct Tensor {
+  std::vector<float> data;
+  std::vector<int64_t> shape;
+  DLTensor dl{};
+  Tensor(std::vector<int64_t> s, float fill) : shape(std::move(s)) {
+    int64_t n = 1;
+    for (int64_t d : shape)
+      n *= d;
+    data.assign(n, fill);
+    dl.data = data.data();
+    dl.device = {kDLCPU, 0};
+    dl.ndim = static_cast<int>(shape.size());
+    dl.dtype = {kDLFloat, 32, 1};
+    dl.shape = shape.data();
+  }
+};
+
+std::string error() { return kiln_ops_last_error(); }
+
+} // namespace
+
+TEST(OpsCApi, VersionAndResults) {
+  EXPECT_EQ(kiln_ops_abi_version(), KILN_OPS_ABI_VERSION);
+  EXPECT_NE(std::string(kiln_ops_version()).find("0.1.0"), std::string::npos);
+  Tensor x({3, 5}, 0), y({3, 5}, NAN), sums({3}, NAN);
+  for (size_t i = 0; i < x.data.size(); ++i)
+    x.data[i] = static_cast<float>(i % 7) - 2.5f;
+  ASSERT_EQ(kiln_softmax(&x.dl, &y.dl, nullptr), KILN_OK) << error();
+  EXPECT_EQ(error(), "");
+  for (int r = 0; r < 3; ++r) {
+    double total = 0;
+    for (int j = 0; j < 5; ++j)
+      total += y.data[r * 5 + j];
+    EXPECT_NEAR(total, 1.0, 1e-6);
+  }
+  ASSERT_EQ(kiln_reduce(KILN_REDUCE_SUM, &x.dl, 1, &sums.dl, 1, nullptr), KILN_OK) << error();
+  for (int r = 0; r < 3; ++r) {
+    double total = 0;
+    for (int j = 0; j < 5; ++j)
+      total += x.data[r * 5 + j];
+    EXPECT_NEAR(sums.data[r], total, 1e-6);
+  }
+  // Two outputs from one pointwise call; a strided output (every other column).
+  Tensor a({3, 5}, NAN), wide({3, 10}, NAN);
+  int64_t strides[2] = {10, 2};
+  wide.dl.shape = x.dl.shape;
+  wide.dl.strides = strides;
+  const DLTensor *in[1] = {&x.dl}, *out[2] = {&a.dl, &wide.dl};
+  ASSERT_EQ(kiln_pointwise("in0 * 2; max(in0, 0)", in, 1, out, 2, nullptr), KILN_OK) << error();
+  for (int i = 0; i < 15; ++i) {
+    EXPECT_EQ(a.data[i], x.data[i] * 2);
+    EXPECT_EQ(wide.data[(i / 5) * 10 + (i % 5) * 2], std::max(x.data[i], 0.0f));
+    EXPECT_TRUE(std::isnan(wide.data[(i / 5) * 10 + (i % 5) * 2 + 1])) << "wrote between the strided elements";
+  }
+}
+
+TEST(OpsCApi, BadInputsReturnStatusesAndReasons) {
+  Tensor x({4, 8}, 1), y({4, 8}, 0), small({4}, 0);
+  auto expect = [](int status, int code, const std::string &words) {
+    EXPECT_EQ(status, code) << error();
+    EXPECT_NE(error().find(words), std::string::npos) << "message: " << error();
+  };
+  expect(kiln_softmax(nullptr, &y.dl, nullptr), KILN_ERROR_INVALID_ARGUMENT, "x is NULL");
+  Tensor nodata({4, 8}, 0);
+  nodata.dl.data = nullptr;
+  expect(kiln_softmax(&nodata.dl, &y.dl, nullptr), KILN_ERROR_INVALID_ARGUMENT, "x has no data");
+  Tensor complex({4, 8}, 0);
+  complex.dl.dtype = {5 /* kDLComplex */, 64, 1};
+  expect(kiln_softmax(&complex.dl, &y.dl, nullptr), KILN_ERROR_INVALID_ARGUMENT, "x: DLPack dtype (code 5, bits 64)");
+  Tensor lanes({4, 8}, 0);
+  lanes.dl.dtype.lanes = 4;
+  expect(kiln_softmax(&lanes.dl, &y.dl, nullptr), KILN_ERROR_INVALID_ARGUMENT, "vector dtypes (lanes 4)");
+  Tensor vulkan({4, 8}, 0);
+  vulkan.dl.device = {kDLVulkan, 0};
+  expect(kiln_softmax(&vulkan.dl, &y.dl, nullptr), KILN_ERROR_INVALID_ARGUMENT, "x: device type 7 is not supported");
+  Tensor gpu({4, 8}, 0);
+  gpu.dl.device = {kDLCUDA, 0};
+  expect(kiln_softmax(&x.dl, &gpu.dl, nullptr), KILN_ERROR_INVALID_ARGUMENT, "y is on another device");
+  expect(kiln_softmax(&x.dl, &small.dl, nullptr), KILN_ERROR_FAILED, "softmax: y f32[4] must have x's shape f32[4, 8]");
+  expect(kiln_reduce(42, &x.dl, 1, &small.dl, 1, nullptr), KILN_ERROR_INVALID_ARGUMENT, "unknown reduction 42");
+  expect(kiln_reduce(KILN_REDUCE_SUM, &x.dl, 3, &small.dl, 1, nullptr), KILN_ERROR_FAILED, "dim 3 is out of range");
+  const DLTensor *in[1] = {&x.dl}, *out[1] = {&y.dl};
+  expect(kiln_pointwise("in0 + in3", in, 1, out, 1, nullptr), KILN_ERROR_FAILED, "'in3' names no input");
+  expect(kiln_pointwise("in0; in0", in, 1, out, 1, nullptr), KILN_ERROR_INVALID_ARGUMENT, "2 expressions for 1 outputs");
+  expect(kiln_pointwise("in0 *", in, 1, out, 1, nullptr), KILN_ERROR_FAILED, "expected a value");
+  Tensor negative({4, 8}, 0);
+  int64_t strides[2] = {-8, 1};
+  negative.dl.strides = strides;
+  expect(kiln_softmax(&negative.dl, &y.dl, nullptr), KILN_ERROR_FAILED, "negative stride");
+  // A success clears the message.
+  EXPECT_EQ(kiln_softmax(&x.dl, &y.dl, nullptr), KILN_OK);
+  EXPECT_EQ(error(), "");
+}

@@ -1,0 +1,163 @@
+// Softmax, log-softmax, layer norm and RMS norm on the interpreter: short
+// rows (several per program), rows held in one pass, long rows walked twice,
+// strided and 3-D inputs, f32/f16/bf16, optional weight/bias/mean/rstd, and
+// argument errors; against double-precision references.
+#include "OpsTestSupport.h"
+
+using namespace kiln;
+using namespace kiln::ops;
+using kiln::testing::HostTensor;
+
+namespace {
+
+Stream cpu() { return Stream(Device::interp()); }
+
+/// Row `row` (coordinates of the leading dimensions) of x, as doubles.
+std::vector<double> rowOf(const HostTensor &x, std::vector<int64_t> row) {
+  std::vector<double> v;
+  row.push_back(0);
+  for (int64_t j = 0; j < x.shape().back(); ++j) {
+    row.back() = j;
+    v.push_back(x.at(row));
+  }
+  return v;
+}
+
+struct Stats {
+  double max, logsum, mean, var, meanSquare;
+};
+Stats stats(const std::vector<double> &v) {
+  Stats s{-INFINITY, 0, 0, 0, 0};
+  for (double e : v)
+    s.max = std::max(s.max, e);
+  double total = 0;
+  for (double e : v) {
+    total += std::exp(e - s.max);
+    s.mean += e / v.size();
+    s.meanSquare += e * e / v.size();
+  }
+  s.logsum = std::log(total);
+  for (double e : v)
+    s.var += (e - s.mean) * (e - s.mean) / v.size();
+  return s;
+}
+
+std::vector<int64_t> leadingOf(const std::vector<int64_t> &at) { return {at.begin(), at.end() - 1}; }
+
+/// The overrides that force the two-walk plan with short chunks, so the
+/// interpreter tests both plans at small sizes.
+Config twoWalks() { return {{"ONE_PASS", 0}, {"BLOCK_N", 128}, {"num_warps", 4}}; }
+
+} // namespace
+
+TEST(OpsNormalization, SoftmaxAndLogSoftmaxInBothPlans) {
+  for (DType t : {DType::f32, DType::f16, DType::bf16})
+    for (int64_t N : {1, 7, 64, 1000})
+      for (bool two : {false, true}) {
+        HostTensor x = HostTensor::random(t, {5, N}, 40, -4, 4);
+        HostTensor y = HostTensor::poisoned(t, {5, N}), ly = HostTensor::poisoned(t, {5, N});
+        Config plan = two ? twoWalks() : Config{};
+        softmax(x.view(), y.view(), cpu(), plan);
+        log_softmax(x.view(), ly.view(), cpu(), plan);
+        SCOPED_TRACE(std::string(name(t)) + " N=" + std::to_string(N) + (two ? " two walks" : " one pass"));
+        double tolerance = t == DType::f32 ? 2e-6 : t == DType::f16 ? 2e-3 : 1.6e-2;
+        y.expect_near([&](const std::vector<int64_t> &at) {
+          Stats s = stats(rowOf(x, leadingOf(at)));
+          return std::exp(x.at(at) - s.max - s.logsum);
+        }, tolerance);
+        ly.expect_near([&](const std::vector<int64_t> &at) {
+          Stats s = stats(rowOf(x, leadingOf(at)));
+          return x.at(at) - s.max - s.logsum;
+        }, tolerance * 4);
+      }
+}
+
+TEST(OpsNormalization, LayerNormWithWeightBiasMeanAndRstd) {
+  for (DType t : {DType::f32, DType::bf16})
+    for (int64_t N : {3, 300, 700})
+      for (bool two : {false, true}) {
+        HostTensor x = HostTensor::random(t, {2, 3, N}, 41, -3, 5), w = HostTensor::random(t, {N}, 42),
+                   b = HostTensor::random(t, {N}, 43);
+        HostTensor y = HostTensor::poisoned(t, {2, 3, N}), mean = HostTensor::poisoned(DType::f32, {2, 3}),
+                   rstd = HostTensor::poisoned(DType::f32, {2, 3});
+        const double eps = 1e-5;
+        layer_norm(x.view(), w.view(), b.view(), eps, y.view(), mean.view(), rstd.view(), cpu(),
+                   two ? twoWalks() : Config{});
+        SCOPED_TRACE(std::string(name(t)) + " N=" + std::to_string(N) + (two ? " two walks" : " one pass"));
+        y.expect_near([&](const std::vector<int64_t> &at) {
+          Stats s = stats(rowOf(x, leadingOf(at)));
+          return (x.at(at) - s.mean) / std::sqrt(s.var + eps) * w.at({at.back()}) + b.at({at.back()});
+        }, t == DType::f32 ? 1e-5 : 3e-2);
+        mean.expect_near([&](const std::vector<int64_t> &at) { return stats(rowOf(x, at)).mean; }, 1e-5);
+        rstd.expect_near([&](const std::vector<int64_t> &at) { return 1 / std::sqrt(stats(rowOf(x, at)).var + eps); },
+                         1e-5);
+      }
+}
+
+TEST(OpsNormalization, RmsNormAndOptionalOperands) {
+  for (bool two : {false, true}) {
+    HostTensor x = HostTensor::random(DType::f16, {9, 520}, 44), w = HostTensor::random(DType::f32, {520}, 45);
+    HostTensor y = HostTensor::poisoned(DType::f16, {9, 520}), rstd = HostTensor::poisoned(DType::f32, {9});
+    rms_norm(x.view(), w.view(), 1e-6, y.view(), rstd.view(), cpu(), two ? twoWalks() : Config{});
+    y.expect_near([&](const std::vector<int64_t> &at) {
+      Stats s = stats(rowOf(x, leadingOf(at)));
+      return x.at(at) / std::sqrt(s.meanSquare + 1e-6) * w.at({at.back()});
+    }, 3e-3);
+    rstd.expect_near([&](const std::vector<int64_t> &at) { return 1 / std::sqrt(stats(rowOf(x, at)).meanSquare + 1e-6); },
+                     1e-5);
+    // Neither weight, bias nor statistics.
+    HostTensor y2 = HostTensor::poisoned(DType::f16, {9, 520});
+    layer_norm(x.view(), {}, {}, 1e-5, y2.view(), {}, {}, cpu(), two ? twoWalks() : Config{});
+    y2.expect_near([&](const std::vector<int64_t> &at) {
+      Stats s = stats(rowOf(x, leadingOf(at)));
+      return (x.at(at) - s.mean) / std::sqrt(s.var + 1e-5);
+    }, 3e-3);
+  }
+}
+
+TEST(OpsNormalization, StridedRowsAndColumns) {
+  // x: every other row of a [20, 64] f32 matrix; y: a column-strided view.
+  HostTensor base = HostTensor::random(DType::f32, {20, 64}, 46);
+  TensorView xs = base.view();
+  xs.shape = {10, 64};
+  xs.strides = {128, 1};
+  HostTensor out = HostTensor::poisoned(DType::f32, {64, 10});
+  TensorView yt = out.view(); // the transpose of out: [10, 64] with strides [1, 10]
+  yt.shape = {10, 64};
+  yt.strides = {1, 10};
+  softmax(xs, yt, cpu());
+  out.expect_near([&](const std::vector<int64_t> &at) { // out[j][i] = softmax(x row i)[j]
+    std::vector<double> row;
+    for (int64_t j = 0; j < 64; ++j)
+      row.push_back(base.at({2 * at[1], j}));
+    Stats s = stats(row);
+    return std::exp(row[at[0]] - s.max - s.logsum);
+  }, 2e-6);
+}
+
+TEST(OpsNormalization, BadArgumentsAreClearErrors) {
+  HostTensor x = HostTensor::random(DType::f32, {4, 8}, 47), y = HostTensor::poisoned(DType::f32, {4, 8});
+  HostTensor w = HostTensor::random(DType::f32, {7}, 48), ints = HostTensor::random(DType::i32, {4, 8}, 49);
+  HostTensor mean = HostTensor::poisoned(DType::f16, {4});
+  auto message = [](const std::function<void()> &f) {
+    try {
+      f();
+    } catch (const Error &e) {
+      return std::string(e.what());
+    }
+    return std::string("no error");
+  };
+  EXPECT_NE(message([&] { layer_norm(x.view(), w.view(), {}, 1e-5, y.view(), {}, {}, cpu()); })
+                .find("weight f32[7] must be 1-D of x's last size 8"),
+            std::string::npos);
+  EXPECT_NE(message([&] { softmax(ints.view(), y.view(), cpu()); }).find("x and y must be f32, f16 or bf16"),
+            std::string::npos);
+  EXPECT_NE(message([&] { layer_norm(x.view(), {}, {}, 1e-5, y.view(), mean.view(), {}, cpu()); })
+                .find("mean must be f32"),
+            std::string::npos);
+  EXPECT_NE(message([&] { softmax(x.view(), y.view(), cpu(), {{"ONE_PASS", 1}, {"BLOCK_N", 4}}); })
+                .find("BLOCK_N 4 is shorter than the rows (8) in one pass"),
+            std::string::npos);
+  HostTensor wrong = HostTensor::poisoned(DType::f32, {4, 9});
+  EXPECT_NE(message([&] { softmax(x.view(), wrong.view(), cpu()); }).find("must have x's shape"), std::string::npos);
+}
