@@ -1,11 +1,18 @@
 # The same memory-bound workloads in PyTorch (eager and torch.compile) and
 # Triton's compile and launch latencies, measured in the same device run as
 # memory_bench; writes records in bench/results' format comparing Kiln's
-# best configuration of each workload with each peer, and prints a table.
+# best configuration of each workload (the benchmark's own kernels, and the
+# ops library's) with each peer, and prints a table.
 #   python3 bench/compare.py kiln-records.json out-records.json "command"
-import json, os, sys, time, datetime
+import datetime
+import json
+import os
+import sys
+import time
+
 import torch
-import triton, triton.language as tl
+import triton
+import triton.language as tl
 from triton.testing import do_bench
 
 kiln_records = json.load(open(sys.argv[1]))
@@ -13,46 +20,47 @@ out_path, command = sys.argv[2], sys.argv[3]
 device = torch.cuda.get_device_name()
 date = datetime.date.today().isoformat()
 
-def bench_ms(fn):
-    return do_bench(fn, warmup=25, rep=200, return_mode="median")
 
 def tbps(nbytes, fn):
-    return nbytes / bench_ms(fn) / 1e9
+    return nbytes / do_bench(fn, warmup=25, rep=200, return_mode="median") / 1e9
+
 
 def best_kiln(prefix):
-    """Kiln's best TB/s over the configurations of one workload."""
+    """Kiln's best TB/s over the configurations of the workloads named `prefix...`."""
     values = [r["kiln"] for r in kiln_records if r["metric"] == "TB/s" and r["workload"].startswith(prefix)]
     return max(values) if values else None
 
-peers = {}  # (workload prefix, peer name) -> TB/s
+
+peers = {}  # workload -> {peer name: TB/s}
 n = 128 << 20
 x = torch.randn(n, device="cuda"); y = torch.randn(n, device="cuda"); z = torch.empty_like(x)
-peers[("vector add f32 128Mi", "torch eager")] = tbps(3 * n * 4, lambda: torch.add(x, y, out=z))
+peers["vector add f32 128Mi"] = {"torch eager": tbps(3 * n * 4, lambda: torch.add(x, y, out=z))}
 del x, y, z
 
-for dt, name in [(torch.float16, "f16"), (torch.float32, "f32")]:
+names = {torch.float16: "f16", torch.bfloat16: "bf16", torch.float32: "f32"}
+for dt in (torch.float16, torch.bfloat16, torch.float32):
     rows, cols = 16384, 8192
     xm = torch.randn(rows, cols, device="cuda", dtype=dt)
     w = torch.randn(cols, device="cuda", dtype=dt); b = torch.randn(cols, device="cuda", dtype=dt)
     nbytes = (2 * xm.numel() + 2 * cols) * xm.element_size()
     gelu = lambda t: torch.nn.functional.gelu(t * w + b)
-    peers[(f"fused gelu(x*w+b) {name} {rows}x{cols}", "torch eager")] = tbps(nbytes, lambda: gelu(xm))
     compiled = torch.compile(gelu); compiled(xm)
-    peers[(f"fused gelu(x*w+b) {name} {rows}x{cols}", "torch.compile")] = tbps(nbytes, lambda: compiled(xm))
+    peers[f"gelu(x*w+b) {names[dt]} {rows}x{cols}"] = {"torch eager": tbps(nbytes, lambda: gelu(xm)),
+                                                       "torch.compile": tbps(nbytes, lambda: compiled(xm))}
     del xm
 
-for dt, name in [(torch.float32, "f32"), (torch.bfloat16, "bf16")]:
+for dt in (torch.float32, torch.bfloat16):
     for rows, cols in [(16384, 8192), (4096, 32768)]:
         xm = torch.randn(rows, cols, device="cuda", dtype=dt)
         nbytes = 2 * xm.numel() * xm.element_size()
         w = torch.randn(cols, device="cuda", dtype=dt); bb = torch.randn(cols, device="cuda", dtype=dt)
-        shape = f"{name} {rows}x{cols}"
-        softmax = lambda t: torch.softmax(t, -1)
-        norm = lambda t: torch.nn.functional.layer_norm(t, (cols,), w, bb)
-        for op, fn in [("softmax", softmax), ("layer norm", norm)]:
-            peers[(f"{op} {shape}", "torch eager")] = tbps(nbytes, lambda: fn(xm))
+        shape = f"{names[dt]} {rows}x{cols}"
+        for op, fn in [("softmax", lambda t: torch.softmax(t, -1)),
+                       ("layer norm", lambda t: torch.nn.functional.layer_norm(t, (cols,), w, bb)),
+                       ("rms norm", lambda t: torch.nn.functional.rms_norm(t, (cols,), w, 1e-5))]:
             compiled = torch.compile(fn); compiled(xm); torch.cuda.synchronize()
-            peers[(f"{op} {shape}", "torch.compile")] = tbps(nbytes, lambda: compiled(xm))
+            peers[f"{op} {shape}"] = {"torch eager": tbps(nbytes, lambda: fn(xm)),
+                                      "torch.compile": tbps(nbytes, lambda: compiled(xm))}
         del xm
 
 # Triton: cold compile of a small pointwise kernel (fresh cache) and the host
@@ -77,10 +85,16 @@ def record(workload, metric, kiln, peer, peer_value, ratio):
     records.append(dict(workload=workload, metric=metric, kiln=kiln, peer=peer, peer_value=peer_value,
                         ratio=ratio, device=device, date=date, command=command))
 
-for (workload, peer), value in peers.items():
-    kiln = best_kiln(workload)
-    if kiln is not None:
-        record(workload + " (best config)", "TB/s", kiln, peer, value, kiln / value)
+# Each peer against Kiln's benchmark kernels and against the ops library.
+for workload, by_peer in peers.items():
+    families = [("fused " + workload, "benchmark kernel"), ("ops pointwise " + workload, "ops library")] \
+        if workload.startswith("gelu") else [(workload, "benchmark kernel"), ("ops " + workload, "ops library")]
+    for prefix, family in families:
+        kiln = best_kiln(prefix)
+        if kiln is None:
+            continue
+        for peer, value in by_peer.items():
+            record(f"{prefix} ({family}, best config)", "TB/s", kiln, peer, value, kiln / value)
 latency = {r["workload"]: r["kiln"] for r in kiln_records if r["metric"] in ("ms", "us")}
 for workload, metric, peer_value in [
         ("cold compile, small pointwise kernel (first in process)", "ms", triton_cold_ms),

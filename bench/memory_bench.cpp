@@ -13,6 +13,8 @@
 // Kiln's for latencies (higher is better either way).
 #include "memory_kernels.h"
 
+#include <kiln/ops/library.h>
+
 #include <kiln/numeric.h>
 
 #include <benchmark/benchmark.h>
@@ -245,6 +247,91 @@ template <DType T> void register_gelu_benchmark(int64_t rows, int64_t cols) {
   }
 }
 
+/// The ops library (ops/) on the same workloads: its own plans (and, for
+/// long rows, both plans forced), checked like the kernels above.
+template <DType T> void register_ops_benchmarks(int64_t rows, int64_t cols) {
+  const std::string shape = std::string(dtype_name<T>()) + " " + std::to_string(rows) + "x" + std::to_string(cols);
+  const double row_bytes = 2.0 * rows * cols * size_in_bytes(T);
+  const double tolerance = T == DType::f32 ? 1e-5 : 2e-2;
+  std::vector<std::pair<std::string, Config>> plans{{"", Config{}}};
+  if (cols > 16384)
+    plans = {{"", Config{}}, {" one pass", Config{{"ONE_PASS", 1}, {"num_warps", 32}}}, {" two walks", Config{{"ONE_PASS", 0}}}};
+  for (const auto &[plan, config] : plans) {
+    register_timed("ops softmax " + shape + plan, row_bytes, kCopy, [=](benchmark::State &state) {
+      Buffer x = random_buffer(T, rows * cols, 14), y = output_buffer(T, rows * cols);
+      ops::TensorView xv = ops::TensorView::of(x, T, {rows, cols}), yv = ops::TensorView::of(y, T, {rows, cols});
+      time_launches(state, [&] { ops::softmax(xv, yv, stream(), config); });
+      HostView xs(x, T), ys(y, T);
+      for (int64_t r = 0; r < rows; r += rows / 5) {
+        double top = -INFINITY, total = 0;
+        for (int64_t c = 0; c < cols; ++c)
+          top = std::max(top, xs[r * cols + c]);
+        for (int64_t c = 0; c < cols; ++c)
+          total += std::exp(xs[r * cols + c] - top);
+        for (int64_t c = 0; c < cols; c += 61)
+          check_close("ops softmax", ys[r * cols + c] * cols, std::exp(xs[r * cols + c] - top) / total * cols, tolerance);
+      }
+    });
+    for (bool rms : {false, true})
+      register_timed(std::string(rms ? "ops rms norm " : "ops layer norm ") + shape + plan, row_bytes, kCopy,
+                     [=](benchmark::State &state) {
+                       Buffer x = random_buffer(T, rows * cols, 15), w = random_buffer(T, cols, 16),
+                              b = random_buffer(T, cols, 17), y = output_buffer(T, rows * cols);
+                       auto view = [](const Buffer &buffer, std::vector<int64_t> dims) {
+                         return ops::TensorView::of(buffer, T, std::move(dims));
+                       };
+                       ops::TensorView xv = view(x, {rows, cols}), wv = view(w, {cols}), bv = view(b, {cols});
+                       ops::TensorView yv = view(y, {rows, cols});
+                       const double eps = 1e-5;
+                       time_launches(state, [&] {
+                         if (rms)
+                           ops::rms_norm(xv, wv, eps, yv, {}, stream(), config);
+                         else
+                           ops::layer_norm(xv, wv, bv, eps, yv, {}, {}, stream(), config);
+                       });
+                       HostView xs(x, T), ws(w, T), bs(b, T), ys(y, T);
+                       for (int64_t r = 0; r < rows; r += rows / 5) {
+                         double mean = 0, var = 0, square = 0;
+                         for (int64_t c = 0; c < cols; ++c) {
+                           mean += xs[r * cols + c] / cols;
+                           square += xs[r * cols + c] * xs[r * cols + c] / cols;
+                         }
+                         for (int64_t c = 0; c < cols; ++c)
+                           var += (xs[r * cols + c] - mean) * (xs[r * cols + c] - mean) / cols;
+                         for (int64_t c = 0; c < cols; c += 61) {
+                           double x = xs[r * cols + c];
+                           double want = rms ? x / std::sqrt(square + eps) * ws[c]
+                                             : (x - mean) / std::sqrt(var + eps) * ws[c] + bs[c];
+                           check_close(rms ? "ops rms norm" : "ops layer norm", ys[r * cols + c], want, tolerance * 4);
+                         }
+                       }
+                     });
+  }
+}
+
+/// The ops library's fused pointwise: gelu(x * w + b), w and b broadcast.
+template <DType T> void register_ops_pointwise(int64_t rows, int64_t cols) {
+  const double bytes = (2.0 * rows * cols + 2.0 * cols) * size_in_bytes(T);
+  register_timed(std::string("ops pointwise gelu(x*w+b) ") + dtype_name<T>() + " " + std::to_string(rows) + "x" +
+                     std::to_string(cols),
+                 bytes, kCopy, [=](benchmark::State &state) {
+                   Buffer x = random_buffer(T, rows * cols, 18), w = random_buffer(T, cols, 19),
+                          b = random_buffer(T, cols, 20), y = output_buffer(T, rows * cols);
+                   ops::Pointwise pw;
+                   ops::Expr xe = pw.input(ops::TensorView::of(x, T, {rows, cols}));
+                   ops::Expr we = pw.input(ops::TensorView::of(w, T, {cols}));
+                   ops::Expr be = pw.input(ops::TensorView::of(b, T, {cols}));
+                   pw.output(ops::TensorView::of(y, T, {rows, cols}), ops::gelu(xe * we + be));
+                   time_launches(state, [&] { pw.run(stream()); });
+                   HostView xs(x, T), ws(w, T), bs(b, T), ys(y, T);
+                   for (int64_t i = 0; i < rows * cols; i += 7919) {
+                     double v = xs[i] * ws[i % cols] + bs[i % cols];
+                     check_close("ops pointwise", ys[i], 0.5 * v * (1 + std::erf(v / std::sqrt(2.0))),
+                                 T == DType::f32 ? 1e-5 : 2e-2);
+                   }
+                 });
+}
+
 /// Medians (in the benchmark's time unit) of every benchmark, captured as
 /// the console report goes by.
 class RecordingReporter : public benchmark::ConsoleReporter {
@@ -409,6 +496,12 @@ int main(int argc, char **argv) {
     register_row_benchmarks<DType::bf16>(kRows, kCols);
     register_row_benchmarks<DType::f32>(4096, 32768);
     register_row_benchmarks<DType::bf16>(4096, 32768);
+    for (auto [rows, cols] : std::vector<std::pair<int64_t, int64_t>>{{kRows, kCols}, {4096, 32768}}) {
+      register_ops_benchmarks<DType::f32>(rows, cols);
+      register_ops_benchmarks<DType::bf16>(rows, cols);
+    }
+    register_ops_pointwise<DType::f32>(kRows, kCols);
+    register_ops_pointwise<DType::bf16>(kRows, kCols);
 
     int count = static_cast<int>(args.size());
     benchmark::Initialize(&count, args.data());

@@ -54,6 +54,10 @@ if command -v compute-sanitizer > /dev/null; then
   done
 fi
 
+if python3 -c "import torch" 2> /dev/null; then
+  record "ops from Python (ctypes, DLPack) vs PyTorch" python3 ops/python/check_with_torch.py "$bundle/lib/libkiln_ops.so" cuda
+fi
+
 command="bash bench/device/run.sh (bundle from scripts/device-bundle.sh at $(cat "$bundle/REVISION" 2>/dev/null))"
 record "memory benchmarks" "$bundle/bin/memory_bench" --records "$out/memory-records.json" --command "$command"
 if python3 -c "import torch, triton" 2> /dev/null; then

@@ -230,6 +230,18 @@ void Kernel::launch_with(const Grid &grid, const Config &config_in, const Stream
       Module module = trace(config, spec);
       lower(module, Stage::tile);
       program = interp::Program::compile(module);
+      // KILN_CHECK_PTX=sm_90a,sm_80: also compile each kernel the
+      // interpreter runs for those GPUs, through ptxas (CI has no GPU).
+      if (const char *targets = std::getenv("KILN_CHECK_PTX"); targets && *targets) {
+        std::string list = targets;
+        for (size_t start = 0; start < list.size();) {
+          size_t end = list.find(',', start);
+          std::string arch = list.substr(start, end == std::string::npos ? std::string::npos : end - start);
+          if (!arch.empty())
+            compile(config, spec, arch);
+          start = end == std::string::npos ? list.size() : end + 1;
+        }
+      }
       std::lock_guard<std::mutex> lock(impl_->mutex);
       impl_->interpreted.emplace(key, program);
     }

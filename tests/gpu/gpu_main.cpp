@@ -7,6 +7,7 @@
 #include "GpuTestSupport.h"
 
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <vector>
 
@@ -25,6 +26,8 @@ int main(int argc, char **argv) {
     std::printf("skipped: no ptxas (set KILN_PTXAS or install the CUDA toolkit)\n");
     return 77;
   }
+  if (kiln::testing::compile_only())
+    setenv("KILN_CHECK_PTX", "sm_90a,sm_80", 1);
   if (!listing && !kiln::testing::compile_only() && !kiln::Device::cuda_available()) {
     std::printf("skipped: %s\n", kiln::Device::cuda_unavailable_reason().c_str());
     return 77;

@@ -2,7 +2,7 @@
 // rows (several per program), rows held in one pass, long rows walked twice,
 // strided and 3-D inputs, f32/f16/bf16, optional weight/bias/mean/rstd, and
 // argument errors; against double-precision references.
-#include "OpsTestSupport.h"
+#include "tests/common/OpsTestSupport.h"
 
 using namespace kiln;
 using namespace kiln::ops;

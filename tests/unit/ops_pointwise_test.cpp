@@ -1,7 +1,7 @@
 // The fused pointwise op on the interpreter: expressions, broadcasting,
 // strided and non-contiguous views, several outputs, dtypes, and the errors
 // of bad arguments; every element against a double-precision reference.
-#include "OpsTestSupport.h"
+#include "tests/common/OpsTestSupport.h"
 
 using namespace kiln;
 using namespace kiln::ops;

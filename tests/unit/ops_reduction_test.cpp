@@ -3,7 +3,7 @@
 // prologues and epilogues, strided inputs, long rows split across programs,
 // arg-ops with ties and NaN, and argument errors; against double-precision
 // references.
-#include "OpsTestSupport.h"
+#include "tests/common/OpsTestSupport.h"
 
 #include <limits>
 

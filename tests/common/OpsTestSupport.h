@@ -43,6 +43,9 @@ public:
     v.device = DeviceKind::interp;
     return v;
   }
+  /// The raw bytes (the elements, then 64 spare bytes).
+  std::vector<uint8_t> &bytes() { return bytes_; }
+  const std::vector<uint8_t> &bytes() const { return bytes_; }
 
   DType dtype() const { return dtype_; }
   const std::vector<int64_t> &shape() const { return shape_; }

@@ -1,0 +1,120 @@
+"""Calls libkiln_ops.so from Python (ctypes, PyTorch tensors through DLPack)
+and checks every op against PyTorch computed in float64 on the same random
+inputs: odd shapes, strided and broadcast inputs, f32/f16/bf16. Prints a
+table; exits 1 on any mismatch.
+
+    python3 ops/python/check_with_torch.py path/to/libkiln_ops.so [cuda|cpu]
+"""
+import os
+import sys
+
+import torch
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import kiln_ops  # noqa: E402
+
+ops = kiln_ops.load(sys.argv[1])
+device = sys.argv[2] if len(sys.argv) > 2 else ("cuda" if torch.cuda.is_available() else "cpu")
+torch.manual_seed(0)
+rows = []
+failures = 0
+TOLERANCE = {torch.float32: 2e-5, torch.float16: 2e-3, torch.bfloat16: 1.6e-2}
+
+
+def check(name, got, want, tolerance):
+    global failures
+    got64, want64 = got.double(), want.double()
+    if got.dtype == torch.int64:
+        error = float((got64 != want64).sum())
+    else:
+        error = float(((got64 - want64).abs() / want64.abs().clamp(min=1)).max())
+    ok = error <= tolerance and not torch.isnan(got64).any().item()
+    failures += not ok
+    rows.append((name, tuple(got.shape), str(got.dtype).replace("torch.", ""), error, tolerance, ok))
+
+
+def empty(shape, dtype):
+    return torch.full(shape, float("nan"), device=device, dtype=dtype) if dtype.is_floating_point \
+        else torch.full(shape, -1, device=device, dtype=dtype)
+
+
+for dtype in (torch.float32, torch.float16, torch.bfloat16):
+    tol = TOLERANCE[dtype]
+    for shape in ((7, 3), (129, 1000), (4, 33, 250)):
+        x = torch.randn(shape, device=device, dtype=dtype)
+        w = torch.randn(shape[-1], device=device, dtype=dtype)
+        b = torch.randn(shape[-1], device=device, dtype=dtype)
+        name = f"{list(shape)}"
+
+        y = empty(shape, dtype)
+        ops.pointwise("gelu(in0 * in1 + in2)", [x, w, b], [y])
+        check(f"pointwise gelu(x*w+b) {name}", y,
+              torch.nn.functional.gelu(x.double() * w.double() + b.double()).to(dtype), tol)
+
+        y = empty(shape, dtype)
+        ops.softmax(x, y)
+        check(f"softmax {name}", y, torch.softmax(x.double(), -1), tol)
+        y = empty(shape, dtype)
+        ops.log_softmax(x, y)
+        check(f"log_softmax {name}", y, torch.log_softmax(x.double(), -1), tol * 4)
+
+        y = empty(shape, dtype)
+        mean = empty(shape[:-1], torch.float32)
+        rstd = empty(shape[:-1], torch.float32)
+        ops.layer_norm(x, w, b, 1e-5, y, mean, rstd)
+        ref = torch.nn.functional.layer_norm(x.double(), (shape[-1],), w.double(), b.double(), 1e-5)
+        check(f"layer_norm {name}", y, ref, tol * 2)
+        check(f"layer_norm mean {name}", mean, x.double().mean(-1), 1e-5)
+        check(f"layer_norm rstd {name}", rstd, 1 / (x.double().var(-1, unbiased=False) + 1e-5).sqrt(), 1e-4)
+
+        y = empty(shape, dtype)
+        ops.rms_norm(x, w, 1e-6, y)
+        xd = x.double()
+        check(f"rms_norm {name}", y, xd * (xd.pow(2).mean(-1, keepdim=True) + 1e-6).rsqrt() * w.double(), tol * 2)
+
+        for op, ref, out_dtype in ((kiln_ops.SUM, lambda t, d: t.sum(d), torch.float32),
+                                   (kiln_ops.MEAN, lambda t, d: t.mean(d), torch.float32),
+                                   (kiln_ops.MAX, lambda t, d: t.amax(d), torch.float32),
+                                   (kiln_ops.ARGMAX, lambda t, d: t.argmax(d), torch.int64),
+                                   (kiln_ops.VAR, lambda t, d: t.var(d), torch.float32)):
+            for dim in (0, -1):
+                kept = list(shape)
+                del kept[dim]
+                out = empty(kept, out_dtype)
+                ops.reduce(op, x, dim, out)
+                label = ["sum", "mean", "max", "min", "argmax", "argmin", "var"][op]
+                check(f"reduce {label} dim {dim} {name}", out, ref(x.double(), dim),
+                      0 if out_dtype == torch.int64 else 1e-4)
+
+# Strided and broadcast views straight from PyTorch: a transposed input, a
+# sliced output, a scalar-like broadcast.
+x = torch.randn(300, 500, device=device)
+out = torch.full((500, 600), float("nan"), device=device)[:, ::2]
+ops.pointwise("in0 * in1 - in0", [x.t(), torch.tensor([3.0], device=device)], [out])
+check("pointwise on x.t() into a strided slice", out, x.t().double() * 3 - x.t().double(), 2e-6)
+y = torch.full((500, 300), float("nan"), device=device)
+ops.softmax(x.t(), y)
+check("softmax of x.t() (strided rows)", y, torch.softmax(x.t().double(), -1), 2e-5)
+lse = torch.full((300,), float("nan"), device=device)
+ops.reduce_fused(kiln_ops.SUM, "exp(in0)", [x], -1, "log(r)", lse)
+check("fused logsumexp", lse, torch.logsumexp(x.double(), -1), 2e-6)
+long = torch.randn(3, 300007, device=device)
+total = torch.full((3,), float("nan"), device=device)
+ops.reduce(kiln_ops.SUM, long, 1, total)
+check("sum of 300007-long rows (split)", total, long.double().sum(1), 1e-4)
+
+# Refusals come back as exceptions with the library's reason.
+try:
+    ops.softmax(x, torch.empty(3, device=device))
+    refused = "accepted a wrong output shape"
+except kiln_ops.KilnError as e:
+    refused = str(e)
+print(f"kiln_ops {ops.version} on {torch.cuda.get_device_name() if device == 'cuda' else 'cpu'} "
+      f"through ctypes + DLPack (torch {torch.__version__})")
+print(f"| check | shape | dtype | max rel err | tol | ok |\n| --- | --- | --- | --- | --- | --- |")
+for name, shape, dtype, error, tol, ok in rows:
+    print(f"| {name} | {shape} | {dtype} | {error:.2e} | {tol:.0e} | {'ok' if ok else 'MISMATCH'} |")
+print(f"wrong output shape: {refused}")
+failures += "must have x's shape" not in refused
+print(f"{len(rows)} checks, {failures} failures")
+sys.exit(1 if failures else 0)

@@ -1,0 +1,129 @@
+"""Kiln's ops library from Python through its C ABI (ctypes), on any
+framework's tensors that speak DLPack (PyTorch here): no compiled extension.
+
+    import kiln_ops
+    ops = kiln_ops.load("path/to/libkiln_ops.so")
+    ops.layer_norm(x, weight, bias, 1e-5, y)         # torch tensors, y preallocated
+    ops.pointwise("gelu(in0 * in1 + in2)", [x, w, b], [y])
+
+Every call runs on the tensors' device (CUDA tensors on the current stream,
+CPU tensors on Kiln's interpreter) and raises KilnError with the library's
+message when it refuses the arguments.
+"""
+import ctypes
+
+SUM, MEAN, MAX, MIN, ARGMAX, ARGMIN, VAR = range(7)
+
+
+class DLDevice(ctypes.Structure):
+    _fields_ = [("device_type", ctypes.c_int), ("device_id", ctypes.c_int)]
+
+
+class DLDataType(ctypes.Structure):
+    _fields_ = [("code", ctypes.c_uint8), ("bits", ctypes.c_uint8), ("lanes", ctypes.c_uint16)]
+
+
+class DLTensor(ctypes.Structure):
+    _fields_ = [("data", ctypes.c_void_p), ("device", DLDevice), ("ndim", ctypes.c_int), ("dtype", DLDataType),
+                ("shape", ctypes.POINTER(ctypes.c_int64)), ("strides", ctypes.POINTER(ctypes.c_int64)),
+                ("byte_offset", ctypes.c_uint64)]
+
+
+class DLManagedTensor(ctypes.Structure):
+    _fields_ = [("dl_tensor", DLTensor), ("manager_ctx", ctypes.c_void_p), ("deleter", ctypes.c_void_p)]
+
+
+class KilnError(RuntimeError):
+    pass
+
+
+_get_pointer = ctypes.pythonapi.PyCapsule_GetPointer
+_get_pointer.restype = ctypes.c_void_p
+_get_pointer.argtypes = [ctypes.py_object, ctypes.c_char_p]
+
+
+class _Borrowed:
+    """A tensor's DLTensor, kept alive (with its capsule) for one call."""
+
+    def __init__(self, tensor):
+        import torch.utils.dlpack
+        self.capsule = torch.utils.dlpack.to_dlpack(tensor)
+        managed = ctypes.cast(_get_pointer(self.capsule, b"dltensor"), ctypes.POINTER(DLManagedTensor))
+        self.pointer = ctypes.pointer(managed.contents.dl_tensor)
+
+
+def _pointer(borrowed):
+    return borrowed.pointer if borrowed is not None else None
+
+
+class Library:
+    def __init__(self, path):
+        lib = ctypes.CDLL(path)
+        T = ctypes.POINTER(DLTensor)
+        TT = ctypes.POINTER(T)
+        lib.kiln_ops_version.restype = ctypes.c_char_p
+        lib.kiln_ops_last_error.restype = ctypes.c_char_p
+        lib.kiln_pointwise.argtypes = [ctypes.c_char_p, TT, ctypes.c_int, TT, ctypes.c_int, ctypes.c_void_p]
+        lib.kiln_reduce.argtypes = [ctypes.c_int, T, ctypes.c_int64, T, ctypes.c_int, ctypes.c_void_p]
+        lib.kiln_reduce_fused.argtypes = [ctypes.c_int, ctypes.c_char_p, TT, ctypes.c_int, ctypes.c_int64,
+                                          ctypes.c_char_p, T, ctypes.c_int, ctypes.c_void_p]
+        lib.kiln_softmax.argtypes = [T, T, ctypes.c_void_p]
+        lib.kiln_log_softmax.argtypes = [T, T, ctypes.c_void_p]
+        lib.kiln_layer_norm.argtypes = [T, T, T, ctypes.c_double, T, T, T, ctypes.c_void_p]
+        lib.kiln_rms_norm.argtypes = [T, T, ctypes.c_double, T, T, ctypes.c_void_p]
+        self.lib = lib
+        self.version = lib.kiln_ops_version().decode()
+
+    def _stream(self, tensor):
+        if tensor.is_cuda:
+            import torch
+            return ctypes.c_void_p(torch.cuda.current_stream(tensor.device).cuda_stream)
+        return None
+
+    def _check(self, status):
+        if status != 0:
+            raise KilnError(f"kiln_ops status {status}: {self.lib.kiln_ops_last_error().decode()}")
+
+    def _array(self, tensors):
+        borrowed = [_Borrowed(t) for t in tensors]
+        array = (ctypes.POINTER(DLTensor) * len(borrowed))(*[b.pointer for b in borrowed])
+        return borrowed, array
+
+    def pointwise(self, expressions, inputs, outputs):
+        keep_in, ins = self._array(inputs)
+        keep_out, outs = self._array(outputs)
+        self._check(self.lib.kiln_pointwise(expressions.encode(), ins, len(inputs), outs, len(outputs),
+                                            self._stream(outputs[0])))
+
+    def reduce(self, op, x, dim, out, correction=1):
+        bx, bo = _Borrowed(x), _Borrowed(out)
+        self._check(self.lib.kiln_reduce(op, bx.pointer, dim, bo.pointer, correction, self._stream(x)))
+
+    def reduce_fused(self, op, prologue, inputs, dim, epilogue, out, correction=1):
+        keep, ins = self._array(inputs)
+        bo = _Borrowed(out)
+        self._check(self.lib.kiln_reduce_fused(op, prologue.encode() if prologue else None, ins, len(inputs), dim,
+                                               epilogue.encode() if epilogue else None, bo.pointer, correction,
+                                               self._stream(out)))
+
+    def softmax(self, x, y):
+        bx, by = _Borrowed(x), _Borrowed(y)
+        self._check(self.lib.kiln_softmax(bx.pointer, by.pointer, self._stream(x)))
+
+    def log_softmax(self, x, y):
+        bx, by = _Borrowed(x), _Borrowed(y)
+        self._check(self.lib.kiln_log_softmax(bx.pointer, by.pointer, self._stream(x)))
+
+    def layer_norm(self, x, weight, bias, eps, y, mean=None, rstd=None):
+        b = [_Borrowed(t) if t is not None else None for t in (x, weight, bias, y, mean, rstd)]
+        self._check(self.lib.kiln_layer_norm(_pointer(b[0]), _pointer(b[1]), _pointer(b[2]), eps, _pointer(b[3]),
+                                             _pointer(b[4]), _pointer(b[5]), self._stream(x)))
+
+    def rms_norm(self, x, weight, eps, y, rstd=None):
+        b = [_Borrowed(t) if t is not None else None for t in (x, weight, y, rstd)]
+        self._check(self.lib.kiln_rms_norm(_pointer(b[0]), _pointer(b[1]), eps, _pointer(b[2]), _pointer(b[3]),
+                                           self._stream(x)))
+
+
+def load(path):
+    return Library(path)

@@ -1,0 +1,129 @@
+// The ops library on the GPU against the interpreter, with the same random
+// inputs: fused pointwise, every reduction (split ones included) and the
+// normalizations in both plans, at odd sizes, strided, in f32/f16/bf16.
+// With --compile-only only the interpreter runs, and every kernel it runs
+// is compiled for sm_90a and sm_80 through ptxas.
+#include "GpuTestSupport.h"
+#include "tests/common/OpsTestSupport.h"
+
+using namespace kiln;
+using namespace kiln::ops;
+using kiln::testing::HostTensor;
+using kiln::testing::compile_only;
+
+namespace {
+
+/// A host tensor and its copy on the GPU; views of the same element layout
+/// on both (strides and offsets carry over).
+class Pair {
+public:
+  explicit Pair(HostTensor host) : host_(std::move(host)) {
+    if (!compile_only()) {
+      gpu_ = Buffer::allocate(Device::cuda(0), host_.bytes().size());
+      gpu_.copy_from_host(host_.bytes().data(), host_.bytes().size());
+    }
+  }
+  /// `view` of the host tensor's memory, and the same on the GPU.
+  TensorView host(const TensorView &view) const { return view; }
+  TensorView gpu(TensorView view) const {
+    view.address = view.address - reinterpret_cast<uint64_t>(host_.bytes().data()) + gpu_.address();
+    view.device = DeviceKind::cuda;
+    return view;
+  }
+  HostTensor &tensor() { return host_; }
+  /// The GPU's contents as a host tensor of the same shape.
+  HostTensor fetched() const {
+    HostTensor copy = host_;
+    gpu_.copy_to_host(copy.bytes().data(), copy.bytes().size());
+    return copy;
+  }
+
+private:
+  HostTensor host_;
+  Buffer gpu_;
+};
+
+/// Runs `op` on the interpreter (host views) and on the GPU (device
+/// views), then compares each output pair.
+void expect_same(std::vector<Pair *> outputs, const std::function<void(bool gpu, const Stream &)> &op,
+                 double tolerance) {
+  op(false, Stream(Device::interp()));
+  if (compile_only())
+    return;
+  Stream stream(Device::cuda(0));
+  op(true, stream);
+  stream.synchronize();
+  for (size_t o = 0; o < outputs.size(); ++o) {
+    HostTensor got = outputs[o]->fetched();
+    const HostTensor &want = outputs[o]->tensor();
+    SCOPED_TRACE("output " + std::to_string(o));
+    got.expect_near([&](const std::vector<int64_t> &at) { return want.at(at); }, tolerance);
+  }
+}
+
+double toleranceFor(DType t) { return t == DType::f32 ? 2e-5 : t == DType::f16 ? 2e-3 : 1.6e-2; }
+
+} // namespace
+
+TEST(GpuOps, FusedPointwiseAtOddShapesAndStrides) {
+  for (DType t : {DType::f32, DType::f16, DType::bf16})
+    for (auto [M, N] : std::vector<std::pair<int64_t, int64_t>>{{1, 1}, {7, 3}, {300, 1000}, {65, 4097}}) {
+      Pair x(HostTensor::random(t, {M, N}, 1)), w(HostTensor::random(t, {N}, 2)), b(HostTensor::random(t, {N}, 3));
+      Pair y(HostTensor::poisoned(t, {M, N})), z(HostTensor::poisoned(DType::f32, {M, N}));
+      SCOPED_TRACE(std::string(name(t)) + " " + std::to_string(M) + "x" + std::to_string(N));
+      expect_same({&y, &z}, [&](bool gpu, const Stream &s) {
+        auto v = [&](Pair &p) { return gpu ? p.gpu(p.tensor().view()) : p.tensor().view(); };
+        Pointwise pw;
+        Expr xe = pw.input(v(x)), we = pw.input(v(w)), be = pw.input(v(b));
+        pw.output(v(y), gelu(xe * we + be));
+        pw.output(v(z), where(xe > 0, silu(xe), exp(xe) - 1));
+        pw.run(s);
+      }, toleranceFor(t));
+    }
+  // A transposed input.
+  Pair base(HostTensor::random(DType::f32, {129, 70}, 4)), out(HostTensor::poisoned(DType::f32, {70, 129}));
+  expect_same({&out}, [&](bool gpu, const Stream &s) {
+    TensorView xt = gpu ? base.gpu(base.tensor().view()) : base.tensor().view();
+    xt.shape = {70, 129};
+    xt.strides = {1, 70};
+    Pointwise pw;
+    pw.output(gpu ? out.gpu(out.tensor().view()) : out.tensor().view(), tanh(pw.input(xt)) * 3);
+    pw.run(s);
+  }, 2e-5);
+}
+
+TEST(GpuOps, ReductionsAlongRowsColumnsAndSplits) {
+  for (DType t : {DType::f32, DType::bf16})
+    for (auto shape : std::vector<std::vector<int64_t>>{{33, 1000}, {4, 200003}, {5000, 9}})
+      for (int dim : {0, 1})
+        for (Reduce op : {Reduce::sum, Reduce::max, Reduce::argmax, Reduce::var}) {
+          Pair x(HostTensor::random(t, shape, 5));
+          std::vector<int64_t> kept = shape;
+          kept.erase(kept.begin() + dim);
+          Pair y(HostTensor::poisoned(op == Reduce::argmax ? DType::i64 : DType::f32, kept));
+          SCOPED_TRACE(std::string(name(op)) + " " + std::string(name(t)) + " dim " + std::to_string(dim) + " of " +
+                       std::to_string(shape[0]) + "x" + std::to_string(shape[1]));
+          expect_same({&y}, [&](bool gpu, const Stream &s) {
+            reduce(op, gpu ? x.gpu(x.tensor().view()) : x.tensor().view(), dim,
+                   gpu ? y.gpu(y.tensor().view()) : y.tensor().view(), s);
+          }, op == Reduce::argmax ? 0 : 1e-4);
+        }
+}
+
+TEST(GpuOps, NormalizationsInBothPlans) {
+  for (DType t : {DType::f32, DType::bf16})
+    for (int64_t N : {7, 1000, 8192, 20000}) {
+      Pair x(HostTensor::random(t, {37, N}, 6, -3, 3)), w(HostTensor::random(t, {N}, 7)), b(HostTensor::random(t, {N}, 8));
+      Pair sm(HostTensor::poisoned(t, {37, N})), lsm(HostTensor::poisoned(t, {37, N}));
+      Pair ln(HostTensor::poisoned(t, {37, N})), mean(HostTensor::poisoned(DType::f32, {37}));
+      Pair rstd(HostTensor::poisoned(DType::f32, {37})), rms(HostTensor::poisoned(t, {37, N}));
+      SCOPED_TRACE(std::string(name(t)) + " N=" + std::to_string(N));
+      expect_same({&sm, &lsm, &ln, &mean, &rstd, &rms}, [&](bool gpu, const Stream &s) {
+        auto v = [&](Pair &p) { return gpu ? p.gpu(p.tensor().view()) : p.tensor().view(); };
+        softmax(v(x), v(sm), s);
+        log_softmax(v(x), v(lsm), s);
+        layer_norm(v(x), v(w), v(b), 1e-5, v(ln), v(mean), v(rstd), s);
+        rms_norm(v(x), v(w), 1e-6, v(rms), {}, s);
+      }, toleranceFor(t) * 2);
+    }
+}
