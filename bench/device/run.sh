@@ -3,9 +3,12 @@
 # proves the statically linked tools run there, runs the GPU tests and the
 # examples on the GPU, and writes a results table to $OUT/results.md (and
 # the full log to $OUT/device.log).
-#   bash bench/device/run.sh .device/bundle
+#   bash bench/device/run.sh .device/bundle [checks|benchmarks|all]
+# (one device call holds at most 10 minutes: run the two parts apart when
+# both do not fit).
 set -uo pipefail
 bundle=${1:-.device/bundle}
+part=${2:-all}
 out=${OUT:-/tmp/kiln-device-out}
 mkdir -p "$out"
 log="$out/device.log"
@@ -33,6 +36,7 @@ record() { # name, command...
   echo "compute-sanitizer: $(command -v compute-sanitizer || echo none)"
 } | tee -a "$log"
 
+if [ "$part" != benchmarks ]; then
 record "libkiln.so needs no LLVM" bash -c "! ldd $bundle/lib/libkiln.so | grep -qiE 'llvm|mlir|not found'"
 record "kiln-info sees the GPU" bash -c "$bundle/bin/kiln-info && $bundle/bin/kiln-info | grep -q 'device cuda:0'"
 record "kilnc --list" "$bundle/bin/kilnc" --list
@@ -57,13 +61,16 @@ fi
 if python3 -c "import torch" 2> /dev/null; then
   record "ops from Python (ctypes, DLPack) vs PyTorch" python3 ops/python/check_with_torch.py "$bundle/lib/libkiln_ops.so" cuda
 fi
+fi
 
+if [ "$part" != checks ]; then
 command="bash bench/device/run.sh (bundle from scripts/device-bundle.sh at $(cat "$bundle/REVISION" 2>/dev/null))"
 record "memory benchmarks" "$bundle/bin/memory_bench" --records "$out/memory-records.json" --command "$command"
 if python3 -c "import torch, triton" 2> /dev/null; then
   record "PyTorch and Triton in the same run" python3 bench/compare.py "$out/memory-records.json" \
     "$out/memory-peers.json" "$command"
   sed -n '/^| workload | metric/,$p' "$log" > "$out/memory-table.md"
+fi
 fi
 
 echo

@@ -161,3 +161,18 @@ TEST(OpsNormalization, BadArgumentsAreClearErrors) {
   HostTensor wrong = HostTensor::poisoned(DType::f32, {4, 9});
   EXPECT_NE(message([&] { softmax(x.view(), wrong.view(), cpu()); }).find("must have x's shape"), std::string::npos);
 }
+
+TEST(OpsNormalization, LayerNormOfRowsFarFromZero) {
+  // Mean 10000, spread 1: the variance must not cancel away in f32.
+  HostTensor x = HostTensor::random(DType::f32, {6, 1000}, 50, 9999, 10001);
+  HostTensor y = HostTensor::poisoned(DType::f32, {6, 1000}), rstd = HostTensor::poisoned(DType::f32, {6});
+  for (bool two : {false, true}) {
+    layer_norm(x.view(), {}, {}, 1e-5, y.view(), {}, rstd.view(), cpu(), two ? twoWalks() : Config{});
+    rstd.expect_near([&](const std::vector<int64_t> &at) { return 1 / std::sqrt(stats(rowOf(x, at)).var + 1e-5); },
+                     1e-3);
+    y.expect_near([&](const std::vector<int64_t> &at) {
+      Stats s = stats(rowOf(x, leadingOf(at)));
+      return (x.at(at) - s.mean) / std::sqrt(s.var + 1e-5);
+    }, 2e-3);
+  }
+}
