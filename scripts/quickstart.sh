@@ -13,7 +13,7 @@ cmake --build build
 echo
 echo "== Example kernels (device: GPU if present, else the interpreter; KILN_INTERPRET=1 forces it)"
 status=0
-for example in vector_add fused_gelu softmax layer_norm matmul attention; do
+for example in vector_add fused_gelu softmax layer_norm matmul attention ops_c_api; do
   build/bin/example_${example} || status=1
 done
 echo

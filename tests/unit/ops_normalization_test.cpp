@@ -73,17 +73,18 @@ TEST(OpsNormalization, SoftmaxAndLogSoftmaxInBothPlans) {
 }
 
 TEST(OpsNormalization, LayerNormWithWeightBiasMeanAndRstd) {
+  const std::vector<std::pair<std::string, Config>> plans{
+      {"one pass, two reductions", {{"SHIFTED", 0}}}, {"one pass, shifted sums", {{"SHIFTED", 1}}}, {"two walks", twoWalks()}};
   for (DType t : {DType::f32, DType::bf16})
     for (int64_t N : {3, 300, 700})
-      for (bool two : {false, true}) {
+      for (const auto &[label, plan] : plans) {
         HostTensor x = HostTensor::random(t, {2, 3, N}, 41, -3, 5), w = HostTensor::random(t, {N}, 42),
                    b = HostTensor::random(t, {N}, 43);
         HostTensor y = HostTensor::poisoned(t, {2, 3, N}), mean = HostTensor::poisoned(DType::f32, {2, 3}),
                    rstd = HostTensor::poisoned(DType::f32, {2, 3});
         const double eps = 1e-5;
-        layer_norm(x.view(), w.view(), b.view(), eps, y.view(), mean.view(), rstd.view(), cpu(),
-                   two ? twoWalks() : Config{});
-        SCOPED_TRACE(std::string(name(t)) + " N=" + std::to_string(N) + (two ? " two walks" : " one pass"));
+        layer_norm(x.view(), w.view(), b.view(), eps, y.view(), mean.view(), rstd.view(), cpu(), plan);
+        SCOPED_TRACE(std::string(name(t)) + " N=" + std::to_string(N) + " " + label);
         y.expect_near([&](const std::vector<int64_t> &at) {
           Stats s = stats(rowOf(x, leadingOf(at)));
           return (x.at(at) - s.mean) / std::sqrt(s.var + eps) * w.at({at.back()}) + b.at({at.back()});
@@ -166,8 +167,8 @@ TEST(OpsNormalization, LayerNormOfRowsFarFromZero) {
   // Mean 10000, spread 1: the variance must not cancel away in f32.
   HostTensor x = HostTensor::random(DType::f32, {6, 1000}, 50, 9999, 10001);
   HostTensor y = HostTensor::poisoned(DType::f32, {6, 1000}), rstd = HostTensor::poisoned(DType::f32, {6});
-  for (bool two : {false, true}) {
-    layer_norm(x.view(), {}, {}, 1e-5, y.view(), {}, rstd.view(), cpu(), two ? twoWalks() : Config{});
+  for (const Config &plan : {Config{{"SHIFTED", 0}}, Config{{"SHIFTED", 1}}, twoWalks()}) {
+    layer_norm(x.view(), {}, {}, 1e-5, y.view(), {}, rstd.view(), cpu(), plan);
     rstd.expect_near([&](const std::vector<int64_t> &at) { return 1 / std::sqrt(stats(rowOf(x, at)).var + 1e-5); },
                      1e-3);
     y.expect_near([&](const std::vector<int64_t> &at) {

@@ -100,7 +100,9 @@ void reduce(Reduce op, const TensorView &x, int dim, const TensorView &out, cons
 // Normalizations, along the last dimension (rows of any length and any
 // strides; x and y f32, f16 or bf16, computed in f32). `config` may
 // override the plan: ONE_PASS (0/1: read a row once, holding it on chip, or
-// walk it twice), BLOCK_M (rows per program), BLOCK_N, num_warps.
+// walk it twice), BLOCK_M (rows per program), BLOCK_N, num_warps, and for
+// layer norm in one pass SHIFTED (0/1: mean and variance from one reduction
+// of sums shifted by the row's first value, or from two).
 //===----------------------------------------------------------------------===//
 
 /// y = softmax(x) and log_softmax(x) over the last dimension.
