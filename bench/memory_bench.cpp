@@ -129,6 +129,20 @@ void check_close(const char *what, double got, double want, double tolerance) {
   }
 }
 
+/// Checks sampled rows of a softmax of `x` (rows x cols) in `y`.
+void check_softmax(const char *what, const HostView &xs, const HostView &ys, int64_t rows, int64_t cols,
+                   double tolerance) {
+  for (int64_t r = 0; r < rows; r += std::max<int64_t>(1, rows / 7)) {
+    double top = -INFINITY, total = 0;
+    for (int64_t c = 0; c < cols; ++c)
+      top = std::max(top, xs[r * cols + c]);
+    for (int64_t c = 0; c < cols; ++c)
+      total += std::exp(xs[r * cols + c] - top);
+    for (int64_t c = 0; c < cols; c += 61) // scaled by cols: probabilities are small
+      check_close(what, ys[r * cols + c] * cols, std::exp(xs[r * cols + c] - top) / total * cols, tolerance);
+  }
+}
+
 /// Times `launch` with CUDA events, one launch per iteration.
 void time_launches(benchmark::State &state, const std::function<void()> &launch) {
   for (int i = 0; i < 3; ++i) // warm-up: module load and first-touch out of the numbers
@@ -201,16 +215,7 @@ template <DType T> void register_row_benchmarks(int64_t rows, int64_t cols) {
       static Kernel k = jit(softmax_kernel<T>, std::string("bench_softmax_") + dtype_name<T>());
       Buffer x = random_buffer(T, rows * cols, 5), y = output_buffer(T, rows * cols);
       time_launches(state, [&] { k.launch(Grid(rows), config, stream(), x, y, cols); });
-      HostView xs(x, T), ys(y, T);
-      for (int64_t r = 0; r < rows; r += rows / 7) {
-        double top = -INFINITY, total = 0;
-        for (int64_t c = 0; c < cols; ++c)
-          top = std::max(top, xs[r * cols + c]);
-        for (int64_t c = 0; c < cols; ++c)
-          total += std::exp(xs[r * cols + c] - top);
-        for (int64_t c = 0; c < cols; c += 61)
-          check_close("softmax", ys[r * cols + c] * cols, std::exp(xs[r * cols + c] - top) / total * cols, tolerance);
-      }
+      check_softmax("softmax", HostView(x, T), HostView(y, T), rows, cols, tolerance);
     });
     register_timed("layer norm" + suffix, row_bytes, kCopy, [=](benchmark::State &state) {
       static Kernel k = jit(layer_norm_kernel<T>, std::string("bench_layer_norm_") + dtype_name<T>());
@@ -271,21 +276,12 @@ template <DType T> void register_ops_benchmarks(int64_t rows, int64_t cols) {
   for (const auto &[plan, config] : plans) {
     bool layerNormOnly = config.has("SHIFTED"); // a choice only layer norm has
     if (!layerNormOnly)
-    register_timed("ops softmax " + shape + plan, row_bytes, kCopy, [=](benchmark::State &state) {
-      Buffer x = random_buffer(T, rows * cols, 14), y = output_buffer(T, rows * cols);
-      ops::TensorView xv = ops::TensorView::of(x, T, {rows, cols}), yv = ops::TensorView::of(y, T, {rows, cols});
-      time_launches(state, [&] { ops::softmax(xv, yv, stream(), config); });
-      HostView xs(x, T), ys(y, T);
-      for (int64_t r = 0; r < rows; r += rows / 5) {
-        double top = -INFINITY, total = 0;
-        for (int64_t c = 0; c < cols; ++c)
-          top = std::max(top, xs[r * cols + c]);
-        for (int64_t c = 0; c < cols; ++c)
-          total += std::exp(xs[r * cols + c] - top);
-        for (int64_t c = 0; c < cols; c += 61)
-          check_close("ops softmax", ys[r * cols + c] * cols, std::exp(xs[r * cols + c] - top) / total * cols, tolerance);
-      }
-    });
+      register_timed("ops softmax " + shape + plan, row_bytes, kCopy, [=](benchmark::State &state) {
+        Buffer x = random_buffer(T, rows * cols, 14), y = output_buffer(T, rows * cols);
+        ops::TensorView xv = ops::TensorView::of(x, T, {rows, cols}), yv = ops::TensorView::of(y, T, {rows, cols});
+        time_launches(state, [&] { ops::softmax(xv, yv, stream(), config); });
+        check_softmax("ops softmax", HostView(x, T), HostView(y, T), rows, cols, tolerance);
+      });
     for (bool rms : {false, true}) {
       if (rms && layerNormOnly)
         continue;

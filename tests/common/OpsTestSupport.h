@@ -13,9 +13,20 @@
 #include <cstring>
 #include <functional>
 #include <random>
+#include <string>
 #include <vector>
 
 namespace kiln::testing {
+
+/// The message of the kiln::Error `f` throws, or "no error".
+inline std::string error_of(const std::function<void()> &f) {
+  try {
+    f();
+  } catch (const Error &e) {
+    return e.what();
+  }
+  return "no error";
+}
 
 class HostTensor {
 public:

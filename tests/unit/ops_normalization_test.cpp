@@ -140,14 +140,7 @@ TEST(OpsNormalization, BadArgumentsAreClearErrors) {
   HostTensor x = HostTensor::random(DType::f32, {4, 8}, 47), y = HostTensor::poisoned(DType::f32, {4, 8});
   HostTensor w = HostTensor::random(DType::f32, {7}, 48), ints = HostTensor::random(DType::i32, {4, 8}, 49);
   HostTensor mean = HostTensor::poisoned(DType::f16, {4});
-  auto message = [](const std::function<void()> &f) {
-    try {
-      f();
-    } catch (const Error &e) {
-      return std::string(e.what());
-    }
-    return std::string("no error");
-  };
+  auto message = kiln::testing::error_of;
   EXPECT_NE(message([&] { layer_norm(x.view(), w.view(), {}, 1e-5, y.view(), {}, {}, cpu()); })
                 .find("weight f32[7] must be 1-D of x's last size 8"),
             std::string::npos);

@@ -130,14 +130,7 @@ TEST(OpsPointwise, ParsedExpressionsMatchBuiltOnes) {
 TEST(OpsPointwise, BadArgumentsAreClearErrors) {
   HostTensor x = HostTensor::random(DType::f32, {4, 5}, 14), y = HostTensor::random(DType::f32, {3}, 15);
   HostTensor out = HostTensor::poisoned(DType::f32, {4, 5});
-  auto message = [](const std::function<void()> &f) {
-    try {
-      f();
-    } catch (const Error &e) {
-      return std::string(e.what());
-    }
-    return std::string("no error");
-  };
+  auto message = kiln::testing::error_of;
   EXPECT_NE(message([&] {
               Pointwise pw;
               Expr a = pw.input(x.view()), b = pw.input(y.view());

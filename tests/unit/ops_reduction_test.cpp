@@ -165,14 +165,7 @@ TEST(OpsReduction, ArgOpsTiesNanAndVarianceCorrection) {
 TEST(OpsReduction, BadArgumentsAreClearErrors) {
   HostTensor x = HostTensor::random(DType::f32, {4, 5}, 29), ints = HostTensor::random(DType::i32, {4, 5}, 30);
   HostTensor y = HostTensor::poisoned(DType::f32, {4});
-  auto message = [](const std::function<void()> &f) {
-    try {
-      f();
-    } catch (const Error &e) {
-      return std::string(e.what());
-    }
-    return std::string("no error");
-  };
+  auto message = kiln::testing::error_of;
   EXPECT_NE(message([&] { reduce(Reduce::sum, x.view(), 2, y.view(), cpu()); })
                 .find("sum: dim 2 is out of range for 2 dimensions"),
             std::string::npos);
