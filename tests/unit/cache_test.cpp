@@ -3,6 +3,7 @@
 // finds what an earlier compile stored under the same key only.
 #include <kiln/cache.h>
 #include <kiln/kiln.h>
+#include <kiln/tuning_store.h>
 
 #include <gtest/gtest.h>
 
@@ -249,4 +250,85 @@ TEST(KernelCache, ACorruptEntryIsRecompiled) {
   EXPECT_EQ(again.cubin, first.cubin);
   ASSERT_TRUE(BlobStore((dir.path() / "kernels").string()).load(entry.filename().string()).has_value())
       << "the rebuilt entry was not stored";
+}
+
+TEST(TuningStore, RecordsMergeAndKeepTheFastest) {
+  TempDir dir;
+  TuningStore store((dir.path() / "autotune.json").string());
+  EXPECT_FALSE(store.find("softmax|rows=16384").has_value());
+  ASSERT_TRUE(store.record("softmax|rows=16384", {"BLOCK=1024", 0.5, {{"BLOCK=1024", 0.5}, {"BLOCK=512", 0.7}}, ""}));
+  // A later run measuring other configs adds to them; the best is the
+  // fastest of everything measured.
+  ASSERT_TRUE(store.record("softmax|rows=16384", {"BLOCK=2048", 0.6, {{"BLOCK=2048", 0.6}, {"BLOCK=4096", 0.4}}, ""}));
+  auto entry = store.find("softmax|rows=16384");
+  ASSERT_TRUE(entry.has_value());
+  EXPECT_EQ(entry->best, "BLOCK=4096");
+  EXPECT_DOUBLE_EQ(entry->best_ms, 0.4);
+  EXPECT_EQ(entry->measured.size(), 4u);
+  EXPECT_FALSE(entry->updated.empty());
+}
+
+TEST(TuningStore, ConcurrentProcessesLoseNothing) {
+  TempDir dir;
+  std::string path = (dir.path() / "autotune.json").string();
+  constexpr int kProcesses = 8, kKeys = 25;
+  std::vector<pid_t> children;
+  for (int p = 0; p < kProcesses; ++p) {
+    pid_t pid = fork();
+    ASSERT_GE(pid, 0);
+    if (pid == 0) {
+      TuningStore store(path);
+      bool ok = true;
+      for (int k = 0; k < kKeys; ++k) {
+        std::string config = "P=" + std::to_string(p);
+        ok = store.record("own" + std::to_string(p) + "-" + std::to_string(k), {config, 1.0 + k, {{config, 1.0 + k}}, ""}) && ok;
+        ok = store.record("shared", {config, 10.0 - p * 0.5, {{config, 10.0 - p * 0.5}}, ""}) && ok;
+      }
+      _exit(ok ? 0 : 1);
+    }
+    children.push_back(pid);
+  }
+  for (pid_t pid : children) {
+    int status = 0;
+    waitpid(pid, &status, 0);
+    EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+  }
+  TuningStore store(path);
+  auto all = store.all();
+  EXPECT_EQ(all.size(), size_t(kProcesses * kKeys + 1)) << "entries were lost";
+  ASSERT_TRUE(all.count("shared"));
+  EXPECT_EQ(all["shared"].measured.size(), size_t(kProcesses)) << "a process's timing was lost";
+  EXPECT_EQ(all["shared"].best, "P=" + std::to_string(kProcesses - 1));
+}
+
+TEST(TuningStore, ACorruptFileIsSetAsideAndRebuilt) {
+  TempDir dir;
+  std::string path = (dir.path() / "autotune.json").string();
+  std::ofstream(path) << "{\"version\": 1, \"entries\": {\"x\": ";
+  TuningStore store(path);
+  EXPECT_FALSE(store.find("x").has_value()) << "a reader trusted a corrupt file";
+  testing::internal::CaptureStderr();
+  ASSERT_TRUE(store.record("y", {"A=1", 2.0, {{"A=1", 2.0}}, ""}));
+  std::string said = testing::internal::GetCapturedStderr();
+  EXPECT_NE(said.find("is unreadable"), std::string::npos) << said;
+  EXPECT_NE(said.find("set aside"), std::string::npos) << said;
+  EXPECT_EQ(store.find("y")->best, "A=1");
+  int asides = 0;
+  for (const auto &item : fs::directory_iterator(dir.path()))
+    asides += item.path().filename().string().find("autotune.json.corrupt-") == 0;
+  EXPECT_EQ(asides, 1);
+}
+
+TEST(TuningStore, ExportAndImportBestConfigs) {
+  TempDir dir;
+  TuningStore from((dir.path() / "a.json").string()), to((dir.path() / "b.json").string());
+  from.record("k1", {"B=1", 1.0, {{"B=1", 1.0}, {"B=2", 3.0}}, ""});
+  from.record("k2", {"B=8", 2.0, {{"B=8", 2.0}}, ""});
+  std::string exported = from.export_best();
+  to.import_best(exported);
+  EXPECT_EQ(to.find("k1")->best, "B=1");
+  EXPECT_EQ(to.find("k2")->best, "B=8");
+  EXPECT_EQ(to.find("k1")->measured.size(), 1u) << "an export carries best configs only";
+  EXPECT_THROW(to.import_best("{\"best\": 1}"), std::runtime_error);
+  EXPECT_THROW(to.import_best("not json"), std::runtime_error);
 }
