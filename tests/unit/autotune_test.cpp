@@ -1,0 +1,222 @@
+// The autotuner on synthetic costs (no GPU): exhaustive and pattern search,
+// pruning reasons, compile failures and timeouts, reuse of stored timings,
+// and an end-to-end tuning of a real kernel on the interpreter.
+#include <kiln/autotune.h>
+#include <kiln/kiln.h>
+
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <cmath>
+#include <filesystem>
+#include <random>
+#include <sstream>
+#include <thread>
+
+using namespace kiln;
+using namespace kiln::autotune;
+namespace fs = std::filesystem;
+
+namespace {
+
+class TempStore {
+public:
+  TempStore() {
+    std::random_device random;
+    dir_ = fs::temp_directory_path() / ("kiln-autotune-test-" + std::to_string(random()));
+    fs::create_directories(dir_);
+  }
+  ~TempStore() { fs::remove_all(dir_); }
+  TuningStore store() const { return TuningStore((dir_ / "autotune.json").string()); }
+
+private:
+  fs::path dir_;
+};
+
+/// A space like a tiled kernel's, with a smooth cost: best at BLOCK=256,
+/// WARPS=4, STAGES=3; configs over 256 threads of work each are pruned.
+Task syntheticTask() {
+  Task task;
+  task.op = "synthetic";
+  task.key = "n=" + std::to_string(bucket(3000));
+  task.space.axis("BLOCK", {16, 32, 64, 128, 256, 512, 1024, 2048})
+      .axis("WARPS", {1, 2, 4, 8, 16})
+      .axis("STAGES", {1, 2, 3, 4, 5})
+      .constraint("BLOCK / WARPS must be at least 16", [](const Config &c) { return c["BLOCK"] / c["WARPS"] >= 16; });
+  task.bytes = 1e9;
+  return task;
+}
+
+double syntheticCost(const Config &c) {
+  double b = std::log2(c["BLOCK"]) - 8, w = std::log2(c["WARPS"]) - 2, s = c["STAGES"] - 3;
+  return 1.0 + 0.05 * b * b + 0.08 * w * w + 0.03 * s * s + 0.01 * b * w;
+}
+
+} // namespace
+
+TEST(Autotune, BucketsAreThePowerOfTwoAtOrAbove) {
+  EXPECT_EQ(bucket(1), 1);
+  EXPECT_EQ(bucket(3000), 4096);
+  EXPECT_EQ(bucket(4096), 4096);
+  EXPECT_EQ(bucket(4097), 8192);
+}
+
+TEST(Autotune, ExhaustiveFindsTheBestAndRecordsPruningReasons) {
+  TempStore dir;
+  TuningStore store = dir.store();
+  Task task = syntheticTask();
+  std::atomic<int> measured{0};
+  Options options;
+  options.measure = [&](const Config &c) {
+    ++measured;
+    return syntheticCost(c);
+  };
+  Stream cpu(Device::interp());
+  Report report = tune(task, cpu, options, store);
+  ASSERT_TRUE(report.best.has_value());
+  EXPECT_EQ(report.best->str(), "BLOCK=256,STAGES=3,WARPS=4");
+  EXPECT_EQ(report.space, 8 * 5 * 5);
+  EXPECT_GT(report.pruned, 0);
+  EXPECT_EQ(measured, report.space - report.pruned);
+  int withReason = 0;
+  for (const Measured &m : report.configs)
+    withReason += m.rejected == "pruned: BLOCK / WARPS must be at least 16";
+  EXPECT_EQ(withReason, report.pruned);
+  // The store has it, for this device.
+  auto best = tuned(task, cpu.device(), store);
+  ASSERT_TRUE(best.has_value());
+  EXPECT_EQ(best->str(), "BLOCK=256,STAGES=3,WARPS=4");
+  std::ostringstream table;
+  print_report(table, task, report);
+  EXPECT_NE(table.str().find("pruned: BLOCK / WARPS must be at least 16"), std::string::npos);
+  EXPECT_NE(table.str().find("best"), std::string::npos);
+}
+
+TEST(Autotune, PatternSearchGetsWithinThreePercentInAFractionOfTheEvaluations) {
+  TempStore dir;
+  Task task = syntheticTask();
+  std::atomic<int> measured{0};
+  Options options;
+  options.strategy = Strategy::pattern;
+  options.measure = [&](const Config &c) {
+    ++measured;
+    return syntheticCost(c);
+  };
+  Report report = tune(task, Stream(Device::interp()), options, dir.store());
+  ASSERT_TRUE(report.best.has_value());
+  double exhaustiveBest = 1.0;
+  EXPECT_LE(report.best_ms, exhaustiveBest * 1.03);
+  EXPECT_LT(measured, (report.space - report.pruned) / 3) << "pattern search evaluated " << measured.load();
+}
+
+TEST(Autotune, AChangedSpaceReusesStoredTimings) {
+  TempStore dir;
+  TuningStore store = dir.store();
+  Task task = syntheticTask();
+  std::atomic<int> measured{0};
+  Options options;
+  options.measure = [&](const Config &c) {
+    ++measured;
+    return syntheticCost(c);
+  };
+  Stream cpu(Device::interp());
+  tune(task, cpu, options, store);
+  int first = measured;
+  // One more value on an axis: only its configs are timed.
+  task.space = ConfigSpace()
+                   .axis("BLOCK", {16, 32, 64, 128, 256, 512, 1024, 2048})
+                   .axis("WARPS", {1, 2, 4, 8, 16, 32})
+                   .axis("STAGES", {1, 2, 3, 4, 5})
+                   .constraint("BLOCK / WARPS must be at least 16",
+                               [](const Config &c) { return c["BLOCK"] / c["WARPS"] >= 16; });
+  measured = 0;
+  Report again = tune(task, cpu, options, store);
+  int stored = 0;
+  for (const Measured &m : again.configs)
+    stored += m.from_store;
+  EXPECT_EQ(stored, first);
+  EXPECT_EQ(measured, again.space - again.pruned - first) << "stored configs were timed again";
+  options.force = true;
+  measured = 0;
+  Report forced = tune(task, cpu, options, store);
+  EXPECT_EQ(measured, forced.space - forced.pruned);
+}
+
+TEST(Autotune, FailedAndSlowCompilesAreRejectedWithTheirReasons) {
+  TempStore dir;
+  Task task;
+  task.op = "compiles";
+  task.key = "k";
+  task.space.axis("V", {1, 2, 3, 4});
+  task.compile = [](const Config &c) {
+    if (c["V"] == 2)
+      throw Error("ptxas: too many resources");
+    if (c["V"] == 3)
+      std::this_thread::sleep_for(std::chrono::seconds(2));
+    CompiledKernel k;
+    k.registers = 10 * static_cast<int>(c["V"]);
+    return k;
+  };
+  Options options;
+  options.compile_timeout_s = 0.3;
+  options.measure = [](const Config &c) { return 5.0 - c["V"]; };
+  Report report = tune(task, Stream(Device::interp()), options, dir.store());
+  std::map<int64_t, std::string> why;
+  for (const Measured &m : report.configs)
+    why[m.config["V"]] = m.rejected;
+  EXPECT_EQ(why[1], "");
+  EXPECT_EQ(why[2], "compile failed: ptxas: too many resources");
+  EXPECT_EQ(why[3].rfind("compile timed out", 0), 0u) << why[3];
+  EXPECT_EQ(why[4], "");
+  ASSERT_TRUE(report.best.has_value());
+  EXPECT_EQ((*report.best)["V"], 4);
+  for (const Measured &m : report.configs)
+    if (m.config["V"] == 4)
+      EXPECT_EQ(m.compiled.registers, 40);
+}
+
+namespace {
+void scale(const Config &cfg, ConstPtr<f32> x, Ptr<f32> y, Int n) {
+  const int64_t B = cfg["BLOCK"];
+  Tensor o = program_id(0) * B + arange(0, B);
+  store(y + o, load(x + o, o < n) * 2.0, o < n);
+}
+} // namespace
+
+TEST(Autotune, TunesARealKernelAndRejectsWrongResults) {
+  // On the interpreter: every config really runs, is checked, and timed;
+  // a config that writes wrong results is rejected.
+  TempStore dir;
+  const int64_t n = 5000;
+  auto x = std::make_shared<std::vector<float>>(n), y = std::make_shared<std::vector<float>>(n);
+  for (int64_t i = 0; i < n; ++i)
+    (*x)[i] = static_cast<float>(i % 97) - 40;
+  Kernel kernel = jit(scale, "tuned_scale");
+  Task task;
+  task.op = "scale";
+  task.key = "n=" + std::to_string(bucket(n));
+  task.space.axis("BLOCK", {64, 256, 1024});
+  task.run = [=](const Config &c, const Stream &s) {
+    int64_t block = c["BLOCK"] == 256 ? 512 : c["BLOCK"]; // a bug in one config: half the grid
+    kernel.launch(Grid(cdiv(n, block)), c, s, *x, *y, n);
+  };
+  task.restore = [=](const Stream &) { std::fill(y->begin(), y->end(), NAN); };
+  task.check = [=](const Config &) -> std::string {
+    for (int64_t i = 0; i < n; ++i)
+      if ((*y)[i] != 2 * (*x)[i])
+        return "element " + std::to_string(i) + " is " + std::to_string((*y)[i]);
+    return "";
+  };
+  task.bytes = 8.0 * n;
+  Options options;
+  options.reps = 3;
+  Report report = tune(task, Stream(Device::interp()), options, dir.store());
+  std::map<int64_t, std::string> why;
+  for (const Measured &m : report.configs)
+    why[m.config["BLOCK"]] = m.rejected;
+  EXPECT_EQ(why[64], "");
+  EXPECT_EQ(why[1024], "");
+  EXPECT_EQ(why[256].rfind("wrong results: element", 0), 0u) << why[256];
+  ASSERT_TRUE(report.best.has_value());
+  EXPECT_NE((*report.best)["BLOCK"], 256);
+}
