@@ -401,34 +401,76 @@ Report tune(const Task &task, const Stream &stream, const Options &options, cons
   return report;
 }
 
+Report compile_all(const Task &task, const Options &options) {
+  auto t0 = Clock::now();
+  Report report;
+  if (!task.compile)
+    throw Error("the task '" + task.op + "' has nothing to compile (no GPU target)");
+  std::vector<ConfigSpace::Rejected> rejected;
+  std::vector<Config> valid = task.space.valid({}, &rejected);
+  report.space = static_cast<int>(valid.size() + rejected.size());
+  report.pruned = static_cast<int>(rejected.size());
+  for (const auto &r : rejected)
+    report.configs.push_back(Measured{r.config, "pruned: " + r.reason});
+  Compiler compiler(task.compile, options.compile_threads, options.compile_timeout_s);
+  compiler.submit(valid);
+  for (const Config &c : valid) {
+    auto [compiled, error] = compiler.result(c);
+    Measured m{c};
+    m.compiled = compiled;
+    if (!error.empty())
+      m.rejected = error.rfind("compile timed out", 0) == 0 ? error : "compile failed: " + error;
+    else
+      m.rejected = "not timed (dry run)";
+    ++report.compiled;
+    report.configs.push_back(m);
+    if (options.progress)
+      *options.progress << "\r  " << report.compiled << "/" << valid.size() << " compiled" << std::flush;
+  }
+  if (options.progress)
+    *options.progress << "\n";
+  report.seconds = report.compile_seconds = since(t0);
+  return report;
+}
+
 void print_report(std::ostream &out, const Task &task, const Report &report) {
   std::vector<const Measured *> rows;
-  for (const Measured &m : report.configs)
-    rows.push_back(&m);
+  std::map<std::string, int> pruned; // reason -> configs
+  for (const Measured &m : report.configs) {
+    if (m.rejected.rfind("pruned: ", 0) == 0)
+      ++pruned[m.rejected.substr(8)];
+    else
+      rows.push_back(&m);
+  }
   std::stable_sort(rows.begin(), rows.end(), [](const Measured *a, const Measured *b) {
     if (a->rejected.empty() != b->rejected.empty())
       return a->rejected.empty();
     return a->rejected.empty() && a->ms < b->ms;
   });
   char line[512];
-  std::snprintf(line, sizeof line, "%-48s %10s %12s %5s %7s %7s  %s\n", "config", "ms", task.flops > 0 ? "TFLOP/s" : "TB/s",
+  std::snprintf(line, sizeof line, "%-60s %10s %12s %5s %7s %7s  %s\n", "config", "ms", task.flops > 0 ? "TFLOP/s" : "TB/s",
                 "regs", "spills", "smem", "");
   out << line;
   for (const Measured *m : rows) {
     std::string config = m->config.str();
     if (!m->rejected.empty()) {
-      std::snprintf(line, sizeof line, "%-48s %10s %12s %5s %7s %7s  %s\n", config.c_str(), "-", "-", "-", "-", "-",
-                    m->rejected.c_str());
+      bool compiled = m->compiled.registers > 0; // a dry run's candidates: ptxas's numbers, no time
+      std::snprintf(line, sizeof line, "%-60s %10s %12s %5s %7s %7s  %s\n", config.c_str(), "-", "-",
+                    compiled ? std::to_string(m->compiled.registers).c_str() : "-",
+                    compiled ? std::to_string(m->compiled.spill_stores).c_str() : "-",
+                    compiled ? std::to_string(m->compiled.shared_memory).c_str() : "-", m->rejected.c_str());
     } else {
       double rate = task.flops > 0 ? task.flops / (m->ms * 1e-3) / 1e12 : task.bytes / (m->ms * 1e-3) / 1e12;
       std::string note = m->from_store ? "(stored)" : m->outliers ? std::to_string(m->outliers) + " outlier runs" : "";
       if (report.best && m->config == *report.best)
         note = "best " + note;
-      std::snprintf(line, sizeof line, "%-48s %10.4f %12.3f %5d %7d %7d  %s\n", config.c_str(), m->ms, rate,
+      std::snprintf(line, sizeof line, "%-60s %10.4f %12.3f %5d %7d %7d  %s\n", config.c_str(), m->ms, rate,
                     m->compiled.registers, m->compiled.spill_stores, m->compiled.shared_memory, note.c_str());
     }
     out << line;
   }
+  for (const auto &[reason, count] : pruned)
+    out << "pruned " << count << ": " << reason << "\n";
   std::snprintf(line, sizeof line,
                 "%d configs in the space, %d pruned, %d compiled (%.2f s), %d timed; %.2f s in all\n", report.space,
                 report.pruned, report.compiled, report.compile_seconds, report.timed, report.seconds);

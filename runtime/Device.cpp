@@ -156,6 +156,15 @@ void Buffer::fill_bytes(uint8_t value) {
   cuda::check(cuda::driver().cuMemsetD8(impl_->address, value, impl_->bytes), "cuMemsetD8");
 }
 
+void copy_to_host(const Device &device, uint64_t address, void *destination, size_t bytes) {
+  if (device.kind() == DeviceKind::interp) {
+    std::memcpy(destination, reinterpret_cast<const void *>(address), bytes);
+    return;
+  }
+  cuda::use_device(device.ordinal());
+  cuda::check(cuda::driver().cuMemcpyDtoH(destination, address, bytes), "cuMemcpyDtoH");
+}
+
 void Buffer::copy_from(const Buffer &source, size_t bytes, const Stream &stream) {
   check_range(0, bytes, impl_->bytes, "Buffer::copy_from (destination)");
   check_range(0, bytes, source.bytes(), "Buffer::copy_from (source)");

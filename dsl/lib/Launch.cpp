@@ -63,13 +63,6 @@ Specialization Kernel::specialize(std::span<const Arg> args) const {
 
 namespace {
 
-/// The PTX target for a device of compute capability `cc`, or
-/// $KILN_TARGET (e.g. sm_80 on a Hopper GPU, to run an older target's code).
-std::string archFor(int cc) {
-  if (const char *target = std::getenv("KILN_TARGET"); target && *target)
-    return target;
-  return "sm_" + std::to_string(cc) + (cc == 90 ? "a" : "");
-}
 
 /// A cubin runs only on its own major architecture; PTX of an older target
 /// runs anywhere newer, compiled by the driver.
@@ -152,6 +145,13 @@ private:
 };
 
 } // namespace
+
+std::string target_for(const Device &device) {
+  if (const char *target = std::getenv("KILN_TARGET"); target && *target)
+    return target; // e.g. sm_80 on a Hopper GPU, to run an older target's code
+  int cc = device.compute_capability();
+  return "sm_" + std::to_string(cc) + (cc == 90 ? "a" : "");
+}
 
 CompiledKernel Kernel::compile(const Config &config_in, const Specialization &spec, const std::string &arch) const {
   Config config = impl_->defaults.merged(config_in);
@@ -274,7 +274,7 @@ void Kernel::launch_with(const Grid &grid, const Config &config_in, const Stream
     }
     if (!loaded) {
       int cc = device.compute_capability();
-      std::string arch = archFor(cc);
+      std::string arch = target_for(device);
       CompiledKernel compiled = compile(config, spec, arch);
       std::vector<char> image = compiled.cubin;
       if (image.empty() || !cubinRunsOn(arch, cc)) { // the driver compiles the PTX

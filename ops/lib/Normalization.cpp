@@ -13,6 +13,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "ops/lib/NormalizationPlan.h"
 #include "ops/lib/ReduceMath.h"
 #include "ops/lib/Space.h"
 
@@ -26,17 +27,9 @@ namespace kiln::ops {
 
 namespace {
 
-enum class Norm { softmax, log_softmax, layer_norm, rms_norm };
+using Norm = Normalization;
 
-const char *normName(Norm n) {
-  switch (n) {
-  case Norm::softmax: return "softmax";
-  case Norm::log_softmax: return "log_softmax";
-  case Norm::layer_norm: return "layer_norm";
-  case Norm::rms_norm: return "rms_norm";
-  }
-  return "?";
-}
+const char *normName(Norm n) { return name(n); }
 
 /// The tensors of a normalization, in a fixed order; absent ones have no
 /// address.
@@ -47,6 +40,8 @@ struct Request {
   TensorView views[SLOTS];
   double eps = 0;
   bool has(Slot s) const { return views[s].address != 0; }
+  Request(Norm n, const NormalizationArgs &a)
+      : norm(n), views{a.x, a.y, a.weight, a.bias, a.mean, a.rstd}, eps(a.eps) {}
 };
 
 struct Plan {
@@ -305,7 +300,7 @@ Kernel makeKernel(const std::string &key, const Request &r, const Plan &p, const
 /// copy where two walks, whose second read misses L2, reach 0.66).
 constexpr int64_t kOnePassMax = 32768;
 
-void normalize(const Request &r, const Stream &stream, const Config &overrides) {
+NormalizationLaunch prepare(const Request &r, const Stream &stream, const Config &overrides) {
   const std::string op = normName(r.norm);
   const TensorView &x = r.views[X], &y = r.views[Y];
   check_view(x, op, "x");
@@ -349,7 +344,7 @@ void normalize(const Request &r, const Stream &stream, const Config &overrides) 
     if (ys[d] == 0 && y.shape[d] > 1)
       throw Error(op + ": y " + y.describe() + " writes elements more than once (a zero stride)");
   if (x.numel() == 0)
-    return;
+    return {};
 
   Plan p;
   p.N = N;
@@ -419,31 +414,49 @@ void normalize(const Request &r, const Stream &stream, const Config &overrides) 
     if (q.columnStrides[s] >= 0)
       args[q.columnStrides[s]] = Arg(p.columnStride[s]);
   }
-  kernel.launch_with(Grid(static_cast<uint32_t>(cdiv(p.rows, BM))), config, stream, args);
+  return {kernel, config, Grid(static_cast<uint32_t>(cdiv(p.rows, BM))), args};
 }
 
 } // namespace
 
+const char *name(Normalization op) {
+  switch (op) {
+  case Normalization::softmax: return "softmax";
+  case Normalization::log_softmax: return "log_softmax";
+  case Normalization::layer_norm: return "layer_norm";
+  case Normalization::rms_norm: return "rms_norm";
+  }
+  return "?";
+}
+
+NormalizationLaunch prepare_normalization(Normalization op, const NormalizationArgs &args, const Stream &stream,
+                                          const Config &config) {
+  return prepare(Request(op, args), stream, config);
+}
+
+void normalize(Normalization op, const NormalizationArgs &args, const Stream &stream, const Config &config) {
+  NormalizationLaunch launch =
+      prepare(Request(op, args), stream, config.values().empty() ? chosen_plan(op, args, stream) : config);
+  if (launch.kernel.signature().size())
+    launch.kernel.launch_with(launch.grid, launch.config, stream, launch.args);
+}
+
 void softmax(const TensorView &x, const TensorView &y, const Stream &stream, const Config &config) {
-  Request r{Norm::softmax, {x, y, {}, {}, {}, {}}};
-  normalize(r, stream, config);
+  normalize(Normalization::softmax, {x, y, {}, {}, {}, {}, 0}, stream, config);
 }
 
 void log_softmax(const TensorView &x, const TensorView &y, const Stream &stream, const Config &config) {
-  Request r{Norm::log_softmax, {x, y, {}, {}, {}, {}}};
-  normalize(r, stream, config);
+  normalize(Normalization::log_softmax, {x, y, {}, {}, {}, {}, 0}, stream, config);
 }
 
 void layer_norm(const TensorView &x, const TensorView &weight, const TensorView &bias, double eps, const TensorView &y,
                 const TensorView &mean, const TensorView &rstd, const Stream &stream, const Config &config) {
-  Request r{Norm::layer_norm, {x, y, weight, bias, mean, rstd}, eps};
-  normalize(r, stream, config);
+  normalize(Normalization::layer_norm, {x, y, weight, bias, mean, rstd, eps}, stream, config);
 }
 
 void rms_norm(const TensorView &x, const TensorView &weight, double eps, const TensorView &y, const TensorView &rstd,
               const Stream &stream, const Config &config) {
-  Request r{Norm::rms_norm, {x, y, weight, {}, {}, rstd}, eps};
-  normalize(r, stream, config);
+  normalize(Normalization::rms_norm, {x, y, weight, {}, {}, rstd, eps}, stream, config);
 }
 
 } // namespace kiln::ops

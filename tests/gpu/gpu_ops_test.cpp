@@ -6,6 +6,8 @@
 #include "GpuTestSupport.h"
 #include "tests/common/OpsTestSupport.h"
 
+#include <unistd.h>
+
 using namespace kiln;
 using namespace kiln::ops;
 using kiln::testing::HostTensor;
@@ -126,4 +128,34 @@ TEST(GpuOps, NormalizationsInBothPlans) {
         rms_norm(v(x), v(w), 1e-6, v(rms), {}, s);
       }, toleranceFor(t) * 2);
     }
+}
+
+TEST(GpuOps, AutotunesASoftmaxAndLaterCallsUseTheWinner) {
+  if (compile_only())
+    GTEST_SKIP() << "needs a GPU";
+  // A store of its own, so that the test neither reads nor writes the user's.
+  std::string dir = ::testing::TempDir() + "kiln-tune-" + std::to_string(::getpid());
+  setenv("KILN_CACHE_DIR", dir.c_str(), 1);
+  Pair x(HostTensor::random(DType::f32, {300, 1000}, 9)), y(HostTensor::poisoned(DType::f32, {300, 1000}));
+  Stream stream(Device::cuda(0));
+  NormalizationArgs args{x.gpu(x.tensor().view()), y.gpu(y.tensor().view())};
+  autotune::Task task = tuning_task(Normalization::softmax, args, stream);
+  autotune::Options options;
+  options.reps = 5;
+  TuningStore store;
+  autotune::Report report = autotune::tune(task, stream, options, store);
+  ASSERT_TRUE(report.best.has_value());
+  EXPECT_GT(report.timed, 3);
+  for (const auto &m : report.configs)
+    EXPECT_EQ(m.rejected.rfind("wrong results", 0), std::string::npos) << m.config.str() << ": " << m.rejected;
+  // Tuning again measures nothing: every config's time is stored.
+  autotune::Report again = autotune::tune(task, stream, options, store);
+  EXPECT_EQ(again.timed, 0);
+  EXPECT_EQ(again.compiled, 0);
+  EXPECT_EQ(again.best->str(), report.best->str());
+  // A call without a plan takes the stored winner, and is right.
+  expect_same({&y}, [&](bool gpu, const Stream &s) {
+    softmax(gpu ? x.gpu(x.tensor().view()) : x.tensor().view(), gpu ? y.gpu(y.tensor().view()) : y.tensor().view(), s);
+  }, 2e-5);
+  unsetenv("KILN_CACHE_DIR");
 }

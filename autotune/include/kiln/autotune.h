@@ -92,6 +92,10 @@ std::string store_key(const Task &task, const Device &device);
 /// every timing in `store`, and reports.
 Report tune(const Task &task, const Stream &stream, const Options &options, const TuningStore &store);
 
+/// Compiles every candidate (in parallel) and reports what ptxas said of
+/// each, timing nothing and storing nothing: `autotune --dry-run`.
+Report compile_all(const Task &task, const Options &options);
+
 /// The stored best config of `task` on `device`, if it was tuned.
 std::optional<Config> tuned(const Task &task, const Device &device, const TuningStore &store);
 

@@ -103,6 +103,10 @@ private:
   std::shared_ptr<Impl> impl_;
 };
 
+/// The compile target of a GPU: "sm_90a" for Hopper, "sm_<cc>" otherwise;
+/// $KILN_TARGET when set.
+std::string target_for(const Device &device);
+
 namespace detail {
 template <class T> struct FunctionArgs;
 template <class R, class... A> struct FunctionArgs<R (*)(A...)> {

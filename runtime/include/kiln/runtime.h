@@ -91,6 +91,11 @@ private:
   std::shared_ptr<Impl> impl_;
 };
 
+/// Copies `bytes` at `address` in `device`'s memory (a host address for the
+/// interpreter) to host memory, after the work queued before on the
+/// default stream; for memory Kiln did not allocate (another framework's).
+void copy_to_host(const Device &device, uint64_t address, void *destination, size_t bytes);
+
 /// An ordered queue of work on a device. Interpreter streams run launches
 /// synchronously. Copies share one stream; the last copy destroys a stream
 /// made by create().

@@ -7,6 +7,7 @@
 // Public header: no MLIR.
 #pragma once
 
+#include <kiln/autotune.h>
 #include <kiln/config.h>
 #include <kiln/ops/expr.h>
 #include <kiln/ops/view.h>
@@ -104,6 +105,28 @@ void reduce(Reduce op, const TensorView &x, int dim, const TensorView &out, cons
 // layer norm in one pass SHIFTED (0/1: mean and variance from one reduction
 // of sums shifted by the row's first value, or from two).
 //===----------------------------------------------------------------------===//
+
+enum class Normalization { softmax, log_softmax, layer_norm, rms_norm };
+/// "softmax", "layer_norm", ...
+const char *name(Normalization op);
+
+/// A normalization's tensors and epsilon; weight, bias, mean and rstd may
+/// be absent (an empty TensorView).
+struct NormalizationArgs {
+  TensorView x, y, weight, bias, mean, rstd;
+  double eps = 0;
+};
+
+/// Runs `op`. Without `config`, the plan is the tuned one for this problem
+/// on this device when the tuning store has it (tuned first when
+/// KILN_AUTOTUNE=quick|full asks), else the defaults.
+void normalize(Normalization op, const NormalizationArgs &args, const Stream &stream, const Config &config = {});
+
+/// The autotuner's task for `op` on these tensors (docs/autotune.md): the
+/// plan's space, compiling (for `target`, by default the stream's GPU's),
+/// running and checking each plan against the default plan's output.
+autotune::Task tuning_task(Normalization op, const NormalizationArgs &args, const Stream &stream,
+                           const std::string &target = "");
 
 /// y = softmax(x) and log_softmax(x) over the last dimension.
 void softmax(const TensorView &x, const TensorView &y, const Stream &stream, const Config &config = {});

@@ -1,0 +1,221 @@
+// autotune: tune an op of the ops library for a problem on this machine's
+// GPU and store the winner, which the ops library then uses; or compile
+// every candidate without a GPU (--dry-run); or move tuning results
+// between machines (export, import). docs/autotune.md.
+#include <kiln/autotune.h>
+#include <kiln/kiln.h>
+#include <kiln/numeric.h>
+#include <kiln/ops/library.h>
+
+#include <nlohmann/json.hpp>
+
+#include <cstdio>
+#include <cstring>
+#include <fstream>
+#include <iostream>
+#include <map>
+#include <random>
+#include <sstream>
+#include <string>
+#include <vector>
+
+using namespace kiln;
+
+namespace {
+
+const char *kUsage = R"(autotune: tune an op of Kiln's ops library for a problem, store the winner
+
+usage: autotune --op OP --rows R --cols C [options]
+       autotune export [FILE]        best configs of the tuning store, as JSON (stdout without FILE)
+       autotune import FILE          merge an export into the tuning store
+
+  --op OP               softmax, log_softmax, layer_norm or rms_norm (matmul: with the matmul op)
+  --rows R, --cols C    the problem: R rows of C values (normalized along C)
+  --dtype T             f32 (default), f16 or bf16
+  --strategy S          exhaustive (default) or pattern
+  --budget-s N          stop timing new configs after N seconds
+  --reps N              timed runs per config (default 20)
+  --force               time configs the store already measured again
+  --dry-run             no GPU needed: compile every candidate and report registers,
+                        spills and shared memory (--arch, default sm_90a)
+  --json                the report as JSON on stdout
+  --help                this text
+
+The store is $KILN_CACHE_DIR/autotune.json (default ~/.cache/kiln). Library
+calls use the stored winners; KILN_AUTOTUNE=quick|full tunes missing ones on
+first use and KILN_PRINT_AUTOTUNING=1 says what they chose.
+)";
+
+[[noreturn]] void fail(const std::string &why) {
+  std::fprintf(stderr, "autotune: %s\n", why.c_str());
+  std::exit(1);
+}
+
+int64_t number(const std::string &flag, const char *text) {
+  char *end = nullptr;
+  long long v = std::strtoll(text, &end, 10);
+  if (!end || *end || v <= 0)
+    fail(flag + " needs a positive integer, not '" + text + "'");
+  return v;
+}
+
+/// Memory for a tensor on the device, filled with random values in [-2, 2).
+struct DeviceTensor {
+  Buffer buffer;
+  ops::TensorView view;
+  DeviceTensor(const Device &device, DType dtype, std::vector<int64_t> shape, unsigned seed, bool random) {
+    int64_t n = 1;
+    for (int64_t d : shape)
+      n *= d;
+    std::vector<uint8_t> bytes(n * size_in_bytes(dtype));
+    std::mt19937 rng(seed);
+    std::uniform_real_distribution<double> dist(-2, 2);
+    for (int64_t i = 0; random && i < n; ++i) {
+      uint64_t raw = encode_float(dtype, round_to(dtype, dist(rng), Rounding::nearest_even, false));
+      std::memcpy(bytes.data() + i * size_in_bytes(dtype), &raw, size_in_bytes(dtype));
+    }
+    buffer = Buffer::allocate(device, bytes.size());
+    buffer.copy_from_host(bytes.data(), bytes.size());
+    view = ops::TensorView::of(buffer, dtype, std::move(shape));
+  }
+};
+
+nlohmann::json reportJson(const autotune::Task &task, const autotune::Report &report) {
+  nlohmann::json configs = nlohmann::json::array();
+  for (const auto &m : report.configs)
+    configs.push_back({{"config", m.config.str()},
+                       {"ms", m.rejected.empty() ? nlohmann::json(m.ms) : nlohmann::json()},
+                       {"rejected", m.rejected},
+                       {"from_store", m.from_store},
+                       {"outliers", m.outliers},
+                       {"registers", m.compiled.registers},
+                       {"spill_stores", m.compiled.spill_stores},
+                       {"shared_memory", m.compiled.shared_memory}});
+  return {{"op", task.op},
+          {"key", task.key},
+          {"store_key", report.store_key},
+          {"best", report.best ? nlohmann::json(report.best->str()) : nlohmann::json()},
+          {"best_ms", report.best_ms},
+          {"seconds", report.seconds},
+          {"compile_seconds", report.compile_seconds},
+          {"space", report.space},
+          {"pruned", report.pruned},
+          {"compiled", report.compiled},
+          {"timed", report.timed},
+          {"configs", configs}};
+}
+
+} // namespace
+
+int main(int argc, char **argv) {
+  std::vector<std::string> args(argv + 1, argv + argc);
+  try {
+    TuningStore store;
+    if (!args.empty() && args[0] == "export") {
+      std::string text = store.export_best();
+      if (args.size() > 1)
+        std::ofstream(args[1]) << text;
+      else
+        std::cout << text;
+      return 0;
+    }
+    if (!args.empty() && args[0] == "import") {
+      if (args.size() < 2)
+        fail("import needs a file");
+      std::ifstream in(args[1]);
+      if (!in)
+        fail("cannot read " + args[1]);
+      std::stringstream text;
+      text << in.rdbuf();
+      store.import_best(text.str());
+      std::printf("imported into %s\n", store.path().c_str());
+      return 0;
+    }
+
+    std::string op, dtypeName = "f32", arch = "sm_90a";
+    int64_t rows = 0, cols = 0;
+    autotune::Options options;
+    bool json = false, dryRun = false;
+    for (size_t i = 0; i < args.size(); ++i) {
+      auto value = [&](const std::string &flag) {
+        if (i + 1 >= args.size())
+          fail(flag + " needs a value");
+        return args[++i];
+      };
+      const std::string &a = args[i];
+      if (a == "--help" || a == "-h") {
+        std::fputs(kUsage, stdout);
+        return 0;
+      } else if (a == "--op") op = value(a);
+      else if (a == "--rows") rows = number(a, value(a).c_str());
+      else if (a == "--cols") cols = number(a, value(a).c_str());
+      else if (a == "--dtype") dtypeName = value(a);
+      else if (a == "--arch") arch = value(a);
+      else if (a == "--reps") options.reps = static_cast<int>(number(a, value(a).c_str()));
+      else if (a == "--budget-s") options.budget_s = static_cast<double>(number(a, value(a).c_str()));
+      else if (a == "--strategy") {
+        std::string s = value(a);
+        if (s == "exhaustive") options.strategy = autotune::Strategy::exhaustive;
+        else if (s == "pattern") options.strategy = autotune::Strategy::pattern;
+        else fail("unknown strategy '" + s + "' (exhaustive or pattern)");
+      } else if (a == "--force") options.force = true;
+      else if (a == "--json") json = true;
+      else if (a == "--dry-run") dryRun = true;
+      else fail("unknown argument '" + a + "' (see --help)");
+    }
+    std::map<std::string, ops::Normalization> ops{{"softmax", ops::Normalization::softmax},
+                                                  {"log_softmax", ops::Normalization::log_softmax},
+                                                  {"layer_norm", ops::Normalization::layer_norm},
+                                                  {"rms_norm", ops::Normalization::rms_norm}};
+    if (op.empty())
+      fail("which op? (--op softmax|log_softmax|layer_norm|rms_norm; see --help)");
+    if (op == "matmul")
+      fail("matmul is not in the ops library yet (it comes with tensor-core dot)");
+    if (!ops.count(op))
+      fail("unknown op '" + op + "' (softmax, log_softmax, layer_norm, rms_norm)");
+    if (!rows || !cols)
+      fail("--rows and --cols give the problem");
+    std::map<std::string, DType> dtypes{{"f32", DType::f32}, {"f16", DType::f16}, {"bf16", DType::bf16}};
+    if (!dtypes.count(dtypeName))
+      fail("unsupported --dtype '" + dtypeName + "' (f32, f16, bf16)");
+    DType dtype = dtypes[dtypeName];
+
+    bool gpu = Device::cuda_available() && !std::getenv("KILN_INTERPRET");
+    if (!gpu && !dryRun)
+      fail("no GPU (" + (Device::cuda_unavailable_reason().empty() ? std::string("KILN_INTERPRET is set")
+                                                                   : Device::cuda_unavailable_reason()) +
+           "); --dry-run compiles the candidates without one");
+    Device device = gpu ? Device::cuda(0) : Device::interp();
+    Stream stream(device);
+    // On the interpreter (a dry run) only the shapes matter: no data.
+    DeviceTensor x(device, dtype, {rows, cols}, 1, gpu), y(device, dtype, {rows, cols}, 2, false);
+    DeviceTensor w(device, dtype, {cols}, 3, gpu), b(device, dtype, {cols}, 4, gpu);
+    ops::NormalizationArgs nargs{x.view, y.view, {}, {}, {}, {}, 1e-5};
+    if (op == "layer_norm" || op == "rms_norm")
+      nargs.weight = w.view;
+    if (op == "layer_norm")
+      nargs.bias = b.view;
+    autotune::Task task = ops::tuning_task(ops[op], nargs, stream, gpu ? target_for(device) : arch);
+    if (!json)
+      options.progress = &std::cerr;
+
+    autotune::Report report = dryRun ? autotune::compile_all(task, options) : autotune::tune(task, stream, options, store);
+    if (json) {
+      std::cout << reportJson(task, report).dump(1) << "\n";
+      return 0;
+    }
+    std::printf("%s %s (%s) on %s%s\n", op.c_str(), task.key.c_str(), dtypeName.c_str(),
+                gpu ? device.name().c_str() : ("no GPU, compiled for " + arch).c_str(), dryRun ? " (dry run)" : "");
+    autotune::print_report(std::cout, task, report);
+    if (!dryRun) {
+      if (report.best)
+        std::printf("best: %s (%.4f ms), stored in %s\n", report.best->str().c_str(), report.best_ms,
+                    store.path().c_str());
+      else
+        std::printf("no config ran correctly\n");
+    }
+    return !dryRun && !report.best ? 1 : 0;
+  } catch (const std::exception &e) {
+    fail(e.what());
+  }
+}

@@ -1,0 +1,30 @@
+//===- NormalizationPlan.h - a normalization's launch, and its tuning -----===//
+
+#pragma once
+
+#include <kiln/kiln.h>
+#include <kiln/ops/library.h>
+
+#include <vector>
+
+namespace kiln::ops {
+
+/// One launch of a normalization kernel, ready to queue or to compile; an
+/// empty kernel (no signature) when there is nothing to do.
+struct NormalizationLaunch {
+  Kernel kernel;
+  Config config;
+  Grid grid;
+  std::vector<Arg> args;
+};
+
+/// Checks the arguments and plans the launch; `config` overrides the plan.
+NormalizationLaunch prepare_normalization(Normalization op, const NormalizationArgs &args, const Stream &stream,
+                                          const Config &config);
+
+/// The plan a call without overrides takes: the tuned one for this problem
+/// and device (remembered per process), tuning it first when KILN_AUTOTUNE
+/// asks; else none (the defaults).
+Config chosen_plan(Normalization op, const NormalizationArgs &args, const Stream &stream);
+
+} // namespace kiln::ops
