@@ -51,9 +51,21 @@ std::vector<double> contents(const TensorView &v, const Device &device) {
     int64_t offset = 0;
     for (size_t d = 0; d < at.size(); ++d)
       offset += at[d] * strides[d];
-    uint64_t bits = 0;
-    std::memcpy(&bits, raw.data() + offset * width, width);
-    values.push_back(decode_float(v.dtype, bits));
+    const uint8_t *at_bytes = raw.data() + offset * width;
+    if (v.dtype == DType::f32 || v.dtype == DType::bf16) { // the common cases, without the general decoder
+      uint32_t bits = 0;
+      if (v.dtype == DType::f32)
+        std::memcpy(&bits, at_bytes, 4);
+      else
+        bits = uint32_t(at_bytes[0] | at_bytes[1] << 8) << 16;
+      float f;
+      std::memcpy(&f, &bits, 4);
+      values.push_back(f);
+    } else {
+      uint64_t bits = 0;
+      std::memcpy(&bits, at_bytes, width);
+      values.push_back(decode_float(v.dtype, bits));
+    }
     for (size_t d = at.size(); d-- > 0;) { // the next index, last dimension fastest
       if (++at[d] < v.shape[d])
         break;
