@@ -369,18 +369,25 @@ void patternSearch(const Task &task, Search &search) {
   }
 }
 
-} // namespace
-
-Report tune(const Task &task, const Stream &stream, const Options &options, const TuningStore &store) {
-  auto t0 = Clock::now();
-  Report report;
-  report.store_key = store_key(task, stream.device());
+/// The space's valid configs; the pruned ones go into the report with
+/// their reasons.
+std::vector<Config> prune(const Task &task, Report &report) {
   std::vector<ConfigSpace::Rejected> rejected;
   std::vector<Config> valid = task.space.valid({}, &rejected);
   report.space = static_cast<int>(valid.size() + rejected.size());
   report.pruned = static_cast<int>(rejected.size());
   for (const auto &r : rejected)
     report.configs.push_back(Measured{r.config, "pruned: " + r.reason});
+  return valid;
+}
+
+} // namespace
+
+Report tune(const Task &task, const Stream &stream, const Options &options, const TuningStore &store) {
+  auto t0 = Clock::now();
+  Report report;
+  report.store_key = store_key(task, stream.device());
+  std::vector<Config> valid = prune(task, report);
   std::map<std::string, double> known;
   if (auto entry = store.find(report.store_key))
     known = entry->measured;
@@ -419,12 +426,7 @@ Report compile_all(const Task &task, const Options &options) {
   Report report;
   if (!task.compile)
     throw Error("the task '" + task.op + "' has nothing to compile (no GPU target)");
-  std::vector<ConfigSpace::Rejected> rejected;
-  std::vector<Config> valid = task.space.valid({}, &rejected);
-  report.space = static_cast<int>(valid.size() + rejected.size());
-  report.pruned = static_cast<int>(rejected.size());
-  for (const auto &r : rejected)
-    report.configs.push_back(Measured{r.config, "pruned: " + r.reason});
+  std::vector<Config> valid = prune(task, report);
   Compiler compiler(task.compile, options.compile_threads, options.compile_timeout_s);
   compiler.submit(valid);
   for (const Config &c : valid) {

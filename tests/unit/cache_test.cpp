@@ -48,6 +48,15 @@ BlobStore::Entry entryWith(const std::string &metadata, const std::string &paylo
 
 std::string keyOf(const std::string &text) { return sha256_hex(text); }
 
+/// Waits for forked children; each must exit 0.
+void expectAllSucceeded(const std::vector<pid_t> &children) {
+  for (pid_t pid : children) {
+    int status = 0;
+    waitpid(pid, &status, 0);
+    EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+  }
+}
+
 /// Every entry directory of a store (skipping temporaries).
 std::vector<fs::path> entries(const fs::path &root) {
   std::vector<fs::path> found;
@@ -178,11 +187,7 @@ TEST(BlobStore, ConcurrentWritersLoseNothing) {
     }
     children.push_back(pid);
   }
-  for (pid_t pid : children) {
-    int status = 0;
-    waitpid(pid, &status, 0);
-    EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
-  }
+  expectAllSucceeded(children);
   BlobStore store(dir.str());
   EXPECT_EQ(entries(dir.path()).size(), size_t(kKeys + kProcesses * kKeys)) << "lost or stray entries";
   for (int k = 0; k < kKeys; ++k) {
@@ -288,11 +293,7 @@ TEST(TuningStore, ConcurrentProcessesLoseNothing) {
     }
     children.push_back(pid);
   }
-  for (pid_t pid : children) {
-    int status = 0;
-    waitpid(pid, &status, 0);
-    EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
-  }
+  expectAllSucceeded(children);
   TuningStore store(path);
   auto all = store.all();
   EXPECT_EQ(all.size(), size_t(kProcesses * kKeys + 1)) << "entries were lost";
