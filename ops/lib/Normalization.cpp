@@ -121,15 +121,9 @@ Kernel makeKernel(const std::string &key, const Request &r, const Plan &p, const
     Tensor rows = program_id(0).to(index) * BM + arange(0, BM).to(index);
     Tensor rowMask = rows < args[q.rows];
     Tensor N = args[q.N];
-    std::vector<Tensor> sizes;
-    for (int k : q.rowSizes)
-      sizes.push_back(k < 0 ? Tensor() : args[k]);
-    std::vector<Tensor> coords = unflatten(rows, sizes);
+    std::vector<Tensor> coords = unflatten(rows, arguments_at(q.rowSizes, args));
     auto rowOffset = [&](int s) {
-      std::vector<Tensor> strides;
-      for (int k : q.rowStrides[s])
-        strides.push_back(k < 0 ? Tensor() : args[k]);
-      return offset_of(coords, strides, index);
+      return offset_of(coords, arguments_at(q.rowStrides[s], args), index);
     };
     auto columnOffset = [&](int s, const Tensor &cols) {
       return q.columnStrides[s] >= 0 ? cols * args[q.columnStrides[s]] : cols;

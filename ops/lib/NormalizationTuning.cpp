@@ -157,16 +157,19 @@ autotune::Task tuning_task(Normalization op, const NormalizationArgs &args, cons
 
 Config chosen_plan(Normalization op, const NormalizationArgs &args, const Stream &stream) {
   static std::mutex mutex;
-  static std::map<std::string, Config> chosen;
+  static std::map<std::string, Config> chosen; // by op, problem and device: no driver call on a repeat
   autotune::Task probe;
   probe.op = name(op);
   probe.key = problemKey(op, args);
-  const std::string key = autotune::store_key(probe, stream.device());
+  const Device &device = stream.device();
+  const std::string memo = probe.op + "|" + probe.key + "|" + std::to_string(static_cast<int>(device.kind())) + ":" +
+                           std::to_string(device.ordinal());
   {
     std::lock_guard<std::mutex> lock(mutex);
-    if (auto it = chosen.find(key); it != chosen.end())
+    if (auto it = chosen.find(memo); it != chosen.end())
       return it->second;
   }
+  const std::string key = autotune::store_key(probe, device);
   TuningStore store;
   Config plan;
   std::string source = "defaults";
@@ -192,7 +195,7 @@ Config chosen_plan(Normalization op, const NormalizationArgs &args, const Stream
     std::cerr << "kiln: " << name(op) << " " << probe.key << ": plan " << (plan.values().empty() ? "default" : plan.str())
               << " (" << source << ")\n";
   std::lock_guard<std::mutex> lock(mutex);
-  chosen.emplace(key, plan);
+  chosen.emplace(memo, plan);
   return plan;
 }
 

@@ -132,16 +132,10 @@ Kernel makeKernel(const std::string &key, const Plan &p, const Params &q, const 
     Tensor cols = blockC.to(index) * BC + arange(0, BC).to(index);
     Tensor rowMask = rows < args[q.rows], colMask = cols < args[q.columns];
     Tensor mask = expand_dims(rowMask, 1) & expand_dims(colMask, 0);
-    std::vector<Tensor> sizes;
-    for (int s : q.rowSizes)
-      sizes.push_back(s < 0 ? Tensor() : args[s]);
-    std::vector<Tensor> coords = unflatten(rows, sizes);
+    std::vector<Tensor> coords = unflatten(rows, arguments_at(q.rowSizes, args));
 
     auto rowOffset = [&](size_t t) {
-      std::vector<Tensor> strides;
-      for (int s : q.rowStrides[t])
-        strides.push_back(s < 0 ? Tensor() : args[s]);
-      return offset_of(coords, strides, index);
+      return offset_of(coords, arguments_at(q.rowStrides[t], args), index);
     };
     auto columnOffset = [&](size_t t) {
       switch (p.addressing[t].column) {

@@ -135,15 +135,9 @@ Kernel makeKernel(const std::string &key, const Spec &s, const Params &q) {
     Tensor keptBlock = program_id(0), split = program_id(1);
     Tensor kept = keptBlock.to(index) * BK + arange(0, BK).to(index);
     Tensor keptMask = kept < args[q.kept];
-    std::vector<Tensor> sizes;
-    for (int k : q.keptSizes)
-      sizes.push_back(k < 0 ? Tensor() : args[k]);
-    std::vector<Tensor> coords = unflatten(kept, sizes);
+    std::vector<Tensor> coords = unflatten(kept, arguments_at(q.keptSizes, args));
     auto keptOffset = [&](size_t t) {
-      std::vector<Tensor> strides;
-      for (int k : q.keptStrides[t])
-        strides.push_back(k < 0 ? Tensor() : args[k]);
-      return offset_of(coords, strides, index);
+      return offset_of(coords, arguments_at(q.keptStrides[t], args), index);
     };
 
     Tensor length = args[q.R];

@@ -140,6 +140,13 @@ Kernel cached_kernel(const std::string &key, const std::function<Kernel()> &make
   return kernels.emplace(key, made).first->second;
 }
 
+std::vector<Tensor> arguments_at(const std::vector<int> &positions, const std::vector<Tensor> &args) {
+  std::vector<Tensor> values;
+  for (int k : positions)
+    values.push_back(k < 0 ? Tensor() : args[k]);
+  return values;
+}
+
 std::vector<Tensor> unflatten(const Tensor &flat, const std::vector<Tensor> &sizes) {
   std::vector<Tensor> coords(sizes.size());
   if (sizes.empty())

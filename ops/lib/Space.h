@@ -66,6 +66,10 @@ private:
 /// The kernel made for `key`, made once per process by `make`.
 Kernel cached_kernel(const std::string &key, const std::function<Kernel()> &make);
 
+/// The kernel arguments at `positions`; -1 gives an empty Tensor (a size
+/// not needed, a dimension a tensor does not step along).
+std::vector<Tensor> arguments_at(const std::vector<int> &positions, const std::vector<Tensor> &args);
+
 /// Coordinates of the flat (row-major) indices `flat` in a space of
 /// `sizes` (runtime scalars; sizes[0] is not needed and may be empty).
 std::vector<Tensor> unflatten(const Tensor &flat, const std::vector<Tensor> &sizes);

@@ -52,6 +52,16 @@ double syntheticCost(const Config &c) {
   return 1.0 + 0.05 * b * b + 0.08 * w * w + 0.03 * s * s + 0.01 * b * w;
 }
 
+/// Options that time configs by syntheticCost, counting the timings.
+Options countingSynthetic(std::atomic<int> &measured) {
+  Options options;
+  options.measure = [&measured](const Config &c) {
+    ++measured;
+    return syntheticCost(c);
+  };
+  return options;
+}
+
 } // namespace
 
 TEST(Autotune, BucketsAreThePowerOfTwoAtOrAbove) {
@@ -66,11 +76,7 @@ TEST(Autotune, ExhaustiveFindsTheBestAndRecordsPruningReasons) {
   TuningStore store = dir.store();
   Task task = syntheticTask();
   std::atomic<int> measured{0};
-  Options options;
-  options.measure = [&](const Config &c) {
-    ++measured;
-    return syntheticCost(c);
-  };
+  Options options = countingSynthetic(measured);
   Stream cpu(Device::interp());
   Report report = tune(task, cpu, options, store);
   ASSERT_TRUE(report.best.has_value());
@@ -98,12 +104,8 @@ TEST(Autotune, PatternSearchGetsWithinThreePercentInAFractionOfTheEvaluations) {
   TempStore dir;
   Task task = syntheticTask();
   std::atomic<int> measured{0};
-  Options options;
+  Options options = countingSynthetic(measured);
   options.strategy = Strategy::pattern;
-  options.measure = [&](const Config &c) {
-    ++measured;
-    return syntheticCost(c);
-  };
   Report report = tune(task, Stream(Device::interp()), options, dir.store());
   ASSERT_TRUE(report.best.has_value());
   double exhaustiveBest = 1.0;
@@ -116,11 +118,7 @@ TEST(Autotune, AChangedSpaceReusesStoredTimings) {
   TuningStore store = dir.store();
   Task task = syntheticTask();
   std::atomic<int> measured{0};
-  Options options;
-  options.measure = [&](const Config &c) {
-    ++measured;
-    return syntheticCost(c);
-  };
+  Options options = countingSynthetic(measured);
   Stream cpu(Device::interp());
   tune(task, cpu, options, store);
   int first = measured;
