@@ -3,7 +3,9 @@
 # proves the statically linked tools run there, runs the GPU tests and the
 # examples on the GPU, and writes a results table to $OUT/results.md (and
 # the full log to $OUT/device.log).
-#   bash bench/device/run.sh .device/bundle [checks|benchmarks|all]
+#   bash bench/device/run.sh .device/bundle [checks|benchmarks|matmul|all]
+# (matmul: the tensor-core tests and the matmul benchmark against cuBLAS;
+# MATMUL_SHAPES=llm|square|all picks its shapes)
 # (one device call holds at most 10 minutes: run the two parts apart when
 # both do not fit).
 set -uo pipefail
@@ -35,6 +37,27 @@ record() { # name, command...
   echo "ptxas: $(command -v ptxas || ls /usr/local/cuda/bin/ptxas 2>/dev/null) $(ptxas --version 2>/dev/null | tail -1)"
   echo "compute-sanitizer: $(command -v compute-sanitizer || echo none)"
 } | tee -a "$log"
+
+if [ "$part" = matmul ]; then
+  export KILN_CACHE_DIR=$(mktemp -d)
+  record "matmul GPU tests (vs double reference)" "$bundle/bin/kiln_gpu_tests" --gtest_brief=1 \
+    --gtest_filter='GpuMatmul*:*Dot*'
+  record "matmul benchmark vs cuBLAS" "$bundle/bin/matmul_bench" --shapes "${MATMUL_SHAPES:-all}" \
+    --records "$out/matmul-records.json" \
+    --command "bash bench/device/run.sh (bundle from scripts/device-bundle.sh at $(cat "$bundle/REVISION" 2>/dev/null)) matmul"
+  sed -n '/^shape (MxNxK)/,$p' "$log" > "$out/matmul-table.md"
+  # MATMUL_PROFILE=1: the SASS of each variant and Nsight Compute's view of
+  # one 4096^3 bf16 launch (stall reasons, pipe utilization).
+  if [ -n "${MATMUL_PROFILE:-}" ]; then
+    KILN_DUMP_DIR="$out/dump" "$bundle/bin/matmul_bench" --shapes square --reps 3 > /dev/null 2>&1
+    ncu=$(command -v ncu || ls /usr/local/cuda/bin/ncu 2>/dev/null)
+    [ -n "$ncu" ] && "$ncu" --kernel-name regex:bench_matmul_bf16 --launch-count 1 --section SpeedOfLight \
+      --section ComputeWorkloadAnalysis --section WarpStateStats --section SchedulerStats --section Occupancy \
+      --section MemoryWorkloadAnalysis "$bundle/bin/matmul_bench" --shapes square --reps 1 > "$out/ncu.txt" 2>&1
+  fi
+  cat "$results"
+  exit 0
+fi
 
 if [ "$part" != benchmarks ]; then
 record "libkiln.so needs no LLVM" bash -c "! ldd $bundle/lib/libkiln.so | grep -qiE 'llvm|mlir|not found'"

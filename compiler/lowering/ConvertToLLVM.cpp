@@ -47,6 +47,14 @@ struct ConvertKGpuToLLVM : impl::ConvertKGpuToLLVMBase<ConvertKGpuToLLVM> {
     // them share offset 0 and the program needs the largest.
     int64_t shared = 0;
     module.walk([&](Operation *op) { shared = std::max(shared, scratchBytes(op, numWarps, threadsPerWarp)); });
+    // Buffers alive for the whole program (pipelining rings) come after it.
+    module.walk([&](gpu::LocalAllocOp alloc) {
+      auto type = alloc.getType();
+      int64_t bytes = type.getNumElements() * std::max<unsigned>(1, type.getElementTypeBitWidth() / 8);
+      shared = llvm::alignTo(shared, 128);
+      alloc->setAttr("kgpu.offset", IntegerAttr::get(IntegerType::get(context, 32), shared));
+      shared += bytes;
+    });
     module->setAttr("kgpu.shared_memory", IntegerAttr::get(IntegerType::get(context, 32), shared));
 
     gpu::AxisInfoAnalysis axis(module);
@@ -68,6 +76,8 @@ struct ConvertKGpuToLLVM : impl::ConvertKGpuToLLVMBase<ConvertKGpuToLLVM> {
     populateReducePatterns(patterns, lowering);
     populateScanPatterns(patterns, lowering);
     populateDotPatterns(patterns, lowering);
+    populateMmaPatterns(patterns, lowering);
+    populateSharedPatterns(patterns, lowering);
     populateDebugPatterns(patterns, lowering);
     if (failed(applyPartialConversion(module, target, std::move(patterns))))
       signalPassFailure();

@@ -21,6 +21,11 @@ KilnTypeConverter::KilnTypeConverter(MLIRContext *context) : LLVMTypeConverter(c
   addConversion([this](tile::PointerType type) -> Type {
     return LLVM::LLVMPointerType::get(type.getContext(), type.getAddressSpace());
   });
+  addConversion([](RankedTensorType type) -> std::optional<Type> {
+    if (!isa_and_nonnull<gpu::SharedEncodingAttr>(type.getEncoding()))
+      return std::nullopt;
+    return LLVM::LLVMPointerType::get(type.getContext(), /*addressSpace=*/3);
+  });
   addConversion([this](RankedTensorType type) -> std::optional<Type> {
     if (!isa_and_nonnull<gpu::LayoutEncodingAttr>(type.getEncoding()))
       return std::nullopt;
@@ -323,8 +328,13 @@ int64_t scratchBytes(Operation *op, int numWarps, int threadsPerWarp) {
       })
       .Case([&](tile::ScanOp s) { return scanScratchBytes(s, numWarps, threadsPerWarp); })
       .Case([&](tile::DotOp d) {
-        return std::max(elements(d.getA().getType()) * bytesOf(d.getA().getType()),
-                        elements(d.getB().getType()) * bytesOf(d.getB().getType()));
+        // Operands staged side by side (tensor cores) or one at a time
+        // (FMA); operands read from a shared buffer take none.
+        int64_t total = 0;
+        for (Value operand : {d.getA(), d.getB()})
+          if (!operand.getDefiningOp<gpu::LocalLoadOp>())
+            total += elements(operand.getType()) * bytesOf(operand.getType());
+        return total;
       })
       .Case<tile::AtomicRMWOp, tile::AtomicCASOp>([&](Operation *o) -> int64_t {
         return isa<RankedTensorType>(o->getResult(0).getType()) ? 0 : 8;

@@ -139,6 +139,35 @@ Value widenFp8(OpBuilder &b, Location loc, Value byte, bool e4m3, int computeCap
 /// cvt.rn.satfinite on sm_89+ for nearest even, integer arithmetic else.
 Value narrowToFp8(OpBuilder &b, Location loc, Value f32, bool e4m3, bool towardZero, int computeCapability);
 
+/// A tile in XOR-swizzled shared memory (#kgpu.shared): `rows x cols`
+/// elements, cols contiguous, 16-byte chunks of row r permuted by
+/// `(r / perPhase) % maxPhase`.
+struct SwizzledTile {
+  Value base; ///< !llvm.ptr<3> to the tile's first element
+  Type element;
+  int64_t rows, cols;
+  unsigned vec, perPhase, maxPhase;
+  unsigned contiguousDim; ///< the tensor dimension that runs along cols
+
+  SwizzledTile(Value base, Type element, llvm::ArrayRef<int64_t> tileShape, gpu::SharedEncodingAttr encoding);
+  /// The element offset (i32) of (row, col), both i32.
+  Value offset(OpBuilder &b, Location loc, Value row, Value col) const;
+  /// The address of tensor coordinate `coord` (i32 per dimension).
+  Value address(OpBuilder &b, Location loc, llvm::ArrayRef<Value> coord) const;
+};
+
+/// A shared-memory pointer as the 32-bit address PTX's .shared accesses
+/// take (the shared window is far below 4 GiB; 32-bit arithmetic is cheaper).
+Value sharedAddress(OpBuilder &b, Location loc, Value pointer);
+
+/// Slot `slot` (i32) of a lowered kgpu.shared buffer `buffer` of `type`.
+SwizzledTile bufferSlot(OpBuilder &b, Location loc, Value buffer, mlir::RankedTensorType type, Type llvmElement,
+                        Value slot);
+
+/// How many consecutive registers of a global access go in one vector
+/// (layout contiguity bounded by axis info).
+int64_t accessWidth(const LoweringContext &ctx, Value ptr, Value mask, Type element);
+
 /// Shared memory bytes a scan needs (its layout conversion or its
 /// cross-warp step, whichever is larger).
 int64_t scanScratchBytes(tile::ScanOp op, int numWarps, int threadsPerWarp);
@@ -157,6 +186,8 @@ void populateMemoryPatterns(mlir::RewritePatternSet &patterns, const LoweringCon
 void populateReducePatterns(mlir::RewritePatternSet &patterns, const LoweringContext &context);
 void populateScanPatterns(mlir::RewritePatternSet &patterns, const LoweringContext &context);
 void populateDotPatterns(mlir::RewritePatternSet &patterns, const LoweringContext &context);
+void populateMmaPatterns(mlir::RewritePatternSet &patterns, const LoweringContext &context);
+void populateSharedPatterns(mlir::RewritePatternSet &patterns, const LoweringContext &context);
 void populateDebugPatterns(mlir::RewritePatternSet &patterns, const LoweringContext &context);
 /// math.erf on f32 without division (ErfToLLVM.cpp); applied before the
 /// math dialect's generic approximations.

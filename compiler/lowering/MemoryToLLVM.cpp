@@ -126,7 +126,8 @@ std::string cacheSuffix(tile::CacheModifier cache, tile::EvictionPolicy evict, b
   return "";
 }
 
-/// How many registers go in one access, and along which dimension.
+} // namespace
+
 int64_t accessWidth(const LoweringContext &ctx, Value ptr, Value mask, Type element) {
   auto tensor = dyn_cast<RankedTensorType>(ptr.getType());
   if (!tensor)
@@ -145,6 +146,8 @@ int64_t accessWidth(const LoweringContext &ctx, Value ptr, Value mask, Type elem
                                     ctx.axis.vectorWidth(ptr, dim, storageBytes(element), mask));
   return std::max<int64_t>(1, width);
 }
+
+namespace {
 
 /// Word size (bits) and count for `width` elements of `bytes` each.
 std::pair<unsigned, unsigned> wordsFor(int64_t width, int64_t bytes) {

@@ -7,6 +7,7 @@
 
 #include "compiler/ModuleImpl.h"
 #include "compiler/backend/nvptx/NVPTX.h"
+#include "compiler/dialect/gpu/KGpu.h"
 #include "compiler/transforms/Passes.h"
 
 #include <kiln/compiler.h>
@@ -45,20 +46,16 @@ void addGpuPasses(mlir::PassManager &pm, const CompileOptions &options) {
   pm.addPass(createAssignLayouts(layouts));
   pm.addPass(mlir::createCanonicalizerPass());
   pm.addPass(mlir::createCSEPass());
-}
-
-int computeCapability(const std::string &arch) {
-  // "sm_90a" -> 90
-  int cc = 0;
-  for (char c : arch)
-    if (c >= '0' && c <= '9')
-      cc = cc * 10 + (c - '0');
-  return cc;
+  PipelineLoopsOptions pipelining;
+  pipelining.numStages = options.num_stages;
+  pm.addPass(createPipelineLoops(pipelining));
+  pm.addPass(mlir::createCanonicalizerPass());
+  pm.addPass(mlir::createCSEPass());
 }
 
 void addLLVMPasses(mlir::PassManager &pm, const CompileOptions &options) {
   ConvertKGpuToLLVMOptions lowering;
-  lowering.computeCapability = computeCapability(options.arch);
+  lowering.computeCapability = gpu::computeCapabilityOf(options.arch);
   pm.addPass(createConvertKGpuToLLVM(lowering));
   pm.addPass(mlir::createCanonicalizerPass());
   pm.addPass(mlir::createCSEPass());

@@ -5,7 +5,8 @@
 //    operations, and the values a loop or branch carries.
 // 2. Memory accesses anchor their classes to a coalesced layout: 16-byte
 //    vectors along the pointer's most contiguous dimension (axis info),
-//    threads spread along it first. Larger accesses win.
+//    threads spread along it first. Larger accesses win. Tensor-core dots
+//    anchor their accumulators to the MMA layout above all else (Mma.h).
 // 3. Layouts flow from assigned classes to neighbours across the operations
 //    that change shapes (broadcast, expand_dims, reduce, trans, reshape,
 //    join, split); classes still without one get the default blocked layout.
@@ -18,6 +19,7 @@
 
 #include "compiler/analysis/AxisInfo.h"
 #include "compiler/dialect/gpu/KGpu.h"
+#include "compiler/dialect/gpu/Mma.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Math/IR/Math.h"
@@ -28,6 +30,7 @@
 #include "llvm/ADT/TypeSwitch.h"
 
 #include <deque>
+#include <limits>
 
 namespace kiln {
 
@@ -90,9 +93,9 @@ struct Relation {
 
 class Assigner {
 public:
-  Assigner(tile::FuncOp func, int numWarps, int threadsPerWarp)
+  Assigner(tile::FuncOp func, int numWarps, int threadsPerWarp, int computeCapability)
       : func_(func), context_(func.getContext()), numWarps_(numWarps),
-        threadsPerWarp_(threadsPerWarp), axis_(func) {}
+        threadsPerWarp_(threadsPerWarp), computeCapability_(computeCapability), axis_(func) {}
 
   void run() {
     collect();
@@ -195,8 +198,16 @@ private:
     });
   }
 
-  /// Step 2: the coalesced layout each memory access asks for.
+  /// Step 2: the coalesced layout each memory access asks for, and the
+  /// accumulator layout of each tensor-core dot.
   void chooseAnchors() {
+    func_.walk([&](tile::DotOp dot) {
+      if (!usesMma(dot, computeCapability_))
+        return;
+      auto shape = tensorOf(dot.getC()).getShape();
+      Attribute layout = LinearEncodingAttr::get(context_, mmaAccumulatorLayout(shape[0], shape[1], numWarps_));
+      anchors_[leader(dot.getC())] = {layout, std::numeric_limits<int64_t>::max()};
+    });
     func_.walk([&](Operation *op) {
       Value ptr, mask;
       if (auto load = dyn_cast<tile::LoadOp>(op))
@@ -227,6 +238,7 @@ private:
       spt[order[0]] = perThread;
       Attribute layout = blockedFor(context_, shape, spt, order, numWarps_, threadsPerWarp_);
       int64_t weight = elements * bytes * perThread;
+      weight = std::min(weight, std::numeric_limits<int64_t>::max() - 1);
       Value key = leader(ptr);
       auto [it, inserted] = anchors_.try_emplace(key, layout, weight);
       if (!inserted && weight > it->second.second)
@@ -426,7 +438,7 @@ private:
 
   tile::FuncOp func_;
   MLIRContext *context_;
-  int numWarps_, threadsPerWarp_;
+  int numWarps_, threadsPerWarp_, computeCapability_;
   AxisInfoAnalysis axis_;
   llvm::EquivalenceClasses<Value> classes_;
   llvm::MapVector<Value, size_t> order_; ///< every tensor value, in program order
@@ -444,7 +456,7 @@ struct AssignLayouts : impl::AssignLayoutsBase<AssignLayouts> {
     module->setAttr(kThreadsPerWarpAttr, b.getI32IntegerAttr(threadsPerWarp));
     module->setAttr(kTargetAttr, b.getStringAttr(target));
     for (auto func : module.getOps<tile::FuncOp>())
-      Assigner(func, numWarps, threadsPerWarp).run();
+      Assigner(func, numWarps, threadsPerWarp, computeCapabilityOf(target)).run();
   }
 };
 

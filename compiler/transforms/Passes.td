@@ -25,6 +25,27 @@ def AssignLayouts : Pass<"kgpu-assign-layouts", "mlir::ModuleOp"> {
   let dependentDialects = ["::kiln::gpu::KGpuDialect"];
 }
 
+def PipelineLoops : Pass<"kgpu-pipeline-loops", "mlir::ModuleOp"> {
+  let summary = "Overlap the loads of a loop's tensor-core dot operands with its math";
+  let description = [{
+    In an scf.for whose body loads an operand of a tensor-core dot (Mma.h),
+    the load becomes an asynchronous copy (`cp.async`) into a ring of
+    `num-stages` shared-memory slots, issued `num-stages - 1` iterations
+    ahead: before the loop the first `num-stages - 1` copies start; each
+    iteration waits for its slot, starts the copy for a later iteration, and
+    the dot reads its slot directly. The address computation of the load
+    (everything it depends on inside the loop: the induction variable and
+    loop-carried pointers advanced by pure arithmetic) is cloned to run
+    ahead. Loads that do not fit (other uses, a non-zero `other`, accesses
+    narrower than 4 bytes, addresses that depend on loop results) are left
+    as they are.
+  }];
+  let options = [
+    Option<"numStages", "num-stages", "int", "3", "slots in each ring (1: no pipelining)">
+  ];
+  let dependentDialects = ["::kiln::gpu::KGpuDialect", "::mlir::arith::ArithDialect"];
+}
+
 def ConvertKGpuToLLVM : Pass<"kgpu-to-llvm", "mlir::ModuleOp"> {
   let summary = "Lower the GPU level to per-thread LLVM and NVVM";
   let description = [{

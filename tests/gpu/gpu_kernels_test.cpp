@@ -194,7 +194,7 @@ TEST(GpuKernels, AtomicsAndCompareAndSwap) {
   expect_same(k, Grid(1), {}, {&counters, &sums, &best, &old}, 1e-5);
 }
 
-TEST(GpuKernels, DotWithFusedMultiplyAdds) {
+TEST(GpuKernels, DotsOfEveryOperandType) {
   Kernel k = jit(
       [](const Config &cfg, ConstPtr<f16> a, ConstPtr<f16> b, ConstPtr<f32> fa, ConstPtr<f32> fb, ConstPtr<i8> ia,
          ConstPtr<i8> ib, Ptr<f32> c, Ptr<f32> fc, Ptr<i32> ic) {

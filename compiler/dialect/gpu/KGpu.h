@@ -30,6 +30,8 @@ constexpr const char *kThreadsPerWarpAttr = "kgpu.threads_per_warp";
 constexpr const char *kTargetAttr = "kgpu.target"; ///< e.g. "sm_90a"
 
 int getNumWarps(mlir::ModuleOp module);
+/// "sm_90a" -> 90.
+int computeCapabilityOf(llvm::StringRef arch);
 int getThreadsPerWarp(mlir::ModuleOp module);
 
 /// The linear layout of a tensor type with a layout encoding.

@@ -338,6 +338,38 @@ void ConvertLayoutOp::getCanonicalizationPatterns(RewritePatternSet &patterns, M
 }
 
 //===----------------------------------------------------------------------===//
+// Shared-memory buffers
+//===----------------------------------------------------------------------===//
+
+namespace {
+/// A buffer's tile shape (its shape without the slot dimension) must be
+/// `shape` with the buffer's element type.
+LogicalResult checkTile(Operation *op, RankedTensorType buffer, RankedTensorType tile, StringRef what) {
+  if (buffer.getShape().drop_front() != tile.getShape())
+    return op->emitOpError() << what << " shape does not match the buffer's tile shape";
+  return success();
+}
+} // namespace
+
+LogicalResult AsyncCopyOp::verify() {
+  auto ptr = cast<RankedTensorType>(getPtr().getType());
+  if (failed(checkTile(*this, getBuffer().getType(), ptr, "pointer")))
+    return failure();
+  auto pointee = cast<kiln::tile::PointerType>(ptr.getElementType()).getPointeeType();
+  if (pointee != getBuffer().getType().getElementType())
+    return emitOpError("pointers and buffer hold different element types");
+  if (getMask() && cast<RankedTensorType>(getMask().getType()).getShape() != ptr.getShape())
+    return emitOpError("mask and pointers have different shapes");
+  return success();
+}
+
+LogicalResult LocalLoadOp::verify() {
+  if (getBuffer().getType().getElementType() != getType().getElementType())
+    return emitOpError("result and buffer hold different element types");
+  return checkTile(*this, getBuffer().getType(), getType(), "result");
+}
+
+//===----------------------------------------------------------------------===//
 // Helpers
 //===----------------------------------------------------------------------===//
 
@@ -351,6 +383,14 @@ static int intAttr(ModuleOp module, const char *name, int fallback) {
 
 int getNumWarps(ModuleOp module) { return intAttr(module, kNumWarpsAttr, 4); }
 int getThreadsPerWarp(ModuleOp module) { return intAttr(module, kThreadsPerWarpAttr, 32); }
+
+int computeCapabilityOf(StringRef arch) {
+  int cc = 0;
+  for (char c : arch)
+    if (c >= '0' && c <= '9')
+      cc = cc * 10 + (c - '0');
+  return cc;
+}
 
 LinearLayout linearLayoutOf(RankedTensorType type) {
   auto layout = dyn_cast_or_null<LayoutEncodingAttr>(type.getEncoding());

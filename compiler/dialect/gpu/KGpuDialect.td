@@ -104,6 +104,24 @@ def KGpu_LinearEncodingAttr : KGpu_Layout<"LinearEncoding", "linear"> {
   }];
 }
 
+def KGpu_SharedEncodingAttr : AttrDef<KGpu_Dialect, "SharedEncoding"> {
+  let mnemonic = "shared";
+  let summary = "A buffer of tiles in shared memory, XOR-swizzled";
+  let description = [{
+    The encoding of a tensor that lives in shared memory rather than in
+    registers: `slots x rows x cols` (one tile per slot of a pipelining
+    ring), `order[0]` naming the tile dimension that is contiguous. Within a
+    tile, the `vec`-element chunks of row r sit at chunk
+    `c ^ ((r / perPhase) % maxPhase)`, so that the eight rows an `ldmatrix`
+    reads (or a warp's 16-byte stores write) fall in different banks.
+
+    `#kgpu.shared<{vec = 8, perPhase = 2, maxPhase = 4, order = [1, 0]}>`
+  }];
+  let parameters = (ins "unsigned":$vec, "unsigned":$perPhase, "unsigned":$maxPhase,
+                        ArrayRefParameter<"unsigned">:$order);
+  let assemblyFormat = "`<` `{` `vec` `=` $vec `,` `perPhase` `=` $perPhase `,` `maxPhase` `=` $maxPhase `,` `order` `=` `[` $order `]` `}` `>`";
+}
+
 //===----------------------------------------------------------------------===//
 // Operations
 //===----------------------------------------------------------------------===//
@@ -124,6 +142,67 @@ def KGpu_ConvertLayoutOp : KGpu_Op<"convert_layout", [
   let assemblyFormat = "$src attr-dict `:` type($src) `->` type($result)";
   let hasFolder = 1;
   let hasCanonicalizer = 1;
+}
+
+def KGpu_SharedBuffer : Type<
+    And<[AnyRankedTensor.predicate,
+         CPred<"::llvm::isa_and_nonnull<::kiln::gpu::SharedEncodingAttr>(::llvm::cast<::mlir::RankedTensorType>($_self).getEncoding())">]>,
+    "a shared-memory buffer (tensor with #kgpu.shared encoding)", "::mlir::RankedTensorType">;
+
+def KGpu_LocalAllocOp : KGpu_Op<"local_alloc", [MemoryEffects<[MemAlloc]>]> {
+  let summary = "A buffer in shared memory for the whole program";
+  let description = [{
+    Reserves `slots x rows x cols` elements of shared memory, alive for the
+    whole program (separate from the scratch that conversions and
+    reductions share). The lowering places it after that scratch.
+  }];
+  let results = (outs KGpu_SharedBuffer:$result);
+  let assemblyFormat = "attr-dict `:` type($result)";
+}
+
+def KGpu_AsyncCopyOp : KGpu_Op<"async_copy", [MemoryEffects<[MemRead, MemWrite]>]> {
+  let summary = "Start copying a block from global memory into a buffer slot";
+  let description = [{
+    Every element `ptr` points to is copied, asynchronously (`cp.async`),
+    into slot `slot` of `buffer` at its coordinate; where `mask` is false or
+    `pred` is false, the element becomes zero and global memory is not read.
+    The copy joins the current group: see `async_commit` and `async_wait`.
+  }];
+  let arguments = (ins AnyRankedTensor:$ptr, KGpu_SharedBuffer:$buffer, I32:$slot,
+                       Optional<AnyRankedTensor>:$mask, I1:$pred);
+  let assemblyFormat = [{
+    $ptr `,` $buffer `[` $slot `]` (`mask` $mask^)? `if` $pred attr-dict `:` type($ptr) (`,` type($mask)^)? `->` type($buffer)
+  }];
+  let hasVerifier = 1;
+}
+
+def KGpu_AsyncCommitOp : KGpu_Op<"async_commit", [MemoryEffects<[MemRead, MemWrite]>]> {
+  let summary = "Close the group of async copies issued so far by this thread";
+  let assemblyFormat = "attr-dict";
+}
+
+def KGpu_AsyncWaitOp : KGpu_Op<"async_wait", [MemoryEffects<[MemRead, MemWrite]>]> {
+  let summary = "Wait until at most `pending` groups of async copies are in flight";
+  let description = [{
+    Then a barrier: the copies of every thread of the program that
+    completed are visible to all, and all threads have finished reading the
+    slots they read before.
+  }];
+  let arguments = (ins I32Attr:$pending);
+  let assemblyFormat = "$pending attr-dict";
+}
+
+def KGpu_LocalLoadOp : KGpu_Op<"local_load", [MemoryEffects<[MemRead]>]> {
+  let summary = "Read a slot of a shared-memory buffer into registers";
+  let description = [{
+    The tile in slot `slot` of `buffer`, in the result's layout. A
+    `tile.dot` whose operand is a local_load reads the slot directly (with
+    `ldmatrix`), so the registers of this layout are then never built.
+  }];
+  let arguments = (ins KGpu_SharedBuffer:$buffer, I32:$slot);
+  let results = (outs AnyRankedTensor:$result);
+  let assemblyFormat = "$buffer `[` $slot `]` attr-dict `:` type($buffer) `->` type($result)";
+  let hasVerifier = 1;
 }
 
 #endif // KILN_KGPU_DIALECT

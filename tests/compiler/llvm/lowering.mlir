@@ -83,15 +83,16 @@ module attributes {kgpu.num_warps = 4 : i32, kgpu.threads_per_warp = 32 : i32} {
 
 #l = #kgpu.blocked<{sizePerThread = [1, 1], threadsPerWarp = [4, 8], warpsPerCTA = [2, 2], order = [1, 0]}>
 module attributes {kgpu.num_warps = 4 : i32, kgpu.threads_per_warp = 32 : i32} {
-  // The FMA fallback of dot: fused multiply-adds in f32.
+  // The FMA fallback of dot (f32 operands; f16 and bf16 ones take the
+  // tensor cores, mma.test): fused multiply-adds in f32.
   // CHECK-LABEL: llvm.func @dot
-  // CHECK: llvm.fpext %{{.*}} : f16 to f32
+  // CHECK-NOT: mma.sync
   // CHECK: llvm.intr.fma
   tile.func @dot(%p: !tile.ptr<f32>) {
-    %a = arith.constant dense<1.0> : tensor<16x16xf16, #l>
-    %b = arith.constant dense<2.0> : tensor<16x16xf16, #l>
+    %a = arith.constant dense<1.0> : tensor<16x16xf32, #l>
+    %b = arith.constant dense<2.0> : tensor<16x16xf32, #l>
     %c = arith.constant dense<0.0> : tensor<16x16xf32, #l>
-    %d = tile.dot %a, %b, %c : tensor<16x16xf16, #l> * tensor<16x16xf16, #l> -> tensor<16x16xf32, #l>
+    %d = tile.dot %a, %b, %c : tensor<16x16xf32, #l> * tensor<16x16xf32, #l> -> tensor<16x16xf32, #l>
     tile.return
   }
 }

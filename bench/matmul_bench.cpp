@@ -1,0 +1,248 @@
+// Matrix products on the GPU: Kiln's DSL matmul next to cuBLAS (cublasGemmEx
+// from the toolkit's libcublas, loaded at run time) in the same process, on
+// the same buffers and stream. Each result is checked (against cuBLAS on
+// every element, and against a double-precision reference on sampled
+// elements) before it is timed; times are medians of CUDA-event-timed
+// launches after a warm-up.
+//
+//   matmul_bench [--records FILE] [--command TEXT] [--reps N] [--shapes llm|square|all]
+//
+// Records are bench/results' format (see memory_bench.cpp), ratio = Kiln's
+// TFLOP/s over cuBLAS's.
+#include <kiln/kiln.h>
+#include <kiln/numeric.h>
+
+#include <dlfcn.h>
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <ctime>
+#include <fstream>
+#include <random>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+using namespace kiln;
+
+namespace {
+
+/// C = A x B, row-major, C in the operands' type, f32 accumulation; tiles
+/// visited in groups of GROUP_M rows so that neighbours share L2.
+template <DType T>
+void matmul(const Config &cfg, ConstPtr<T> a, ConstPtr<T> b, Ptr<T> c, Int M, Int N, Int K) {
+  const int64_t BM = cfg["BLOCK_M"], BN = cfg["BLOCK_N"], BK = cfg["BLOCK_K"], GROUP = cfg["GROUP_M"];
+  Tensor pid = program_id(0);
+  Tensor tiles_m = cdiv(M, BM), tiles_n = cdiv(N, BN);
+  Tensor group = pid / (GROUP * tiles_n);
+  Tensor first_m = group * GROUP;
+  Tensor rows_in_group = minimum(tiles_m - first_m, GROUP);
+  Tensor pid_m = first_m + pid % rows_in_group;
+  Tensor pid_n = (pid % (GROUP * tiles_n)) / rows_in_group;
+  Tensor rm = pid_m * BM + arange(0, BM);
+  Tensor rn = pid_n * BN + arange(0, BN);
+  Tensor rk = arange(0, BK);
+  // Rows and columns past the edge read row/column 0 (in bounds) and are
+  // never stored: the K loop needs no masks when BLOCK_K divides K.
+  Tensor am = where(rm < M, rm, 0), bn = where(rn < N, rn, 0);
+  Tensor a_tile = a + expand_dims(am, 1) * K + expand_dims(rk, 0);
+  Tensor b_tile = b + expand_dims(rk, 1) * N + expand_dims(bn, 0);
+  Tensor acc = for_range(0, K, BK, carry(zeros({BM, BN}, f32)), [&](const Tensor &k, const Tensor &acc) {
+    return dot(load(a_tile + k), load(b_tile + k * N), acc);
+  });
+  store(c + expand_dims(rm, 1) * N + expand_dims(rn, 0), acc.to(T),
+        expand_dims(rm < M, 1) & expand_dims(rn < N, 0));
+}
+
+// The slice of cuBLAS this benchmark calls.
+using cublasHandle = void *;
+enum { CUBLAS_OP_N = 0, CUDA_R_16F = 2, CUDA_R_16BF = 14, CUBLAS_COMPUTE_32F = 68, CUBLAS_GEMM_DEFAULT = -1 };
+struct Cublas {
+  int (*create)(cublasHandle *);
+  int (*set_stream)(cublasHandle, void *);
+  int (*gemm_ex)(cublasHandle, int, int, int, int, int, const void *, const void *, int, int, const void *, int,
+                 int, const void *, void *, int, int, int, int);
+  cublasHandle handle = nullptr;
+  std::string library;
+
+  Cublas() {
+    void *lib = nullptr;
+    for (const char *name : {"libcublas.so", "libcublas.so.13", "libcublas.so.12", "/usr/local/cuda/lib64/libcublas.so"})
+      if ((lib = dlopen(name, RTLD_NOW | RTLD_GLOBAL))) {
+        library = name;
+        break;
+      }
+    if (!lib)
+      throw std::runtime_error("cuBLAS not found (libcublas.so): " + std::string(dlerror()));
+    create = reinterpret_cast<decltype(create)>(dlsym(lib, "cublasCreate_v2"));
+    set_stream = reinterpret_cast<decltype(set_stream)>(dlsym(lib, "cublasSetStream_v2"));
+    gemm_ex = reinterpret_cast<decltype(gemm_ex)>(dlsym(lib, "cublasGemmEx"));
+    if (!create || !set_stream || !gemm_ex || create(&handle) != 0)
+      throw std::runtime_error("cuBLAS: cannot create a handle");
+  }
+  /// Row-major C = A x B as column-major C^T = B^T x A^T.
+  void gemm(const Stream &stream, DType dtype, int64_t M, int64_t N, int64_t K, const Buffer &a, const Buffer &b,
+            Buffer &c) {
+    float one = 1, zero = 0;
+    int type = dtype == f16 ? CUDA_R_16F : CUDA_R_16BF;
+    if (set_stream(handle, stream.native()) != 0 ||
+        gemm_ex(handle, CUBLAS_OP_N, CUBLAS_OP_N, int(N), int(M), int(K), &one, reinterpret_cast<const void *>(b.address()), type, int(N),
+                reinterpret_cast<const void *>(a.address()),
+                type, int(K), &zero, reinterpret_cast<void *>(c.address()), type, int(N), CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT) != 0)
+      throw std::runtime_error("cublasGemmEx failed");
+  }
+};
+
+struct Problem {
+  int64_t M, N, K;
+};
+
+double median_ms(const Stream &stream, int reps, const std::function<void()> &launch) {
+  for (int i = 0; i < 10; ++i)
+    launch();
+  std::vector<float> times;
+  Event start(stream.device()), stop(stream.device());
+  for (int i = 0; i < reps; ++i) {
+    start.record(stream);
+    launch();
+    stop.record(stream);
+    stop.synchronize();
+    times.push_back(stop.elapsed_ms(start));
+  }
+  std::nth_element(times.begin(), times.begin() + reps / 2, times.end());
+  return times[reps / 2];
+}
+
+std::vector<uint16_t> random_half(DType dtype, size_t n, unsigned seed) {
+  std::mt19937 rng(seed);
+  std::uniform_real_distribution<double> dist(-1, 1);
+  std::vector<uint16_t> v(n);
+  for (auto &x : v)
+    x = static_cast<uint16_t>(encode_float(dtype, round_to(dtype, dist(rng), Rounding::nearest_even, false)));
+  return v;
+}
+
+} // namespace
+
+int main(int argc, char **argv) {
+  std::string records, command = "matmul_bench", which = "all";
+  int reps = 50;
+  for (int i = 1; i < argc; ++i) {
+    std::string arg = argv[i];
+    auto next = [&] { return i + 1 < argc ? std::string(argv[++i]) : std::string(); };
+    if (arg == "--records")
+      records = next();
+    else if (arg == "--command")
+      command = next();
+    else if (arg == "--reps")
+      reps = std::stoi(next());
+    else if (arg == "--shapes")
+      which = next();
+  }
+  if (!Device::cuda_available()) {
+    std::printf("matmul_bench: no GPU (%s)\n", Device::cuda_unavailable_reason().c_str());
+    return 77;
+  }
+  Device device = Device::cuda(0);
+  Stream stream = Stream::create(device);
+  Cublas cublas;
+
+  std::vector<Problem> shapes;
+  if (which != "llm")
+    shapes = {{4096, 4096, 4096}, {8192, 8192, 8192}};
+  if (which != "square")
+    for (int64_t M : {16, 128, 4096})
+      for (auto [N, K] : std::vector<std::pair<int64_t, int64_t>>{{4096, 4096}, {11008, 4096}, {4096, 11008}})
+        shapes.push_back({M, N, K});
+  // Candidate configurations; each shape reports its best (and which).
+  std::vector<Config> configs = {
+      {{"BLOCK_M", 128}, {"BLOCK_N", 128}, {"BLOCK_K", 32}, {"GROUP_M", 8}, {"num_warps", 4}, {"num_stages", 4}},
+      {{"BLOCK_M", 128}, {"BLOCK_N", 256}, {"BLOCK_K", 32}, {"GROUP_M", 8}, {"num_warps", 8}, {"num_stages", 3}},
+      {{"BLOCK_M", 128}, {"BLOCK_N", 128}, {"BLOCK_K", 64}, {"GROUP_M", 8}, {"num_warps", 8}, {"num_stages", 3}},
+      {{"BLOCK_M", 64}, {"BLOCK_N", 128}, {"BLOCK_K", 64}, {"GROUP_M", 8}, {"num_warps", 4}, {"num_stages", 4}},
+  };
+  Kernel kernels[2] = {jit(matmul<bf16>, "bench_matmul_bf16"), jit(matmul<f16>, "bench_matmul_f16")};
+
+  nlohmann::json out = nlohmann::json::array();
+  char date[32];
+  std::time_t now = std::time(nullptr);
+  std::strftime(date, sizeof date, "%Y-%m-%d", std::gmtime(&now));
+  std::printf("%-22s %-5s %10s %10s %7s  %s\n", "shape (MxNxK)", "dtype", "Kiln TF/s", "cuBLAS", "ratio", "Kiln config");
+  for (DType dtype : {bf16, f16}) {
+    for (const Problem &s : shapes) {
+      if (dtype == f16 && s.M != s.N)
+        continue; // f16: the square shapes only
+      Buffer a = Buffer::allocate(device, s.M * s.K * 2), b = Buffer::allocate(device, s.K * s.N * 2);
+      Buffer c = Buffer::allocate(device, s.M * s.N * 2), ref = Buffer::allocate(device, s.M * s.N * 2);
+      std::vector<uint16_t> ha = random_half(dtype, s.M * s.K, 1), hb = random_half(dtype, s.K * s.N, 2);
+      a.copy_from_host(ha.data(), ha.size() * 2);
+      b.copy_from_host(hb.data(), hb.size() * 2);
+      cublas.gemm(stream, dtype, s.M, s.N, s.K, a, b, ref);
+      stream.synchronize();
+      std::vector<uint16_t> expected(s.M * s.N), got(s.M * s.N);
+      ref.copy_to_host(expected.data(), expected.size() * 2);
+      double flop = 2.0 * s.M * s.N * s.K;
+      double cublas_ms = median_ms(stream, reps, [&] { cublas.gemm(stream, dtype, s.M, s.N, s.K, a, b, ref); });
+      double best_ms = 1e30;
+      std::string best_config;
+      const Kernel &k = kernels[dtype == f16];
+      for (const Config &config : configs) {
+        if (s.K % config["BLOCK_K"] != 0)
+          continue;
+        Grid grid(cdiv(s.M, config["BLOCK_M"]) * cdiv(s.N, config["BLOCK_N"]));
+        auto launch = [&] { k.launch(grid, config, stream, a, b, c, s.M, s.N, s.K); };
+        c.fill_bytes(0xFF);
+        launch();
+        stream.synchronize();
+        c.copy_to_host(got.data(), got.size() * 2);
+        // Against cuBLAS everywhere (both round f32 sums once), and exactly
+        // computed sums at sampled elements.
+        size_t bad = 0;
+        for (size_t i = 0; i < got.size(); ++i) {
+          double g = decode_float(dtype, got[i]), e = decode_float(dtype, expected[i]);
+          if (!(std::fabs(g - e) <= 2e-2 * std::max(1.0, std::fabs(e))))
+            ++bad;
+        }
+        std::mt19937 rng(3);
+        for (int sample = 0; sample < 64; ++sample) {
+          int64_t i = rng() % s.M, j = rng() % s.N;
+          double exact = 0;
+          for (int64_t l = 0; l < s.K; ++l)
+            exact += decode_float(dtype, ha[i * s.K + l]) * decode_float(dtype, hb[l * s.N + j]);
+          double g = decode_float(dtype, got[i * s.N + j]);
+          if (!(std::fabs(g - exact) <= 1e-2 * std::max(1.0, std::fabs(exact))))
+            ++bad;
+        }
+        if (bad) {
+          std::printf("  WRONG: %zu elements differ (%s)\n", bad, config.str().c_str());
+          continue;
+        }
+        double ms = median_ms(stream, reps, launch);
+        if (ms < best_ms)
+          best_ms = ms, best_config = config.str();
+      }
+      double kiln_tf = flop / best_ms / 1e9, cublas_tf = flop / cublas_ms / 1e9;
+      std::string shape = std::to_string(s.M) + "x" + std::to_string(s.N) + "x" + std::to_string(s.K);
+      std::printf("%-22s %-5s %10.1f %10.1f %7.3f  %s\n", shape.c_str(), std::string(name(dtype)).c_str(),
+                  best_ms < 1e30 ? kiln_tf : 0.0, cublas_tf, best_ms < 1e30 ? kiln_tf / cublas_tf : 0.0,
+                  best_config.c_str());
+      std::fflush(stdout);
+      out.push_back({{"workload", "matmul " + shape + " " + std::string(name(dtype))},
+                     {"metric", "TFLOP/s"},
+                     {"kiln", best_ms < 1e30 ? kiln_tf : 0.0},
+                     {"kiln_config", best_config},
+                     {"peer", "cuBLAS (cublasGemmEx, " + cublas.library + ")"},
+                     {"peer_value", cublas_tf},
+                     {"ratio", best_ms < 1e30 ? kiln_tf / cublas_tf : 0.0},
+                     {"device", device.name()},
+                     {"date", date},
+                     {"command", command}});
+    }
+  }
+  if (!records.empty())
+    std::ofstream(records) << out.dump(2) << "\n";
+  return 0;
+}

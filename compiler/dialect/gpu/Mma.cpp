@@ -1,0 +1,70 @@
+//===- Mma.cpp - tensor-core dots: when, and in which layouts -------------===//
+
+#include "compiler/dialect/gpu/Mma.h"
+
+using namespace mlir;
+
+namespace kiln::gpu {
+
+bool usesMma(tile::DotOp op, int computeCapability) {
+  if (computeCapability < 80)
+    return false;
+  auto a = op.getA().getType(), b = op.getB().getType(), c = op.getC().getType();
+  if (a.getRank() != 2)
+    return false;
+  Type element = a.getElementType();
+  if (!(element.isF16() || element.isBF16()) || b.getElementType() != element)
+    return false;
+  Type acc = c.getElementType();
+  if (!(acc.isF32() || (acc.isF16() && element.isF16())))
+    return false;
+  int64_t M = a.getShape()[0], K = a.getShape()[1], N = b.getShape()[1];
+  return M % 16 == 0 && N % 16 == 0 && K % 16 == 0;
+}
+
+MmaWarps mmaWarps(int64_t M, int64_t N, int numWarps) {
+  // Square-ish warp tiles: each new warp halves the longer side (in 16x8
+  // pieces), but a warp keeps at least 16 rows and 16 columns so that B
+  // loads come as pairs of 8-column pieces.
+  MmaWarps warps;
+  for (int left = numWarps; left > 1; left /= 2) {
+    bool canM = M / (16 * warps.m) >= 2, canN = N / (16 * warps.n) >= 2;
+    if (canN && (!canM || N / (8 * warps.n) > M / (16 * warps.m)))
+      warps.n *= 2;
+    else if (canM)
+      warps.m *= 2;
+    else
+      break;
+  }
+  return warps;
+}
+
+LinearLayout mmaAccumulatorLayout(int64_t M, int64_t N, int numWarps) {
+  MmaWarps warps = mmaWarps(M, N, numWarps);
+  std::array<std::vector<Coord>, kHwDims> bases;
+  auto &regs = bases[0], &lanes = bases[1], &warpBases = bases[2];
+  regs = {{0, 1}, {8, 0}};
+  lanes = {{0, 2}, {0, 4}, {1, 0}, {2, 0}, {4, 0}};
+  for (int w = 1; w < warps.n; w *= 2)
+    warpBases.push_back({0, 8 * w});
+  for (int w = 1; w < warps.m; w *= 2)
+    warpBases.push_back({16 * w, 0});
+  for (int w = warps.m * warps.n; w < numWarps; w *= 2)
+    warpBases.push_back({0, 0}); // spare warps hold copies
+  for (int64_t n = 8 * warps.n; n < N; n *= 2)
+    regs.push_back({0, static_cast<int32_t>(n)});
+  for (int64_t m = 16 * warps.m; m < M; m *= 2)
+    regs.push_back({static_cast<int32_t>(m), 0});
+  return LinearLayout(bases, {M, N});
+}
+
+SharedEncodingAttr swizzledEncoding(MLIRContext *context, int64_t contiguous, int64_t elementBytes,
+                                    ArrayRef<unsigned> order) {
+  int64_t rowBytes = contiguous * elementBytes;
+  unsigned vec = static_cast<unsigned>(std::max<int64_t>(1, 16 / elementBytes));
+  unsigned perPhase = static_cast<unsigned>(std::max<int64_t>(1, 128 / std::max<int64_t>(rowBytes, 1)));
+  unsigned maxPhase = static_cast<unsigned>(std::clamp<int64_t>(rowBytes / 16, 1, 8));
+  return SharedEncodingAttr::get(context, vec, perPhase, maxPhase, order);
+}
+
+} // namespace kiln::gpu

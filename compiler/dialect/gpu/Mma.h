@@ -1,0 +1,39 @@
+//===- Mma.h - tensor-core dots: when, and in which layouts ----*- C++ -*-===//
+//
+// A tile.dot of f16/bf16 operands runs on the tensor cores (mma.sync
+// m16n8k16, sm_80+) when its shape splits into 16x16 pieces. Its
+// accumulator then lives in the MMA layout: each warp owns 16x8 pieces,
+// interleaved with the other warps' along N then M and repeated over the
+// block; within a piece, lane l holds rows l/4 and l/4 + 8, columns
+// 2*(l%4) and 2*(l%4) + 1. The operands go through XOR-swizzled shared
+// memory and reach the registers through ldmatrix.
+//
+//===----------------------------------------------------------------------===//
+
+#pragma once
+
+#include "compiler/dialect/gpu/KGpu.h"
+
+namespace kiln::gpu {
+
+/// Whether `op` runs on tensor cores on a GPU of `computeCapability`.
+bool usesMma(tile::DotOp op, int computeCapability);
+
+/// Warps along M and N for an MxN accumulator; with fewer 16x16 pieces
+/// than warps, the rest hold copies.
+struct MmaWarps {
+  int m = 1, n = 1;
+};
+MmaWarps mmaWarps(int64_t M, int64_t N, int numWarps);
+
+/// The accumulator layout of an MxN tensor-core dot.
+LinearLayout mmaAccumulatorLayout(int64_t M, int64_t N, int numWarps);
+
+/// The swizzled shared encoding of a tile whose dimension `order[0]` is
+/// contiguous with `contiguous` elements of `elementBytes` each: 16-byte
+/// chunks XORed with the row so that any 8 consecutive rows of one chunk
+/// column fall in different banks.
+SharedEncodingAttr swizzledEncoding(mlir::MLIRContext *context, int64_t contiguous,
+                                    int64_t elementBytes, llvm::ArrayRef<unsigned> order);
+
+} // namespace kiln::gpu

@@ -1,0 +1,149 @@
+//===- SharedToLLVM.cpp - shared-memory buffers and async copies ----------===//
+//
+// kgpu.local_alloc is an offset into the program's shared memory (placed
+// by ConvertKGpuToLLVM after the scratch region); async copies are
+// `cp.async` of the load's vectors (4, 8 or 16 bytes, zero-filled where
+// masked off); waits are `cp.async.wait_group` then a barrier.
+//
+//===----------------------------------------------------------------------===//
+
+#include "compiler/lowering/Lowering.h"
+
+using namespace mlir;
+
+namespace kiln::lowering {
+
+using gpu::HwDim;
+using gpu::LinearLayout;
+
+SwizzledTile::SwizzledTile(Value base, Type element, ArrayRef<int64_t> tileShape, gpu::SharedEncodingAttr encoding)
+    : base(base), element(element), vec(encoding.getVec()), perPhase(encoding.getPerPhase()),
+      maxPhase(encoding.getMaxPhase()), contiguousDim(encoding.getOrder()[0]) {
+  cols = tileShape[contiguousDim];
+  rows = tileShape[1 - contiguousDim];
+}
+
+Value SwizzledTile::offset(OpBuilder &b, Location loc, Value row, Value col) const {
+  auto c = [&](int64_t v) { return i32Const(b, loc, v); };
+  Value phase = LLVM::URemOp::create(b, loc, LLVM::UDivOp::create(b, loc, row, c(perPhase)), c(maxPhase));
+  Value chunk = LLVM::XOrOp::create(b, loc, LLVM::UDivOp::create(b, loc, col, c(vec)), phase);
+  Value within = LLVM::URemOp::create(b, loc, col, c(vec));
+  Value rowStart = LLVM::MulOp::create(b, loc, row, c(cols));
+  return LLVM::AddOp::create(b, loc, rowStart,
+                             LLVM::AddOp::create(b, loc, LLVM::MulOp::create(b, loc, chunk, c(vec)), within));
+}
+
+Value SwizzledTile::address(OpBuilder &b, Location loc, ArrayRef<Value> coord) const {
+  return gep(b, loc, base, element, offset(b, loc, coord[1 - contiguousDim], coord[contiguousDim]));
+}
+
+SwizzledTile bufferSlot(OpBuilder &b, Location loc, Value buffer, RankedTensorType type, Type llvmElement,
+                        Value slot) {
+  auto encoding = cast<gpu::SharedEncodingAttr>(type.getEncoding());
+  ArrayRef<int64_t> tile = type.getShape().drop_front();
+  Value start = LLVM::MulOp::create(b, loc, slot, i32Const(b, loc, tile[0] * tile[1]));
+  return SwizzledTile(gep(b, loc, buffer, llvmElement, start), llvmElement, tile, encoding);
+}
+
+Value sharedAddress(OpBuilder &b, Location loc, Value pointer) {
+  return LLVM::PtrToIntOp::create(b, loc, b.getI32Type(), pointer);
+}
+
+namespace {
+
+int64_t byteSize(Type llvmElement) { return std::max<unsigned>(1, llvmElement.getIntOrFloatBitWidth() / 8); }
+
+struct LocalAllocLowering : KilnPattern<gpu::LocalAllocOp> {
+  using KilnPattern::KilnPattern;
+  LogicalResult matchAndRewrite(gpu::LocalAllocOp op, OpAdaptor, ConversionPatternRewriter &rewriter) const override {
+    auto offset = op->getAttrOfType<IntegerAttr>("kgpu.offset");
+    if (!offset)
+      return rewriter.notifyMatchFailure(op, "no shared-memory offset assigned");
+    Location loc = op.getLoc();
+    Value base = sharedBase(rewriter, loc, op);
+    rewriter.replaceOp(op, gep(rewriter, loc, base, rewriter.getI8Type(), i32Const(rewriter, loc, offset.getInt())));
+    return success();
+  }
+};
+
+struct AsyncCopyLowering : KilnPattern<gpu::AsyncCopyOp> {
+  using KilnPattern::KilnPattern;
+  LogicalResult matchAndRewrite(gpu::AsyncCopyOp op, OpAdaptor adaptor, ConversionPatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    auto bufferType = op.getBuffer().getType();
+    Type element = ctx.types.elementType(bufferType);
+    int64_t width = accessWidth(ctx, op.getPtr(), op.getMask(), element);
+    int64_t bytes = width * byteSize(element);
+    if (bytes != 4 && bytes != 8 && bytes != 16)
+      return rewriter.notifyMatchFailure(op, "cp.async moves 4, 8 or 16 bytes");
+    SwizzledTile tile = bufferSlot(rewriter, loc, adaptor.getBuffer(), bufferType, element, adaptor.getSlot());
+    SmallVector<Value> ptrs = unpack(rewriter, loc, adaptor.getPtr());
+    SmallVector<Value> masks;
+    if (adaptor.getMask())
+      masks = unpack(rewriter, loc, adaptor.getMask());
+    LinearLayout layout = layoutOf(op.getPtr().getType());
+    ThreadIds ids = threadIds(rewriter, loc, ctx.threadsPerWarp);
+    SmallVector<Value> thread = threadCoords(rewriter, loc, layout, ids);
+    // 16-byte copies may bypass L1 (.cg); smaller ones must go through it.
+    std::string text = std::string("cp.async.") + (bytes == 16 ? "cg" : "ca") + ".shared.global [$0], [$1], " +
+                       std::to_string(bytes) + ", $2;";
+    Value full = i32Const(rewriter, loc, bytes), none = i32Const(rewriter, loc, 0);
+    for (size_t r = 0; r < ptrs.size(); r += width) {
+      Value dst = tile.address(rewriter, loc, registerCoords(rewriter, loc, layout, r, thread));
+      Value copy = adaptor.getPred();
+      if (!masks.empty())
+        copy = LLVM::AndOp::create(rewriter, loc, copy, masks[r]);
+      Value srcBytes = LLVM::SelectOp::create(rewriter, loc, copy, full, none);
+      ptx(rewriter, loc, Type(), text, "r,l,r", {sharedAddress(rewriter, loc, dst), ptrs[r], srcBytes});
+    }
+    rewriter.eraseOp(op);
+    return success();
+  }
+};
+
+struct AsyncCommitLowering : KilnPattern<gpu::AsyncCommitOp> {
+  using KilnPattern::KilnPattern;
+  LogicalResult matchAndRewrite(gpu::AsyncCommitOp op, OpAdaptor, ConversionPatternRewriter &rewriter) const override {
+    ptx(rewriter, op.getLoc(), Type(), "cp.async.commit_group;", "", {});
+    rewriter.eraseOp(op);
+    return success();
+  }
+};
+
+struct AsyncWaitLowering : KilnPattern<gpu::AsyncWaitOp> {
+  using KilnPattern::KilnPattern;
+  LogicalResult matchAndRewrite(gpu::AsyncWaitOp op, OpAdaptor, ConversionPatternRewriter &rewriter) const override {
+    ptx(rewriter, op.getLoc(), Type(), "cp.async.wait_group " + std::to_string(op.getPending()) + ";", "", {});
+    barrier(rewriter, op.getLoc());
+    rewriter.eraseOp(op);
+    return success();
+  }
+};
+
+struct LocalLoadLowering : KilnPattern<gpu::LocalLoadOp> {
+  using KilnPattern::KilnPattern;
+  LogicalResult matchAndRewrite(gpu::LocalLoadOp op, OpAdaptor adaptor, ConversionPatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    Type element = ctx.types.elementType(op.getType());
+    SwizzledTile tile = bufferSlot(rewriter, loc, adaptor.getBuffer(), op.getBuffer().getType(), element,
+                                   adaptor.getSlot());
+    LinearLayout layout = layoutOf(op.getType());
+    ThreadIds ids = threadIds(rewriter, loc, ctx.threadsPerWarp);
+    SmallVector<Value> thread = threadCoords(rewriter, loc, layout, ids);
+    SmallVector<Value> values;
+    for (int r = 0; r < layout.registers(); ++r)
+      values.push_back(LLVM::LoadOp::create(rewriter, loc, element,
+                                            tile.address(rewriter, loc, registerCoords(rewriter, loc, layout, r, thread))));
+    rewriter.replaceOp(op, pack(rewriter, loc, getTypeConverter()->convertType(op.getType()), values));
+    return success();
+  }
+};
+
+} // namespace
+
+void populateSharedPatterns(RewritePatternSet &patterns, const LoweringContext &context) {
+  patterns.add<LocalAllocLowering, AsyncCopyLowering, AsyncCommitLowering, AsyncWaitLowering, LocalLoadLowering>(
+      context);
+}
+
+} // namespace kiln::lowering

@@ -1,0 +1,123 @@
+// Software pipelining of tensor-core dot operands: loads become cp.async
+// copies into rings of num-stages slots, issued num-stages - 1 iterations
+// ahead, with the address computation (here a loop-carried pointer) cloned
+// to run ahead.
+// RUN: kiln-opt %s --kgpu-assign-layouts --kgpu-pipeline-loops=num-stages=3 --split-input-file | FileCheck %s
+// RUN: kiln-opt %s --kgpu-assign-layouts --kgpu-pipeline-loops=num-stages=1 --split-input-file | FileCheck %s --check-prefix=ONE
+
+// CHECK-LABEL: tile.func @carried_pointers
+// Two rings of three 32x16 / 16x32 slots, swizzled along their rows.
+// CHECK: %[[RA:.*]] = kgpu.local_alloc : tensor<3x32x16xf16, #kgpu.shared<{vec = 8, perPhase = 4, maxPhase = 2, order = [1, 0]}>>
+// CHECK: %[[RB:.*]] = kgpu.local_alloc : tensor<3x16x32xf16, #kgpu.shared<{vec = 8, perPhase = 2, maxPhase = 4, order = [1, 0]}>>
+// Prologue: iterations 0 and 1 into slots 0 and 1, each its own group.
+// CHECK: kgpu.async_copy %{{.*}}, %[[RA]][%[[S0:.*]]] if
+// CHECK: kgpu.async_copy %{{.*}}, %[[RB]][%[[S0]]] if
+// CHECK-NEXT: kgpu.async_commit
+// CHECK: kgpu.async_copy %{{.*}}, %[[RA]][%{{.*}}] if
+// CHECK: kgpu.async_commit
+// The loop carries the pointer two iterations ahead and both slot numbers.
+// CHECK: scf.for %[[K:.*]] = {{.*}} iter_args(%{{.*}} = %{{.*}}, %{{.*}} = %{{.*}}, %[[AHEAD:.*]] = %{{.*}}, %[[READ:.*]] = %{{.*}}, %[[WRITE:.*]] = %{{.*}})
+// CHECK-NEXT: kgpu.async_wait 1
+// CHECK-NEXT: %[[A:.*]] = kgpu.local_load %[[RA]][%[[READ]]]
+// CHECK-NEXT: %[[B:.*]] = kgpu.local_load %[[RB]][%[[READ]]]
+// CHECK: arith.cmpi slt
+// CHECK: kgpu.async_copy %{{.*}}, %[[RA]][%[[WRITE]]] if
+// CHECK: kgpu.async_copy %{{.*}}, %[[RB]][%[[WRITE]]] if
+// CHECK-NEXT: kgpu.async_commit
+// CHECK: tile.dot %[[A]], %[[B]]
+// CHECK-NOT: tile.load
+// CHECK: scf.yield
+// CHECK: kgpu.async_wait 0
+// ONE-LABEL: tile.func @carried_pointers
+// ONE-NOT: kgpu.async_copy
+// ONE: tile.load
+// ONE: tile.load
+// ONE: tile.dot
+tile.func @carried_pointers(%a: !tile.ptr<f16> {tile.divisibility = 16 : i32}, %b: !tile.ptr<f16> {tile.divisibility = 16 : i32}, %c: !tile.ptr<f32> {tile.divisibility = 16 : i32}, %k: i32 {tile.divisibility = 16 : i32}) {
+  %c0 = arith.constant 0 : i32
+  %c16 = arith.constant 16 : i32
+  %zero = arith.constant dense<0.0> : tensor<32x32xf32>
+  %r16 = tile.range 0, 16 : tensor<16xi32>
+  %r32 = tile.range 0, 32 : tensor<32xi32>
+  %rows = tile.expand_dims %r32 {axis = 1 : i32} : tensor<32xi32> -> tensor<32x1xi32>
+  %ks = tile.splat %k : i32 -> tensor<32x1xi32>
+  %arow = arith.muli %rows, %ks : tensor<32x1xi32>
+  %acols = tile.expand_dims %r16 {axis = 0 : i32} : tensor<16xi32> -> tensor<1x16xi32>
+  %arowb = tile.broadcast %arow : tensor<32x1xi32> -> tensor<32x16xi32>
+  %acolb = tile.broadcast %acols : tensor<1x16xi32> -> tensor<32x16xi32>
+  %aoff = arith.addi %arowb, %acolb : tensor<32x16xi32>
+  %as = tile.splat %a : !tile.ptr<f16> -> tensor<32x16x!tile.ptr<f16>>
+  %a0 = tile.addptr %as, %aoff : tensor<32x16x!tile.ptr<f16>>, tensor<32x16xi32>
+  %brow = tile.expand_dims %r16 {axis = 1 : i32} : tensor<16xi32> -> tensor<16x1xi32>
+  %c32s = arith.constant dense<32> : tensor<16x1xi32>
+  %brows = arith.muli %brow, %c32s : tensor<16x1xi32>
+  %bcols = tile.expand_dims %r32 {axis = 0 : i32} : tensor<32xi32> -> tensor<1x32xi32>
+  %browb = tile.broadcast %brows : tensor<16x1xi32> -> tensor<16x32xi32>
+  %bcolb = tile.broadcast %bcols : tensor<1x32xi32> -> tensor<16x32xi32>
+  %boff = arith.addi %browb, %bcolb : tensor<16x32xi32>
+  %bs = tile.splat %b : !tile.ptr<f16> -> tensor<16x32x!tile.ptr<f16>>
+  %bp = tile.addptr %bs, %boff : tensor<16x32x!tile.ptr<f16>>, tensor<16x32xi32>
+  %step = arith.constant dense<16> : tensor<32x16xi32>
+  %acc, %last = scf.for %i = %c0 to %k step %c16 iter_args(%sum = %zero, %ap = %a0) -> (tensor<32x32xf32>, tensor<32x16x!tile.ptr<f16>>) : i32 {
+    %av = tile.load %ap : tensor<32x16x!tile.ptr<f16>>
+    %boffk = arith.muli %i, %c16 : i32
+    %bk = tile.splat %boffk : i32 -> tensor<16x32xi32>
+    %bpk = tile.addptr %bp, %bk : tensor<16x32x!tile.ptr<f16>>, tensor<16x32xi32>
+    %bv = tile.load %bpk : tensor<16x32x!tile.ptr<f16>>
+    %d = tile.dot %av, %bv, %sum : tensor<32x16xf16> * tensor<16x32xf16> -> tensor<32x32xf32>
+    %next = tile.addptr %ap, %step : tensor<32x16x!tile.ptr<f16>>, tensor<32x16xi32>
+    scf.yield %d, %next : tensor<32x32xf32>, tensor<32x16x!tile.ptr<f16>>
+  }
+  %crow = arith.constant dense<32> : tensor<32x1xi32>
+  %crows = arith.muli %rows, %crow : tensor<32x1xi32>
+  %crowb = tile.broadcast %crows : tensor<32x1xi32> -> tensor<32x32xi32>
+  %ccolb = tile.broadcast %bcols : tensor<1x32xi32> -> tensor<32x32xi32>
+  %coff = arith.addi %crowb, %ccolb : tensor<32x32xi32>
+  %cs = tile.splat %c : !tile.ptr<f32> -> tensor<32x32x!tile.ptr<f32>>
+  %cp = tile.addptr %cs, %coff : tensor<32x32x!tile.ptr<f32>>, tensor<32x32xi32>
+  tile.store %cp, %acc : tensor<32x32x!tile.ptr<f32>>
+  tile.return
+}
+
+// -----
+
+// A load whose masked-off elements are not zero, and one whose address
+// depends on a loaded value, stay loads.
+// CHECK-LABEL: tile.func @not_pipelined
+// CHECK-NOT: kgpu.async_copy
+// CHECK: scf.for
+// CHECK: tile.load
+// CHECK: tile.load
+// CHECK: tile.dot
+tile.func @not_pipelined(%a: !tile.ptr<f16> {tile.divisibility = 16 : i32}, %c: !tile.ptr<f32> {tile.divisibility = 16 : i32}, %k: i32 {tile.divisibility = 16 : i32}) {
+  %c0 = arith.constant 0 : i32
+  %c16 = arith.constant 16 : i32
+  %zero = arith.constant dense<0.0> : tensor<16x16xf32>
+  %one = arith.constant dense<1.0> : tensor<16x16xf16>
+  %r = tile.range 0, 16 : tensor<16xi32>
+  %rows = tile.expand_dims %r {axis = 1 : i32} : tensor<16xi32> -> tensor<16x1xi32>
+  %sixteen = arith.constant dense<16> : tensor<16x1xi32>
+  %rowoff = arith.muli %rows, %sixteen : tensor<16x1xi32>
+  %cols = tile.expand_dims %r {axis = 0 : i32} : tensor<16xi32> -> tensor<1x16xi32>
+  %rb = tile.broadcast %rowoff : tensor<16x1xi32> -> tensor<16x16xi32>
+  %cb = tile.broadcast %cols : tensor<1x16xi32> -> tensor<16x16xi32>
+  %off = arith.addi %rb, %cb : tensor<16x16xi32>
+  %as = tile.splat %a : !tile.ptr<f16> -> tensor<16x16x!tile.ptr<f16>>
+  %ap = tile.addptr %as, %off : tensor<16x16x!tile.ptr<f16>>, tensor<16x16xi32>
+  %ks = tile.splat %k : i32 -> tensor<16x16xi32>
+  %mask = arith.cmpi slt, %off, %ks : tensor<16x16xi32>
+  %acc, %shift = scf.for %i = %c0 to %k step %c16 iter_args(%sum = %zero, %s = %c0) -> (tensor<16x16xf32>, i32) : i32 {
+    %av = tile.load %ap, %mask, %one : tensor<16x16x!tile.ptr<f16>>
+    %ss = tile.splat %s : i32 -> tensor<16x16xi32>
+    %bp = tile.addptr %ap, %ss : tensor<16x16x!tile.ptr<f16>>, tensor<16x16xi32>
+    %bv = tile.load %bp : tensor<16x16x!tile.ptr<f16>>
+    %d = tile.dot %av, %bv, %sum : tensor<16x16xf16> * tensor<16x16xf16> -> tensor<16x16xf32>
+    %first = tile.load %a : !tile.ptr<f16>
+    %firsti = arith.fptosi %first : f16 to i32
+    scf.yield %d, %firsti : tensor<16x16xf32>, i32
+  }
+  %cs = tile.splat %c : !tile.ptr<f32> -> tensor<16x16x!tile.ptr<f32>>
+  %cp = tile.addptr %cs, %off : tensor<16x16x!tile.ptr<f32>>, tensor<16x16xi32>
+  tile.store %cp, %acc : tensor<16x16x!tile.ptr<f32>>
+  tile.return
+}
