@@ -6,6 +6,7 @@
 // launches after a warm-up.
 //
 //   matmul_bench [--records FILE] [--command TEXT] [--reps N] [--shapes llm|square|all]
+//   matmul_bench --compile-only    (no GPU: ptxas's registers and spills per config)
 //
 // Records are bench/results' format (see memory_bench.cpp), ratio = Kiln's
 // TFLOP/s over cuBLAS's.
@@ -45,9 +46,9 @@ void matmul(const Config &cfg, ConstPtr<T> a, ConstPtr<T> b, Ptr<T> c, Int M, In
   Tensor rm = pid_m * BM + arange(0, BM);
   Tensor rn = pid_n * BN + arange(0, BN);
   Tensor rk = arange(0, BK);
-  // Rows and columns past the edge read row/column 0 (in bounds) and are
-  // never stored: the K loop needs no masks when BLOCK_K divides K.
-  Tensor am = where(rm < M, rm, 0), bn = where(rn < N, rn, 0);
+  // Rows and columns past the edge wrap around (in bounds) and are never
+  // stored: the K loop needs no masks when BLOCK_K divides K.
+  Tensor am = rm % M, bn = rn % N;
   Tensor a_tile = a + expand_dims(am, 1) * K + expand_dims(rk, 0);
   Tensor b_tile = b + expand_dims(rk, 1) * N + expand_dims(bn, 0);
   Tensor acc = for_range(0, K, BK, carry(zeros({BM, BN}, f32)), [&](const Tensor &k, const Tensor &acc) {
@@ -130,6 +131,7 @@ std::vector<uint16_t> random_half(DType dtype, size_t n, unsigned seed) {
 int main(int argc, char **argv) {
   std::string records, command = "matmul_bench", which = "all";
   int reps = 50;
+  bool compile_only = false;
   for (int i = 1; i < argc; ++i) {
     std::string arg = argv[i];
     auto next = [&] { return i + 1 < argc ? std::string(argv[++i]) : std::string(); };
@@ -141,6 +143,32 @@ int main(int argc, char **argv) {
       reps = std::stoi(next());
     else if (arg == "--shapes")
       which = next();
+    else if (arg == "--compile-only")
+      compile_only = true;
+  }
+  // Candidate configurations; each shape reports its best (and which).
+  std::vector<Config> configs = {
+      {{"BLOCK_M", 128}, {"BLOCK_N", 128}, {"BLOCK_K", 32}, {"GROUP_M", 8}, {"num_warps", 4}, {"num_stages", 4}},
+      {{"BLOCK_M", 128}, {"BLOCK_N", 256}, {"BLOCK_K", 32}, {"GROUP_M", 8}, {"num_warps", 8}, {"num_stages", 3}},
+      {{"BLOCK_M", 128}, {"BLOCK_N", 128}, {"BLOCK_K", 64}, {"GROUP_M", 8}, {"num_warps", 8}, {"num_stages", 3}},
+      {{"BLOCK_M", 64}, {"BLOCK_N", 128}, {"BLOCK_K", 64}, {"GROUP_M", 8}, {"num_warps", 4}, {"num_stages", 4}},
+      {{"BLOCK_M", 128}, {"BLOCK_N", 128}, {"BLOCK_K", 64}, {"GROUP_M", 8}, {"num_warps", 4}, {"num_stages", 3}},
+      {{"BLOCK_M", 256}, {"BLOCK_N", 128}, {"BLOCK_K", 32}, {"GROUP_M", 8}, {"num_warps", 8}, {"num_stages", 4}},
+      {{"BLOCK_M", 128}, {"BLOCK_N", 128}, {"BLOCK_K", 64}, {"GROUP_M", 8}, {"num_warps", 4}, {"num_stages", 4}},
+      {{"BLOCK_M", 128}, {"BLOCK_N", 256}, {"BLOCK_K", 64}, {"GROUP_M", 8}, {"num_warps", 8}, {"num_stages", 3}},
+      {{"BLOCK_M", 256}, {"BLOCK_N", 128}, {"BLOCK_K", 64}, {"GROUP_M", 8}, {"num_warps", 8}, {"num_stages", 3}},
+  };
+  Kernel kernels[2] = {jit(matmul<bf16>, "bench_matmul_bf16"), jit(matmul<f16>, "bench_matmul_f16")};
+  if (compile_only) { // aligned pointers, sizes divisible by 16
+    Specialization spec;
+    spec.args.assign(6, ArgSpecialization{.divisible_by_16 = true});
+    for (const Kernel &k : kernels)
+      for (const Config &config : configs) {
+        CompiledKernel c = k.compile(config, spec, "sm_90a");
+        std::printf("%s %s: %d registers, %d bytes spilled, %d bytes shared\n", k.name().c_str(),
+                    config.str().c_str(), c.registers, c.spill_stores, c.shared_memory);
+      }
+    return 0;
   }
   if (!Device::cuda_available()) {
     std::printf("matmul_bench: no GPU (%s)\n", Device::cuda_unavailable_reason().c_str());
@@ -156,15 +184,8 @@ int main(int argc, char **argv) {
   if (which != "square")
     for (int64_t M : {16, 128, 4096})
       for (auto [N, K] : std::vector<std::pair<int64_t, int64_t>>{{4096, 4096}, {11008, 4096}, {4096, 11008}})
-        shapes.push_back({M, N, K});
-  // Candidate configurations; each shape reports its best (and which).
-  std::vector<Config> configs = {
-      {{"BLOCK_M", 128}, {"BLOCK_N", 128}, {"BLOCK_K", 32}, {"GROUP_M", 8}, {"num_warps", 4}, {"num_stages", 4}},
-      {{"BLOCK_M", 128}, {"BLOCK_N", 256}, {"BLOCK_K", 32}, {"GROUP_M", 8}, {"num_warps", 8}, {"num_stages", 3}},
-      {{"BLOCK_M", 128}, {"BLOCK_N", 128}, {"BLOCK_K", 64}, {"GROUP_M", 8}, {"num_warps", 8}, {"num_stages", 3}},
-      {{"BLOCK_M", 64}, {"BLOCK_N", 128}, {"BLOCK_K", 64}, {"GROUP_M", 8}, {"num_warps", 4}, {"num_stages", 4}},
-  };
-  Kernel kernels[2] = {jit(matmul<bf16>, "bench_matmul_bf16"), jit(matmul<f16>, "bench_matmul_f16")};
+        if (!(which == "all" && M == N && N == K)) // 4096^3 is already among the square shapes
+          shapes.push_back({M, N, K});
 
   nlohmann::json out = nlohmann::json::array();
   char date[32];

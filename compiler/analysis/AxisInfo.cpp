@@ -147,6 +147,16 @@ AxisInfo remInfo(const AxisInfo &a, const AxisInfo &b) {
       r.divisibility[d] = gcd(a.divisibility[d], c);
       r.constancy[d] = std::max(r.constancy[d], gcd(a.constancy[d], c));
     }
+    return r;
+  }
+  // A divisor constant along d and divisible by D wraps runs only at
+  // multiples of D (x % N with N a multiple of 16 keeps 16-runs).
+  for (unsigned d = 0; d < a.rank(); ++d) {
+    int64_t wraps = gcd(b.divisibility[d], b.constancy[d]);
+    r.contiguity[d] = gcd(gcd(a.contiguity[d], a.divisibility[d]), wraps);
+    // Runs cut inside one of a's start at multiples of the new length.
+    r.divisibility[d] = r.contiguity[d] == a.contiguity[d] ? gcd(a.divisibility[d], b.divisibility[d])
+                                                          : r.contiguity[d];
   }
   return r;
 }

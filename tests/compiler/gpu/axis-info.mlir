@@ -66,3 +66,26 @@ tile.func @hints(%n: i32) {
   %h = tile.hint %o {multiple_of = array<i32: 16>, max_contiguous = array<i32: 128>} : tensor<128xi32>
   tile.return
 }
+
+// -----
+
+// Wrapping offsets around a size divisible by 16 (x % n) keeps runs of 16.
+tile.func @wrapped_offsets(%n: i32 {tile.divisibility = 16 : i32}) {
+  // expected-remark @+1 {{contiguity = [1], divisibility = [1], constancy = [1]}}
+  %pid = tile.program_id x : i32
+  // expected-remark @+1 {{contiguity = [1], divisibility = [128], constancy = [1]}}
+  %c128 = arith.constant 128 : i32
+  // expected-remark @+1 {{contiguity = [1], divisibility = [128], constancy = [1]}}
+  %start = arith.muli %pid, %c128 : i32
+  // expected-remark @+1 {{contiguity = [128], divisibility = [1073741824], constancy = [1]}}
+  %r = tile.range 0, 128 : tensor<128xi32>
+  // expected-remark @+1 {{contiguity = [1], divisibility = [128], constancy = [128]}}
+  %s = tile.splat %start : i32 -> tensor<128xi32>
+  // expected-remark @+1 {{contiguity = [128], divisibility = [128], constancy = [1]}}
+  %offs = arith.addi %s, %r : tensor<128xi32>
+  // expected-remark @+1 {{contiguity = [1], divisibility = [16], constancy = [128]}}
+  %ns = tile.splat %n : i32 -> tensor<128xi32>
+  // expected-remark @+1 {{contiguity = [16], divisibility = [16], constancy = [1]}}
+  %wrapped = arith.remsi %offs, %ns : tensor<128xi32>
+  tile.return
+}
