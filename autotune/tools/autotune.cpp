@@ -17,6 +17,7 @@
 #include <random>
 #include <sstream>
 #include <string>
+#include <algorithm>
 #include <vector>
 
 using namespace kiln;
@@ -26,12 +27,16 @@ namespace {
 const char *kUsage = R"(autotune: tune an op of Kiln's ops library for a problem, store the winner
 
 usage: autotune --op OP --rows R --cols C [options]
+       autotune --op matmul --m M --n N --k K [options]
        autotune export [FILE]        best configs of the tuning store, as JSON (stdout without FILE)
        autotune import FILE          merge an export into the tuning store
 
-  --op OP               softmax, log_softmax, layer_norm or rms_norm (matmul: with the matmul op)
-  --rows R, --cols C    the problem: R rows of C values (normalized along C)
+  --op OP               softmax, log_softmax, layer_norm, rms_norm or matmul
+  --rows R, --cols C    a normalization's problem: R rows of C values (normalized along C)
+  --m M, --n N, --k K   a matmul's problem: [M, K] x [K, N] -> [M, N] (row-major, out in --dtype)
+  --bias, --activation A  matmul epilogue: a bias of N values; none, relu, gelu or silu
   --dtype T             f32 (default), f16 or bf16
+  --config C            tune only these configs (repeatable; "BLOCK_M=128,BLOCK_N=128,...")
   --strategy S          exhaustive (default) or pattern
   --budget-s N          stop timing new configs after N seconds
   --reps N              timed runs per config (default 20)
@@ -67,12 +72,19 @@ struct DeviceTensor {
     int64_t n = 1;
     for (int64_t d : shape)
       n *= d;
-    std::vector<uint8_t> bytes(n * size_in_bytes(dtype));
-    std::mt19937 rng(seed);
-    std::uniform_real_distribution<double> dist(-2, 2);
-    for (int64_t i = 0; random && i < n; ++i) {
-      uint64_t raw = encode_float(dtype, round_to(dtype, dist(rng), Rounding::nearest_even, false));
-      std::memcpy(bytes.data() + i * size_in_bytes(dtype), &raw, size_in_bytes(dtype));
+    const size_t width = size_in_bytes(dtype);
+    std::vector<uint8_t> bytes(n * width);
+    if (random) {
+      // 4096 values encoded once, then drawn at random: fast enough for
+      // 4096x4096 operands (encoding every element took seconds).
+      std::mt19937 rng(seed);
+      std::uniform_real_distribution<double> dist(-2, 2);
+      std::vector<uint64_t> table(4096);
+      for (uint64_t &raw : table)
+        raw = encode_float(dtype, round_to(dtype, dist(rng), Rounding::nearest_even, false));
+      std::minstd_rand pick(seed);
+      for (int64_t i = 0; i < n; ++i)
+        std::memcpy(bytes.data() + i * width, &table[pick() % table.size()], width);
     }
     buffer = Buffer::allocate(device, bytes.size());
     buffer.copy_from_host(bytes.data(), bytes.size());
@@ -133,7 +145,10 @@ int main(int argc, char **argv) {
     }
 
     std::string op, dtypeName = "f32", arch = "sm_90a";
-    int64_t rows = 0, cols = 0;
+    int64_t rows = 0, cols = 0, m = 0, n = 0, k = 0;
+    bool bias = false;
+    std::string activation = "none";
+    std::vector<Config> only;
     autotune::Options options;
     bool json = false, dryRun = false;
     for (size_t i = 0; i < args.size(); ++i) {
@@ -149,6 +164,12 @@ int main(int argc, char **argv) {
       } else if (a == "--op") op = value(a);
       else if (a == "--rows") rows = number(a, value(a).c_str());
       else if (a == "--cols") cols = number(a, value(a).c_str());
+      else if (a == "--m") m = number(a, value(a).c_str());
+      else if (a == "--n") n = number(a, value(a).c_str());
+      else if (a == "--k") k = number(a, value(a).c_str());
+      else if (a == "--bias") bias = true;
+      else if (a == "--config") only.push_back(Config::parse(value(a)));
+      else if (a == "--activation") activation = value(a);
       else if (a == "--dtype") dtypeName = value(a);
       else if (a == "--arch") arch = value(a);
       else if (a == "--reps") options.reps = static_cast<int>(number(a, value(a).c_str()));
@@ -168,13 +189,20 @@ int main(int argc, char **argv) {
                                                   {"layer_norm", ops::Normalization::layer_norm},
                                                   {"rms_norm", ops::Normalization::rms_norm}};
     if (op.empty())
-      fail("which op? (--op softmax|log_softmax|layer_norm|rms_norm; see --help)");
-    if (op == "matmul")
-      fail("matmul is not in the ops library yet (it comes with tensor-core dot)");
-    if (!ops.count(op))
-      fail("unknown op '" + op + "' (softmax, log_softmax, layer_norm, rms_norm)");
-    if (!rows || !cols)
+      fail("which op? (--op softmax|log_softmax|layer_norm|rms_norm|matmul; see --help)");
+    const bool isMatmul = op == "matmul";
+    if (!isMatmul && !ops.count(op))
+      fail("unknown op '" + op + "' (softmax, log_softmax, layer_norm, rms_norm, matmul)");
+    if (isMatmul && (!m || !n || !k))
+      fail("--m, --n and --k give a matmul's problem");
+    if (!isMatmul && (!rows || !cols))
       fail("--rows and --cols give the problem");
+    std::map<std::string, ops::Activation> activations{{"none", ops::Activation::none},
+                                                       {"relu", ops::Activation::relu},
+                                                       {"gelu", ops::Activation::gelu},
+                                                       {"silu", ops::Activation::silu}};
+    if (!activations.count(activation))
+      fail("unknown --activation '" + activation + "' (none, relu, gelu, silu)");
     std::map<std::string, DType> dtypes{{"f32", DType::f32}, {"f16", DType::f16}, {"bf16", DType::bf16}};
     if (!dtypes.count(dtypeName))
       fail("unsupported --dtype '" + dtypeName + "' (f32, f16, bf16)");
@@ -188,14 +216,34 @@ int main(int argc, char **argv) {
     Device device = gpu ? Device::cuda(0) : Device::interp();
     Stream stream(device);
     // On the interpreter (a dry run) only the shapes matter: no data.
-    DeviceTensor x(device, dtype, {rows, cols}, 1, gpu), y(device, dtype, {rows, cols}, 2, false);
-    DeviceTensor w(device, dtype, {cols}, 3, gpu), b(device, dtype, {cols}, 4, gpu);
-    ops::NormalizationArgs nargs{x.view, y.view, {}, {}, {}, {}, 1e-5};
-    if (op == "layer_norm" || op == "rms_norm")
-      nargs.weight = w.view;
-    if (op == "layer_norm")
-      nargs.bias = b.view;
-    autotune::Task task = ops::tuning_task(ops[op], nargs, stream, gpu ? target_for(device) : arch);
+    std::vector<DeviceTensor> tensors;
+    autotune::Task task;
+    const std::string target = gpu ? target_for(device) : arch;
+    if (isMatmul) {
+      tensors.emplace_back(device, dtype, std::vector<int64_t>{m, k}, 1, gpu);
+      tensors.emplace_back(device, dtype, std::vector<int64_t>{k, n}, 2, gpu);
+      tensors.emplace_back(device, dtype, std::vector<int64_t>{m, n}, 3, false);
+      tensors.emplace_back(device, dtype, std::vector<int64_t>{n}, 4, gpu);
+      ops::MatmulArgs margs{tensors[0].view, tensors[1].view, tensors[2].view, {}, {}, 1.0, activations[activation]};
+      if (bias)
+        margs.bias = tensors[3].view;
+      task = ops::tuning_task(margs, stream, target);
+    } else {
+      tensors.emplace_back(device, dtype, std::vector<int64_t>{rows, cols}, 1, gpu);
+      tensors.emplace_back(device, dtype, std::vector<int64_t>{rows, cols}, 2, false);
+      tensors.emplace_back(device, dtype, std::vector<int64_t>{cols}, 3, gpu);
+      tensors.emplace_back(device, dtype, std::vector<int64_t>{cols}, 4, gpu);
+      ops::NormalizationArgs nargs{tensors[0].view, tensors[1].view, {}, {}, {}, {}, 1e-5};
+      if (op == "layer_norm" || op == "rms_norm")
+        nargs.weight = tensors[2].view;
+      if (op == "layer_norm")
+        nargs.bias = tensors[3].view;
+      task = ops::tuning_task(ops[op], nargs, stream, target);
+    }
+    if (!only.empty())
+      task.space.constraint("not among the --config configs", [only](const Config &c) {
+        return std::find(only.begin(), only.end(), c) != only.end();
+      });
     if (!json)
       options.progress = &std::cerr;
 

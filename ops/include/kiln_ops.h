@@ -42,6 +42,14 @@ enum {
   KILN_REDUCE_VAR = 6
 };
 
+/** The activation kiln_matmul applies. */
+enum {
+  KILN_ACTIVATION_NONE = 0,
+  KILN_ACTIVATION_RELU = 1,
+  KILN_ACTIVATION_GELU = 2, /**< exact (erf) */
+  KILN_ACTIVATION_SILU = 3
+};
+
 /** KILN_OPS_ABI_VERSION of the library. */
 int kiln_ops_abi_version(void);
 /** The library's version, e.g. "0.1.0+1e1c6c75f6e1". */
@@ -76,6 +84,14 @@ int kiln_layer_norm(const DLTensor *x, const DLTensor *weight, const DLTensor *b
                     const DLTensor *mean, const DLTensor *rstd, void *stream);
 int kiln_rms_norm(const DLTensor *x, const DLTensor *weight, double eps, const DLTensor *y, const DLTensor *rstd,
                   void *stream);
+
+/** out = activation(alpha * (a x b) + bias) + residual: a [M, K], b [K, N],
+ *  out [M, N] (or all with a leading batch dimension; a or b may have batch
+ *  1), any strides. a and b both f16, bf16 (tensor cores) or f32; out,
+ *  bias ([N]) and residual (out's shape; may be out) f32, f16 or bf16;
+ *  bias and residual may be NULL. Accumulates in f32. */
+int kiln_matmul(const DLTensor *a, const DLTensor *b, const DLTensor *bias, const DLTensor *residual, double alpha,
+                int activation, const DLTensor *out, void *stream);
 
 #ifdef __cplusplus
 }

@@ -269,4 +269,22 @@ int kiln_rms_norm(const DLTensor *x, const DLTensor *weight, double eps, const D
   });
 }
 
+int kiln_matmul(const DLTensor *a, const DLTensor *b, const DLTensor *bias, const DLTensor *residual, double alpha,
+                int activation, const DLTensor *out, void *stream) {
+  return guarded([&] {
+    if (activation < KILN_ACTIVATION_NONE || activation > KILN_ACTIVATION_SILU)
+      throw InvalidArgument("kiln_matmul: unknown activation " + std::to_string(activation));
+    DeviceOf devices;
+    MatmulArgs args;
+    args.a = viewOf(a, "a", devices);
+    args.b = viewOf(b, "b", devices);
+    args.out = viewOf(out, "out", devices);
+    args.bias = optionalView(bias, "bias", devices);
+    args.residual = optionalView(residual, "residual", devices);
+    args.alpha = alpha;
+    args.activation = static_cast<Activation>(activation);
+    matmul(args, streamFor(devices, stream));
+  });
+}
+
 } // extern "C"

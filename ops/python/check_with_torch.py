@@ -103,6 +103,24 @@ total = torch.full((3,), float("nan"), device=device)
 ops.reduce(kiln_ops.SUM, long, 1, total)
 check("sum of 300007-long rows (split)", total, long.double().sum(1), 1e-4)
 
+# Matmul: tensor cores for f16/bf16 (FMAs for f32), a transposed operand,
+# a batch, the fused epilogue; against float64 products.
+for dtype in (torch.float32, torch.float16, torch.bfloat16):
+    for (m, n, k) in ((128, 256, 64), (77, 45, 100), (512, 384, 1024)):
+        a = torch.randn(m, k, device=device, dtype=dtype)
+        bt = torch.randn(n, k, device=device, dtype=dtype)
+        bias = torch.randn(n, device=device, dtype=dtype)
+        out = empty((m, n), torch.float32)
+        ops.matmul(a, bt.t(), out, bias=bias, alpha=0.5, activation=kiln_ops.ACTIVATION_GELU)
+        ref = torch.nn.functional.gelu(0.5 * (a.double() @ bt.t().double()) + bias.double())
+        check(f"matmul gelu(0.5 a@b.t() + bias) [{m}, {n}, {k}]", out, ref, 2e-4 * max(1, k // 64))
+a3 = torch.randn(4, 96, 160, device=device, dtype=torch.bfloat16)
+b3 = torch.randn(4, 160, 64, device=device, dtype=torch.bfloat16)
+res = torch.randn(4, 96, 64, device=device, dtype=torch.bfloat16)
+out3 = empty((4, 96, 64), torch.bfloat16)
+ops.matmul(a3, b3, out3, residual=res)
+check("batched matmul + residual", out3, (a3.double() @ b3.double() + res.double()), 1.6e-2)
+
 # Refusals come back as exceptions with the library's reason.
 try:
     ops.softmax(x, torch.empty(3, device=device))

@@ -67,6 +67,29 @@ TEST(OpsCApi, VersionAndResults) {
   }
 }
 
+TEST(OpsCApi, MatmulWithBiasAndActivation) {
+  Tensor a({3, 4}, 0), b({4, 5}, 0), bias({5}, 0), out({3, 5}, NAN);
+  for (size_t i = 0; i < a.data.size(); ++i)
+    a.data[i] = static_cast<float>(i % 5) - 2;
+  for (size_t i = 0; i < b.data.size(); ++i)
+    b.data[i] = static_cast<float>(i % 3) - 1;
+  for (size_t i = 0; i < bias.data.size(); ++i)
+    bias.data[i] = static_cast<float>(i) * 0.5f;
+  ASSERT_EQ(kiln_matmul(&a.dl, &b.dl, &bias.dl, nullptr, 2.0, KILN_ACTIVATION_RELU, &out.dl, nullptr), KILN_OK)
+      << error();
+  for (int i = 0; i < 3; ++i)
+    for (int j = 0; j < 5; ++j) {
+      double s = 0;
+      for (int k = 0; k < 4; ++k)
+        s += a.data[i * 4 + k] * b.data[k * 5 + j];
+      EXPECT_EQ(out.data[i * 5 + j], std::max(2 * s + bias.data[j], 0.0)) << i << "," << j;
+    }
+  EXPECT_EQ(kiln_matmul(&a.dl, &a.dl, nullptr, nullptr, 1.0, KILN_ACTIVATION_NONE, &out.dl, nullptr), KILN_ERROR_FAILED);
+  EXPECT_NE(error().find("shapes do not multiply"), std::string::npos) << error();
+  EXPECT_EQ(kiln_matmul(&a.dl, &b.dl, nullptr, nullptr, 1.0, 9, &out.dl, nullptr), KILN_ERROR_INVALID_ARGUMENT);
+  EXPECT_NE(error().find("unknown activation 9"), std::string::npos) << error();
+}
+
 TEST(OpsCApi, BadInputsReturnStatusesAndReasons) {
   Tensor x({4, 8}, 1), y({4, 8}, 0), small({4}, 0);
   auto expect = [](int status, int code, const std::string &words) {

@@ -145,4 +145,34 @@ void layer_norm(const TensorView &x, const TensorView &weight, const TensorView 
 void rms_norm(const TensorView &x, const TensorView &weight, double eps, const TensorView &y,
               const TensorView &rstd, const Stream &stream, const Config &config = {});
 
+//===----------------------------------------------------------------------===//
+// Matrix products
+//===----------------------------------------------------------------------===//
+
+enum class Activation { none, relu, gelu, silu };
+/// "none", "relu", "gelu", "silu".
+const char *name(Activation a);
+
+/// out = act(alpha * (a x b) + bias) + residual, in f32, stored as out's
+/// dtype. a is [M, K] and b [K, N] (any strides: row- or column-major), out
+/// [M, N]; with a leading batch dimension (rank 3) each batch multiplies on
+/// its own (a or b may broadcast over it with stride 0 or size 1). f16 and
+/// bf16 operands run on tensor cores (docs/tensor-cores.md), f32 ones with
+/// FMAs in full f32; out is f32, f16 or bf16. bias ([N]) and residual
+/// (out's shape; may be out itself) are optional (empty views).
+struct MatmulArgs {
+  TensorView a, b, out, bias, residual;
+  double alpha = 1;
+  Activation activation = Activation::none;
+};
+/// Runs it. `config` may set the tile: BLOCK_M, BLOCK_N, BLOCK_K, GROUP_M
+/// (tiles along M walked together, for L2 reuse), num_warps, num_stages;
+/// without it, the tuned config for this problem on this device when the
+/// tuning store has one (tuned first when KILN_AUTOTUNE=quick|full), else
+/// defaults by shape.
+void matmul(const MatmulArgs &args, const Stream &stream, const Config &config = {});
+/// The autotuner's task for these tensors: the tile space (pruned by shared
+/// memory and registers), each config checked against the default's output.
+autotune::Task tuning_task(const MatmulArgs &args, const Stream &stream, const std::string &target = "");
+
 } // namespace kiln::ops

@@ -1,0 +1,265 @@
+//===- Matmul.cpp - matrix products with fused epilogues ------------------===//
+//
+// One DSL kernel per structure (dtypes, which epilogue inputs exist, the
+// activation, batched or not, whether BLOCK_K divides K, 32- or 64-bit
+// offsets); sizes and strides are runtime arguments, so unit strides and
+// sizes divisible by 16 specialize at launch (vectorized, pipelined loads).
+// Each program computes a BLOCK_M x BLOCK_N tile of one batch, tiles
+// ordered in groups of GROUP_M rows so that neighbours share L2; rows and
+// columns past the edges wrap around (x % M) for loading and are never
+// stored, so only K needs masks, and only when BLOCK_K does not divide it.
+//
+//===----------------------------------------------------------------------===//
+
+#include "ops/lib/MatmulPlan.h"
+#include "ops/lib/Space.h"
+
+#include <kiln/cache.h>
+
+namespace kiln::ops {
+
+namespace {
+
+/// The parameters of a generated kernel, by role.
+enum Operand { A, B, OUT, BIAS, RESIDUAL, OPERANDS };
+
+struct Structure {
+  DType dtypes[OPERANDS] = {};
+  bool present[OPERANDS] = {true, true, true, false, false};
+  Activation activation = Activation::none;
+  bool batched = false, evenK = true, wide = false;
+
+  std::string key() const {
+    std::string k = "matmul";
+    for (int o = 0; o < OPERANDS; ++o)
+      k += "|" + (present[o] ? std::string(name(dtypes[o])) : std::string("-"));
+    return k + "|" + name(activation) + (batched ? "|batched" : "") + (evenK ? "|evenK" : "|maskK") +
+           (wide ? "|i64" : "|i32");
+  }
+};
+
+/// Positions in the signature.
+struct Params {
+  Signature signature;
+  int pointers[OPERANDS] = {-1, -1, -1, -1, -1};
+  int M = -1, N = -1, K = -1, alpha = -1;
+  int strides[OPERANDS][3] = {}; ///< batch, rows, columns (bias: columns only)
+};
+
+Params parameters(const Structure &s) {
+  Params q;
+  DType index = s.wide ? DType::i64 : DType::i32;
+  for (int o = 0; o < OPERANDS; ++o)
+    q.pointers[o] = s.present[o] ? q.signature.pointer(s.dtypes[o], o != OUT) : -1;
+  q.M = q.signature.scalar(index);
+  q.N = q.signature.scalar(index);
+  q.K = q.signature.scalar(index);
+  q.alpha = q.signature.scalar(DType::f32);
+  for (int o = 0; o < OPERANDS; ++o)
+    for (int d = 0; d < 3; ++d)
+      q.strides[o][d] = s.present[o] && (o != BIAS || d == 2) && (s.batched || d > 0) ? q.signature.scalar(index) : -1;
+  return q;
+}
+
+Kernel makeKernel(const std::string &key, const Structure &s, const Params &q) {
+  auto body = [s, q](const Config &cfg, const std::vector<Tensor> &args) {
+    const int64_t BM = cfg["BLOCK_M"], BN = cfg["BLOCK_N"], BK = cfg["BLOCK_K"], GROUP = cfg["GROUP_M"];
+    DType index = s.wide ? DType::i64 : DType::i32;
+    auto at = [&](int position) { return position >= 0 ? args[position] : Tensor(); };
+    Tensor M = args[q.M], N = args[q.N], K = args[q.K];
+    auto stride = [&](int o, int d) { return at(q.strides[o][d]); };
+
+    // Grouped tile order.
+    Tensor pid = program_id(0);
+    Tensor tiles_n = cdiv(N, BN), tiles_m = cdiv(M, BM);
+    Tensor first_m = pid / (GROUP * tiles_n) * GROUP;
+    Tensor group_rows = minimum(tiles_m - first_m, GROUP);
+    Tensor pid_m = first_m + pid % group_rows;
+    Tensor pid_n = (pid % (GROUP * tiles_n)) / group_rows;
+    Tensor rm = (pid_m * BM + arange(0, BM)).to(index), rn = (pid_n * BN + arange(0, BN)).to(index);
+    Tensor rk = arange(0, BK).to(index);
+    Tensor batch = s.batched ? program_id(1).to(index) : Tensor();
+    auto base = [&](int o) {
+      Tensor p = args[q.pointers[o]];
+      return s.batched ? p + batch * stride(o, 0) : p;
+    };
+
+    Tensor a_tile = base(A) + expand_dims(rm % M, 1) * stride(A, 1) + expand_dims(rk, 0) * stride(A, 2);
+    Tensor b_tile = base(B) + expand_dims(rk, 1) * stride(B, 1) + expand_dims(rn % N, 0) * stride(B, 2);
+    Tensor acc = for_range(0, K, BK, carry(zeros({BM, BN}, DType::f32)), [&](const Tensor &k, const Tensor &acc) {
+      Tensor a_at = a_tile + k * stride(A, 2), b_at = b_tile + k * stride(B, 1);
+      DotOptions full{.precision = Precision::ieee}; // f32 operands multiply in f32, not tf32
+      if (s.evenK)
+        return dot(load(a_at), load(b_at), acc, full);
+      Tensor in_k = k + rk < K;
+      return dot(load(a_at, expand_dims(in_k, 0), 0.0), load(b_at, expand_dims(in_k, 1), 0.0), acc, full);
+    });
+
+    // The epilogue, in f32.
+    Tensor v = acc * args[q.alpha];
+    if (s.present[BIAS])
+      v = v + expand_dims(load(args[q.pointers[BIAS]] + (rn % N) * stride(BIAS, 2)).to(DType::f32), 0);
+    switch (s.activation) {
+    case Activation::none: break;
+    case Activation::relu: v = maximum(v, 0.0); break;
+    case Activation::gelu: v = v * 0.5 * (erf(v * 0.7071067811865476) + 1.0); break;
+    case Activation::silu: v = v * sigmoid(v); break;
+    }
+    Tensor inside = expand_dims(rm < M, 1) & expand_dims(rn < N, 0);
+    if (s.present[RESIDUAL]) {
+      Tensor r = base(RESIDUAL) + expand_dims(rm, 1) * stride(RESIDUAL, 1) + expand_dims(rn, 0) * stride(RESIDUAL, 2);
+      v = v + load(r, inside, 0.0).to(DType::f32);
+    }
+    Tensor o = base(OUT) + expand_dims(rm, 1) * stride(OUT, 1) + expand_dims(rn, 0) * stride(OUT, 2);
+    store(o, v.to(s.dtypes[OUT]), inside);
+  };
+  return Kernel("kiln_matmul_" + sha256_hex(key).substr(0, 10), q.signature.types(), body);
+}
+
+bool isMatmulFloat(DType t) { return t == DType::f32 || t == DType::f16 || t == DType::bf16; }
+
+/// The default tile for a problem: wide tiles for large M, 64 rows for
+/// skinny ones; f32 operands (FMA) take small tiles.
+Config defaults(DType operands, int64_t M) {
+  if (operands == DType::f32)
+    return Config{{"BLOCK_M", 32}, {"BLOCK_N", 32}, {"BLOCK_K", 16}, {"GROUP_M", 8}, {"num_warps", 4}, {"num_stages", 1}};
+  if (M <= 64)
+    return Config{{"BLOCK_M", 64}, {"BLOCK_N", 128}, {"BLOCK_K", 64}, {"GROUP_M", 8}, {"num_warps", 4}, {"num_stages", 4}};
+  return Config{{"BLOCK_M", 128}, {"BLOCK_N", 128}, {"BLOCK_K", 64}, {"GROUP_M", 8}, {"num_warps", 4}, {"num_stages", 3}};
+}
+
+} // namespace
+
+const char *name(Activation a) {
+  switch (a) {
+  case Activation::none: return "none";
+  case Activation::relu: return "relu";
+  case Activation::gelu: return "gelu";
+  case Activation::silu: return "silu";
+  }
+  return "?";
+}
+
+MatmulLaunch prepare_matmul(const MatmulArgs &m, const Stream &stream, const Config &overrides) {
+  const std::string op = "matmul";
+  check_view(m.a, op, "a");
+  check_view(m.b, op, "b");
+  check_view(m.out, op, "out");
+  const int rank = m.out.rank();
+  if (rank != 2 && rank != 3)
+    throw Error(op + ": out " + m.out.describe() + " must be [M, N] or [batch, M, N]");
+  if (m.a.rank() != rank || m.b.rank() != rank)
+    throw Error(op + ": a " + m.a.describe() + " and b " + m.b.describe() + " must have out's rank (" +
+                std::to_string(rank) + ")");
+  if (!isMatmulFloat(m.a.dtype) || m.b.dtype != m.a.dtype)
+    throw Error(op + ": a and b must both be f16, bf16 or f32 (a is " + std::string(name(m.a.dtype)) + ", b " +
+                std::string(name(m.b.dtype)) + ")");
+  if (!isMatmulFloat(m.out.dtype))
+    throw Error(op + ": out must be f32, f16 or bf16, not " + std::string(name(m.out.dtype)));
+  const int64_t M = m.out.shape[rank - 2], N = m.out.shape[rank - 1], K = m.a.shape[rank - 1];
+  if (m.a.shape[rank - 2] != M || m.b.shape[rank - 2] != K || m.b.shape[rank - 1] != N)
+    throw Error(op + ": shapes do not multiply: a " + m.a.describe() + " x b " + m.b.describe() + " -> out " +
+                m.out.describe());
+  const int64_t batches = rank == 3 ? m.out.shape[0] : 1;
+  for (const TensorView *v : {&m.a, &m.b})
+    if (rank == 3 && v->shape[0] != batches && v->shape[0] != 1)
+      throw Error(op + ": batch of " + v->describe() + " must be out's (" + std::to_string(batches) + ") or 1");
+  std::vector<const TensorView *> views{&m.a, &m.b, &m.out};
+  Structure s;
+  s.dtypes[A] = m.a.dtype;
+  s.dtypes[B] = m.b.dtype;
+  s.dtypes[OUT] = m.out.dtype;
+  if (m.bias.address) {
+    check_view(m.bias, op, "bias");
+    if (m.bias.shape != std::vector<int64_t>{N} || !isMatmulFloat(m.bias.dtype))
+      throw Error(op + ": bias " + m.bias.describe() + " must be 1-D f32, f16 or bf16 of out's last size " +
+                  std::to_string(N));
+    s.present[BIAS] = true;
+    s.dtypes[BIAS] = m.bias.dtype;
+    views.push_back(&m.bias);
+  }
+  if (m.residual.address) {
+    check_view(m.residual, op, "residual");
+    if (m.residual.shape != m.out.shape || !isMatmulFloat(m.residual.dtype))
+      throw Error(op + ": residual " + m.residual.describe() + " must be f32, f16 or bf16 of out's shape " +
+                  m.out.describe());
+    s.present[RESIDUAL] = true;
+    s.dtypes[RESIDUAL] = m.residual.dtype;
+    views.push_back(&m.residual);
+  }
+  check_devices(views, stream, op);
+  std::vector<int64_t> os = m.out.effective_strides();
+  for (int d = 0; d < rank; ++d)
+    if (os[d] == 0 && m.out.shape[d] > 1)
+      throw Error(op + ": out " + m.out.describe() + " writes elements more than once (a zero stride)");
+  if (batches > 65535)
+    throw Error(op + ": at most 65535 batches, got " + std::to_string(batches));
+  if (m.out.numel() == 0)
+    return {};
+
+  Config config = defaults(m.a.dtype, M);
+  for (const auto &[k, v] : overrides.values())
+    config.set(k, v);
+  const int64_t BM = config["BLOCK_M"], BN = config["BLOCK_N"], BK = config["BLOCK_K"];
+  for (auto [what, size] : {std::pair{"BLOCK_M", BM}, {"BLOCK_N", BN}, {"BLOCK_K", BK}})
+    if (size < 16 || (size & (size - 1)))
+      throw Error(op + ": " + what + " must be a power of two of at least 16, got " + std::to_string(size));
+  if (config["GROUP_M"] < 1)
+    throw Error(op + ": GROUP_M must be at least 1");
+
+  // Strides per operand: batch (0 where it broadcasts), rows, columns.
+  int64_t strides[OPERANDS][3] = {};
+  const TensorView *of[OPERANDS] = {&m.a, &m.b, &m.out, &m.bias, &m.residual};
+  for (int o = 0; o < OPERANDS; ++o) {
+    if (!s.present[o])
+      continue;
+    std::vector<int64_t> st = of[o]->effective_strides();
+    if (o == BIAS) {
+      strides[o][2] = st[0];
+      continue;
+    }
+    strides[o][0] = rank == 3 && of[o]->shape[0] > 1 ? st[0] : 0;
+    strides[o][1] = st[rank - 2];
+    strides[o][2] = st[rank - 1];
+  }
+  s.batched = rank == 3 && batches > 1;
+  s.evenK = K % BK == 0;
+  s.activation = m.activation;
+  // 64-bit offsets when an offset a program forms (rows and columns up to
+  // the edge tiles' ends) or a coordinate could pass 2^31.
+  const int64_t rowsEnd = cdiv(M, BM) * BM, colsEnd = cdiv(N, BN) * BN, kEnd = cdiv(K, BK) * BK;
+  auto reach = [&](int o, int64_t rows, int64_t cols) {
+    return (batches - 1) * std::abs(strides[o][0]) + rows * std::abs(strides[o][1]) + cols * std::abs(strides[o][2]);
+  };
+  const int64_t farthest = std::max({reach(A, rowsEnd, kEnd), reach(B, kEnd, colsEnd), reach(OUT, rowsEnd, colsEnd),
+                                     reach(RESIDUAL, rowsEnd, colsEnd), colsEnd * std::abs(strides[BIAS][2]),
+                                     rowsEnd, colsEnd, kEnd});
+  s.wide = farthest >= (int64_t(1) << 31);
+
+  Params q = parameters(s);
+  std::string key = s.key();
+  Kernel kernel = cached_kernel(key, [&] { return makeKernel(key, s, q); });
+  std::vector<Arg> args(q.signature.types().size(), Arg(0));
+  for (int o = 0; o < OPERANDS; ++o)
+    if (q.pointers[o] >= 0)
+      args[q.pointers[o]] = arg_of(*of[o]);
+  args[q.M] = Arg(M);
+  args[q.N] = Arg(N);
+  args[q.K] = Arg(K);
+  args[q.alpha] = Arg(static_cast<float>(m.alpha));
+  for (int o = 0; o < OPERANDS; ++o)
+    for (int d = 0; d < 3; ++d)
+      if (q.strides[o][d] >= 0)
+        args[q.strides[o][d]] = Arg(strides[o][d]);
+  Grid grid(static_cast<uint32_t>(cdiv(M, BM) * cdiv(N, BN)), static_cast<uint32_t>(s.batched ? batches : 1));
+  return {kernel, config, grid, args};
+}
+
+void matmul(const MatmulArgs &args, const Stream &stream, const Config &config) {
+  MatmulLaunch launch =
+      prepare_matmul(args, stream, config.values().empty() ? chosen_matmul_config(args, stream) : config);
+  if (launch.kernel.signature().size())
+    launch.kernel.launch_with(launch.grid, launch.config, stream, launch.args);
+}
+
+} // namespace kiln::ops

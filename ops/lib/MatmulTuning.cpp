@@ -1,0 +1,181 @@
+//===- MatmulTuning.cpp - the autotuner's view of matmul ------------------===//
+//
+// The tile space (BLOCK_M/N/K, warps, pipeline depth), pruned before
+// compiling by what cannot fit (the rings in shared memory, the
+// accumulator in registers, a warp's 16x16 share of the tile), keyed by the
+// bucketed problem; each config is checked against the default tile's
+// output. Calls without a config take the tuned one (Tuned.h).
+//
+//===----------------------------------------------------------------------===//
+
+#include "ops/lib/MatmulPlan.h"
+#include "ops/lib/Space.h"
+#include "ops/lib/Tuned.h"
+
+#include <kiln/ops/expr.h>
+
+#include <cmath>
+#include <memory>
+
+namespace kiln::ops {
+
+namespace {
+
+struct Sizes {
+  int64_t batches = 1, M = 0, N = 0, K = 0;
+};
+
+Sizes sizesOf(const MatmulArgs &m) {
+  int rank = m.out.rank();
+  Sizes s;
+  if (rank < 2 || m.a.rank() != rank)
+    return s;
+  s.batches = rank == 3 ? m.out.shape[0] : 1;
+  s.M = m.out.shape[rank - 2];
+  s.N = m.out.shape[rank - 1];
+  s.K = m.a.shape[rank - 1];
+  return s;
+}
+
+/// The default tile's out, kept in a buffer of its own on the device, and
+/// the largest relative difference of out from it: max over elements of
+/// |out - ref| / max(|ref|, 1), reduced on the device (rows, then the
+/// per-row maxima).
+class OutputCheck {
+public:
+  OutputCheck(const MatmulArgs &args, const Stream &stream) : args_(args), stream_(stream) {}
+
+  double largest_difference() {
+    if (!reference_.valid())
+      makeReference();
+    TensorView out = args_.out;
+    out.strides = out.effective_strides();
+    Reduction rows(Reduce::max, out.rank() - 1);
+    Expr got = rows.input(out), want = rows.input(reference_view());
+    rows.reduce(abs(got - want) / maximum(abs(want), 1.0));
+    rows.output(TensorView::of(rowMax_, DType::f32, leading()));
+    rows.run(stream_);
+    reduce(Reduce::max, TensorView::of(rowMax_, DType::f32, {rowCount()}), 0,
+           TensorView::of(worst_, DType::f32, {1}), stream_);
+    stream_.synchronize();
+    float worst = 0;
+    worst_.copy_to_host(&worst, sizeof worst);
+    return worst;
+  }
+
+private:
+  std::vector<int64_t> leading() const { return {args_.out.shape.begin(), args_.out.shape.end() - 1}; }
+  int64_t rowCount() const {
+    int64_t n = 1;
+    for (int64_t d : leading())
+      n *= d;
+    return n;
+  }
+  TensorView reference_view() const { return TensorView::of(reference_, args_.out.dtype, args_.out.shape); }
+
+  void makeReference() {
+    const Device &device = stream_.device();
+    reference_ = Buffer::allocate(device, args_.out.numel() * size_in_bytes(args_.out.dtype));
+    rowMax_ = Buffer::allocate(device, rowCount() * 4);
+    worst_ = Buffer::allocate(device, 4);
+    MatmulArgs defaults = args_;
+    defaults.out = reference_view();
+    MatmulLaunch launch = prepare_matmul(defaults, stream_, {});
+    launch.kernel.launch_with(launch.grid, launch.config, stream_, launch.args);
+  }
+
+  MatmulArgs args_;
+  Stream stream_;
+  Buffer reference_, rowMax_, worst_;
+};
+
+} // namespace
+
+std::string matmul_problem_key(const MatmulArgs &m) {
+  Sizes s = sizesOf(m);
+  std::string key = "m=" + std::to_string(autotune::bucket(s.M)) + ",n=" + std::to_string(autotune::bucket(s.N)) +
+                    ",k=" + std::to_string(autotune::bucket(s.K)) + ",dtype=" + std::string(name(m.a.dtype)) +
+                    ",out=" + std::string(name(m.out.dtype));
+  if (s.batches > 1)
+    key += ",batch=" + std::to_string(autotune::bucket(s.batches));
+  if (m.bias.address)
+    key += ",bias";
+  if (m.residual.address)
+    key += ",residual";
+  if (m.activation != Activation::none)
+    key += std::string(",") + name(m.activation);
+  return key;
+}
+
+autotune::Task tuning_task(const MatmulArgs &args, const Stream &stream, const std::string &target) {
+  if (overlaps(args.out, args.a) || overlaps(args.out, args.b) || overlaps(args.out, args.residual))
+    throw Error("matmul: tuning runs every config on the same tensors, so out must not overlap a, b or residual");
+  autotune::Task task;
+  task.op = "matmul";
+  task.key = matmul_problem_key(args);
+  const Sizes sz = sizesOf(args);
+  const int64_t bytes = size_in_bytes(args.a.dtype);
+  const bool tensorCores = args.a.dtype != DType::f32;
+  const int64_t rowsAtMost = std::max<int64_t>(16, next_pow2(sz.M));
+  task.space.axis("BLOCK_M", {16, 32, 64, 128, 256})
+      .axis("BLOCK_N", {32, 64, 128, 256})
+      .axis("BLOCK_K", {16, 32, 64, 128})
+      .axis("num_warps", {4, 8})
+      .axis("num_stages", {1, 2, 3, 4, 5})
+      .axis("GROUP_M", {8})
+      .constraint("the rings of A and B tiles fit in 192 KB of shared memory",
+                  [=](const Config &c) {
+                    return c["num_stages"] * (c["BLOCK_M"] + c["BLOCK_N"]) * c["BLOCK_K"] * bytes <= 192 * 1024;
+                  })
+      .constraint("at most 128 accumulator values a thread (registers)",
+                  [](const Config &c) { return c["BLOCK_M"] * c["BLOCK_N"] <= 128 * 32 * c["num_warps"]; })
+      .constraint("every warp owns at least a 16x16 piece of the tile",
+                  [](const Config &c) { return c["BLOCK_M"] * c["BLOCK_N"] >= 256 * c["num_warps"]; })
+      .constraint("no taller tile than the problem's rows (rounded up to a power of two)",
+                  [=](const Config &c) { return c["BLOCK_M"] <= rowsAtMost; })
+      .constraint("BLOCK_K at most K (rounded up to a power of two, at least 16)",
+                  [=](const Config &c) { return c["BLOCK_K"] <= std::max<int64_t>(16, next_pow2(sz.K)); });
+  if (tensorCores)
+    task.space.constraint("tensor cores: at least 32-wide K steps, at least 2 stages (pipelined copies)",
+                          [](const Config &c) { return c["BLOCK_K"] >= 32 && c["num_stages"] >= 2; });
+  else
+    task.space.constraint("f32 (FMA): tiles of at most 64x64x16, unpipelined", [](const Config &c) {
+      return c["BLOCK_M"] <= 64 && c["BLOCK_N"] <= 64 && c["BLOCK_K"] == 16 && c["num_stages"] == 1;
+    });
+
+  std::string arch = !target.empty() ? target
+                     : stream.device().kind() == DeviceKind::cuda ? target_for(stream.device())
+                                                                   : std::string();
+  if (!arch.empty())
+    task.compile = [args, stream, arch](const Config &c) {
+      MatmulLaunch launch = prepare_matmul(args, stream, c);
+      return launch.kernel.compile(launch.config, launch.kernel.specialize(launch.args), arch);
+    };
+  task.run = [args](const Config &c, const Stream &s) {
+    MatmulLaunch launch = prepare_matmul(args, s, c);
+    if (launch.kernel.signature().size())
+      launch.kernel.launch_with(launch.grid, launch.config, s, launch.args);
+  };
+  // Each config's out against the default tile's, compared where they are
+  // (a reduction of the ops library: the largest relative difference), so
+  // that checking a config costs microseconds, not a copy of out.
+  auto checker = std::make_shared<OutputCheck>(args, stream);
+  const double tolerance = args.out.dtype == DType::f32 ? 1e-3 : args.out.dtype == DType::f16 ? 4e-3 : 3e-2;
+  task.check = [checker, tolerance](const Config &) -> std::string {
+    double worst = checker->largest_difference();
+    if (!(worst <= tolerance)) // NaN (an unwritten element) fails too
+      return "out differs from the default tile's by " + std::to_string(worst) + " (relative)";
+    return "";
+  };
+  task.flops = 2.0 * sz.batches * sz.M * sz.N * sz.K;
+  task.bytes = static_cast<double>(args.a.numel()) * bytes + static_cast<double>(args.b.numel()) * bytes +
+               static_cast<double>(args.out.numel()) * size_in_bytes(args.out.dtype);
+  return task;
+}
+
+Config chosen_matmul_config(const MatmulArgs &args, const Stream &stream) {
+  bool tunable = !overlaps(args.out, args.a) && !overlaps(args.out, args.b) && !overlaps(args.out, args.residual);
+  return chosen_config("matmul", matmul_problem_key(args), stream, tunable, [&] { return tuning_task(args, stream); });
+}
+
+} // namespace kiln::ops

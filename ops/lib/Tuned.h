@@ -1,0 +1,33 @@
+//===- Tuned.h - what the ops share with the autotuner --------*- C++ -*-===//
+//
+// Reading a view back (to check a tuned config's output), and the config a
+// call without one runs: the tuned one from the store, tuned now when
+// KILN_AUTOTUNE asks, or the op's defaults; remembered per process.
+//
+//===----------------------------------------------------------------------===//
+
+#pragma once
+
+#include <kiln/autotune.h>
+#include <kiln/ops/view.h>
+
+#include <functional>
+#include <string>
+#include <vector>
+
+namespace kiln::ops {
+
+/// Every element of a view as doubles, in row-major order of its shape.
+std::vector<double> contents(const TensorView &v, const Device &device);
+
+/// Whether two views' extents share memory.
+bool overlaps(const TensorView &a, const TensorView &b);
+
+/// The config for problem `key` of `op` on the stream's device: stored
+/// winner, else tuned now (when KILN_AUTOTUNE=quick|full, on a GPU, and
+/// `tunable`: running configs must not destroy inputs), else empty (the
+/// op's defaults). KILN_PRINT_AUTOTUNING=1 says which.
+Config chosen_config(const std::string &op, const std::string &key, const Stream &stream, bool tunable,
+                     const std::function<autotune::Task()> &task);
+
+} // namespace kiln::ops

@@ -1,0 +1,175 @@
+// The matmul op on the interpreter: both operand orders, ragged sizes (K
+// not a multiple of BLOCK_K), batches with a broadcast operand, every
+// epilogue (alpha, bias, activations, residual, in place), f32/f16/bf16,
+// the tuning task's space, and argument errors; against double-precision
+// references.
+#include "tests/common/OpsTestSupport.h"
+
+#include <kiln/ops/library.h>
+
+using namespace kiln;
+using namespace kiln::ops;
+using kiln::testing::HostTensor;
+
+namespace {
+
+Stream cpu() { return Stream(Device::interp()); }
+
+/// A small tile, so that the interpreter's tests stay quick and cover edges.
+Config small() {
+  return {{"BLOCK_M", 16}, {"BLOCK_N", 32}, {"BLOCK_K", 16}, {"GROUP_M", 2}, {"num_warps", 4}, {"num_stages", 2}};
+}
+
+/// View `t` as its transpose's storage: t holds [cols, rows] row-major, the
+/// view is [rows, cols] with strides [1, rows].
+TensorView transposed(HostTensor &t) {
+  TensorView v = t.view();
+  v.shape = {t.shape()[1], t.shape()[0]};
+  v.strides = {1, t.shape()[1]};
+  return v;
+}
+
+double activate(Activation act, double v) {
+  switch (act) {
+  case Activation::none: return v;
+  case Activation::relu: return std::max(v, 0.0);
+  case Activation::gelu: return 0.5 * v * (1 + std::erf(v / std::sqrt(2.0)));
+  case Activation::silu: return v / (1 + std::exp(-v));
+  }
+  return v;
+}
+
+} // namespace
+
+TEST(OpsMatmul, BothOperandOrdersAndRaggedSizes) {
+  for (DType t : {DType::f32, DType::f16, DType::bf16})
+    for (auto [M, N, K] : std::vector<std::array<int64_t, 3>>{{16, 32, 16}, {37, 45, 29}, {64, 96, 80}})
+      for (bool aT : {false, true})
+        for (bool bT : {false, true}) {
+          HostTensor a = aT ? HostTensor::random(t, {K, M}, 1) : HostTensor::random(t, {M, K}, 1);
+          HostTensor b = bT ? HostTensor::random(t, {N, K}, 2) : HostTensor::random(t, {K, N}, 2);
+          HostTensor out = HostTensor::poisoned(DType::f32, {M, N});
+          TensorView av = aT ? transposed(a) : a.view(), bv = bT ? transposed(b) : b.view();
+          matmul({av, bv, out.view(), {}, {}, 1.0, Activation::none}, cpu(), small());
+          out.expect_near(
+              [&](const std::vector<int64_t> &at) {
+                double s = 0;
+                for (int64_t k = 0; k < K; ++k)
+                  s += (aT ? a.at({k, at[0]}) : a.at({at[0], k})) * (bT ? b.at({at[1], k}) : b.at({k, at[1]}));
+                return s;
+              },
+              1e-4);
+        }
+}
+
+TEST(OpsMatmul, EpiloguesAndOutputTypes) {
+  const int64_t M = 33, N = 40, K = 48;
+  for (Activation act : {Activation::none, Activation::relu, Activation::gelu, Activation::silu})
+    for (DType outType : {DType::f32, DType::bf16}) {
+      HostTensor a = HostTensor::random(DType::bf16, {M, K}, 3), b = HostTensor::random(DType::bf16, {K, N}, 4);
+      HostTensor bias = HostTensor::random(DType::f32, {N}, 5), residual = HostTensor::random(outType, {M, N}, 6);
+      HostTensor out = HostTensor::poisoned(outType, {M, N});
+      matmul({a.view(), b.view(), out.view(), bias.view(), residual.view(), 0.5, act}, cpu(), small());
+      out.expect_near(
+          [&](const std::vector<int64_t> &at) {
+            double s = 0;
+            for (int64_t k = 0; k < K; ++k)
+              s += a.at({at[0], k}) * b.at({k, at[1]});
+            return activate(act, 0.5 * s + bias.at({at[1]})) + residual.at(at);
+          },
+          outType == DType::f32 ? 2e-5 : 1e-2);
+    }
+}
+
+TEST(OpsMatmul, ResidualInPlace) {
+  const int64_t M = 20, N = 32, K = 16;
+  HostTensor a = HostTensor::random(DType::f16, {M, K}, 7), b = HostTensor::random(DType::f16, {K, N}, 8);
+  HostTensor out = HostTensor::random(DType::f32, {M, N}, 9);
+  HostTensor before = out;
+  matmul({a.view(), b.view(), out.view(), {}, out.view(), 1.0, Activation::none}, cpu(), small());
+  out.expect_near(
+      [&](const std::vector<int64_t> &at) {
+        double s = before.at(at);
+        for (int64_t k = 0; k < K; ++k)
+          s += a.at({at[0], k}) * b.at({k, at[1]});
+        return s;
+      },
+      1e-5);
+}
+
+TEST(OpsMatmul, BatchesWithABroadcastOperand) {
+  const int64_t B = 3, M = 24, N = 32, K = 40;
+  HostTensor a = HostTensor::random(DType::bf16, {B, M, K}, 10), b = HostTensor::random(DType::bf16, {1, K, N}, 11);
+  HostTensor out = HostTensor::poisoned(DType::f32, {B, M, N});
+  matmul({a.view(), b.view(), out.view(), {}, {}, 1.0, Activation::none}, cpu(), small());
+  out.expect_near(
+      [&](const std::vector<int64_t> &at) {
+        double s = 0;
+        for (int64_t k = 0; k < K; ++k)
+          s += a.at({at[0], at[1], k}) * b.at({0, k, at[2]});
+        return s;
+      },
+      1e-4);
+}
+
+TEST(OpsMatmul, DefaultTilesAndTheTuningSpace) {
+  // The defaults (no config) on the interpreter, and the tuning task's
+  // space: configs pruned with reasons, the defaults among the valid ones.
+  const int64_t M = 64, N = 64, K = 64;
+  HostTensor a = HostTensor::random(DType::bf16, {M, K}, 12), b = HostTensor::random(DType::bf16, {K, N}, 13);
+  HostTensor out = HostTensor::poisoned(DType::bf16, {M, N});
+  MatmulArgs args{a.view(), b.view(), out.view(), {}, {}, 1.0, Activation::none};
+  matmul(args, cpu());
+  out.expect_near(
+      [&](const std::vector<int64_t> &at) {
+        double s = 0;
+        for (int64_t k = 0; k < K; ++k)
+          s += a.at({at[0], k}) * b.at({k, at[1]});
+        return s;
+      },
+      1e-2);
+  autotune::Task task = tuning_task(args, cpu(), "sm_90a");
+  EXPECT_EQ(task.op, "matmul");
+  EXPECT_EQ(task.key, "m=64,n=64,k=64,dtype=bf16,out=bf16");
+  EXPECT_DOUBLE_EQ(task.flops, 2.0 * M * N * K);
+  std::vector<ConfigSpace::Rejected> rejected;
+  std::vector<Config> valid = task.space.valid({}, &rejected);
+  EXPECT_FALSE(valid.empty());
+  EXPECT_FALSE(rejected.empty());
+  for (const Config &c : valid) {
+    EXPECT_LE(c["BLOCK_M"], 64); // never taller than the problem
+    EXPECT_GE(c["num_stages"], 2);
+  }
+  // A config's output passes the check against the default tile's; an
+  // unwritten (poisoned) output does not.
+  Config other{{"BLOCK_M", 32}, {"BLOCK_N", 32}, {"BLOCK_K", 32}, {"GROUP_M", 8}, {"num_warps", 4}, {"num_stages", 2}};
+  task.run(other, cpu());
+  EXPECT_EQ(task.check(other), "");
+  std::fill(out.bytes().begin(), out.bytes().end(), 0xFF);
+  EXPECT_NE(task.check(other), "");
+  Config wide{{"BLOCK_M", 256}, {"BLOCK_N", 256}, {"BLOCK_K", 128}, {"GROUP_M", 8}, {"num_warps", 4}, {"num_stages", 5}};
+  EXPECT_NE(task.space.check(wide), "");
+}
+
+TEST(OpsMatmul, BadArgumentsAreRejectedWithReasons) {
+  HostTensor a = HostTensor::random(DType::f16, {8, 16}, 14), b = HostTensor::random(DType::f16, {12, 8}, 15);
+  HostTensor b32 = HostTensor::random(DType::f32, {16, 8}, 16), out = HostTensor::poisoned(DType::f32, {8, 8});
+  HostTensor i8 = HostTensor::random(DType::i8, {8, 8}, 17);
+  auto fails = [&](MatmulArgs args, const Config &config, const std::string &why) {
+    try {
+      matmul(args, cpu(), config);
+      ADD_FAILURE() << "expected: " << why;
+    } catch (const Error &e) {
+      EXPECT_NE(std::string(e.what()).find(why), std::string::npos) << e.what();
+    }
+  };
+  fails({a.view(), b.view(), out.view()}, {}, "shapes do not multiply");
+  fails({a.view(), b32.view(), out.view()}, {}, "a and b must both be f16, bf16 or f32");
+  fails({a.view(), b.view(), i8.view()}, {}, "out must be f32, f16 or bf16");
+  HostTensor good = HostTensor::random(DType::f16, {16, 8}, 18);
+  fails({a.view(), good.view(), out.view()}, {{"BLOCK_K", 24}}, "BLOCK_K must be a power of two of at least 16");
+  HostTensor bias = HostTensor::random(DType::f32, {7}, 19);
+  fails({a.view(), good.view(), out.view(), bias.view()}, {}, "bias");
+  HostTensor flat = HostTensor::random(DType::f16, {16}, 20);
+  fails({flat.view(), good.view(), out.view()}, {}, "must have out's rank");
+}
