@@ -31,10 +31,13 @@ using namespace kiln;
 
 namespace {
 
-/// C = A x B, row-major, C in the operands' type, f32 accumulation; tiles
-/// visited in groups of GROUP_M rows so that neighbours share L2.
+/// C = A x B, A and C row-major, B [K][N] row-major (stride_bn 1) or
+/// [N][K] (stride_bk 1, as torch.nn.Linear's weight), C in the operands'
+/// type, f32 accumulation; tiles visited in groups of GROUP_M rows so that
+/// neighbours share L2.
 template <DType T>
-void matmul(const Config &cfg, ConstPtr<T> a, ConstPtr<T> b, Ptr<T> c, Int M, Int N, Int K) {
+void matmul(const Config &cfg, ConstPtr<T> a, ConstPtr<T> b, Ptr<T> c, Int M, Int N, Int K, Int stride_bk,
+            Int stride_bn) {
   const int64_t BM = cfg["BLOCK_M"], BN = cfg["BLOCK_N"], BK = cfg["BLOCK_K"], GROUP = cfg["GROUP_M"];
   Tensor pid = program_id(0);
   Tensor tiles_m = cdiv(M, BM), tiles_n = cdiv(N, BN);
@@ -50,9 +53,9 @@ void matmul(const Config &cfg, ConstPtr<T> a, ConstPtr<T> b, Ptr<T> c, Int M, In
   // stored: the K loop needs no masks when BLOCK_K divides K.
   Tensor am = rm % M, bn = rn % N;
   Tensor a_tile = a + expand_dims(am, 1) * K + expand_dims(rk, 0);
-  Tensor b_tile = b + expand_dims(rk, 1) * N + expand_dims(bn, 0);
+  Tensor b_tile = b + expand_dims(rk, 1) * stride_bk + expand_dims(bn, 0) * stride_bn;
   Tensor acc = for_range(0, K, BK, carry(zeros({BM, BN}, f32)), [&](const Tensor &k, const Tensor &acc) {
-    return dot(load(a_tile + k), load(b_tile + k * N), acc);
+    return dot(load(a_tile + k), load(b_tile + k * stride_bk), acc);
   });
   store(c + expand_dims(rm, 1) * N + expand_dims(rn, 0), acc.to(T),
         expand_dims(rm < M, 1) & expand_dims(rn < N, 0));
@@ -60,7 +63,7 @@ void matmul(const Config &cfg, ConstPtr<T> a, ConstPtr<T> b, Ptr<T> c, Int M, In
 
 // The slice of cuBLAS this benchmark calls.
 using cublasHandle = void *;
-enum { CUBLAS_OP_N = 0, CUDA_R_16F = 2, CUDA_R_16BF = 14, CUBLAS_COMPUTE_32F = 68, CUBLAS_GEMM_DEFAULT = -1 };
+enum { CUBLAS_OP_N = 0, CUBLAS_OP_T = 1, CUDA_R_16F = 2, CUDA_R_16BF = 14, CUBLAS_COMPUTE_32F = 68, CUBLAS_GEMM_DEFAULT = -1 };
 struct Cublas {
   int (*create)(cublasHandle *);
   int (*set_stream)(cublasHandle, void *);
@@ -84,13 +87,15 @@ struct Cublas {
     if (!create || !set_stream || !gemm_ex || create(&handle) != 0)
       throw std::runtime_error("cuBLAS: cannot create a handle");
   }
-  /// Row-major C = A x B as column-major C^T = B^T x A^T.
+  /// Row-major C = A x B as column-major C^T = B^T x A^T; B given as
+  /// [N][K] (`b_nk`) is B^T already.
   void gemm(const Stream &stream, DType dtype, int64_t M, int64_t N, int64_t K, const Buffer &a, const Buffer &b,
-            Buffer &c) {
+            Buffer &c, bool b_nk) {
     float one = 1, zero = 0;
     int type = dtype == f16 ? CUDA_R_16F : CUDA_R_16BF;
     if (set_stream(handle, stream.native()) != 0 ||
-        gemm_ex(handle, CUBLAS_OP_N, CUBLAS_OP_N, int(N), int(M), int(K), &one, reinterpret_cast<const void *>(b.address()), type, int(N),
+        gemm_ex(handle, b_nk ? CUBLAS_OP_T : CUBLAS_OP_N, CUBLAS_OP_N, int(N), int(M), int(K), &one,
+                reinterpret_cast<const void *>(b.address()), type, int(b_nk ? K : N),
                 reinterpret_cast<const void *>(a.address()),
                 type, int(K), &zero, reinterpret_cast<void *>(c.address()), type, int(N), CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT) != 0)
       throw std::runtime_error("cublasGemmEx failed");
@@ -99,6 +104,7 @@ struct Cublas {
 
 struct Problem {
   int64_t M, N, K;
+  bool b_nk; ///< B stored [N][K] (K-major), else [K][N]
 };
 
 double median_ms(const Stream &stream, int reps, const std::function<void()> &launch) {
@@ -161,7 +167,8 @@ int main(int argc, char **argv) {
   Kernel kernels[2] = {jit(matmul<bf16>, "bench_matmul_bf16"), jit(matmul<f16>, "bench_matmul_f16")};
   if (compile_only) { // aligned pointers, sizes divisible by 16
     Specialization spec;
-    spec.args.assign(6, ArgSpecialization{.divisible_by_16 = true});
+    spec.args.assign(8, ArgSpecialization{.divisible_by_16 = true});
+    spec.args[6] = ArgSpecialization{.divisible_by_16 = false, .equal_to_1 = true}; // B [N][K]: wgmma on sm_90a
     for (const Kernel &k : kernels)
       for (const Config &config : configs) {
         CompiledKernel c = k.compile(config, spec, "sm_90a");
@@ -180,33 +187,33 @@ int main(int argc, char **argv) {
 
   std::vector<Problem> shapes;
   if (which != "llm")
-    shapes = {{4096, 4096, 4096}, {8192, 8192, 8192}};
+    shapes = {{4096, 4096, 4096, false}, {8192, 8192, 8192, false}, {4096, 4096, 4096, true}, {8192, 8192, 8192, true}};
   if (which != "square")
     for (int64_t M : {16, 128, 4096})
       for (auto [N, K] : std::vector<std::pair<int64_t, int64_t>>{{4096, 4096}, {11008, 4096}, {4096, 11008}})
         if (!(which == "all" && M == N && N == K)) // 4096^3 is already among the square shapes
-          shapes.push_back({M, N, K});
+          shapes.push_back({M, N, K, true}); // activations x weights [N][K], as nn.Linear
 
   nlohmann::json out = nlohmann::json::array();
   char date[32];
   std::time_t now = std::time(nullptr);
   std::strftime(date, sizeof date, "%Y-%m-%d", std::gmtime(&now));
-  std::printf("%-22s %-5s %10s %10s %7s  %s\n", "shape (MxNxK)", "dtype", "Kiln TF/s", "cuBLAS", "ratio", "Kiln config");
+  std::printf("%-30s %-5s %10s %10s %7s  %s\n", "shape (MxNxK)", "dtype", "Kiln TF/s", "cuBLAS", "ratio", "Kiln config");
   for (DType dtype : {bf16, f16}) {
     for (const Problem &s : shapes) {
-      if (dtype == f16 && s.M != s.N)
-        continue; // f16: the square shapes only
+      if (dtype == f16 && (s.M != s.N || s.b_nk))
+        continue; // f16: the square shapes, B [K][N], only
       Buffer a = Buffer::allocate(device, s.M * s.K * 2), b = Buffer::allocate(device, s.K * s.N * 2);
       Buffer c = Buffer::allocate(device, s.M * s.N * 2), ref = Buffer::allocate(device, s.M * s.N * 2);
       std::vector<uint16_t> ha = random_half(dtype, s.M * s.K, 1), hb = random_half(dtype, s.K * s.N, 2);
       a.copy_from_host(ha.data(), ha.size() * 2);
       b.copy_from_host(hb.data(), hb.size() * 2);
-      cublas.gemm(stream, dtype, s.M, s.N, s.K, a, b, ref);
+      cublas.gemm(stream, dtype, s.M, s.N, s.K, a, b, ref, s.b_nk);
       stream.synchronize();
       std::vector<uint16_t> expected(s.M * s.N), got(s.M * s.N);
       ref.copy_to_host(expected.data(), expected.size() * 2);
       double flop = 2.0 * s.M * s.N * s.K;
-      double cublas_ms = median_ms(stream, reps, [&] { cublas.gemm(stream, dtype, s.M, s.N, s.K, a, b, ref); });
+      double cublas_ms = median_ms(stream, reps, [&] { cublas.gemm(stream, dtype, s.M, s.N, s.K, a, b, ref, s.b_nk); });
       double best_ms = 1e30;
       std::string best_config;
       const Kernel &k = kernels[dtype == f16];
@@ -214,7 +221,8 @@ int main(int argc, char **argv) {
         if (s.K % config["BLOCK_K"] != 0)
           continue;
         Grid grid(cdiv(s.M, config["BLOCK_M"]) * cdiv(s.N, config["BLOCK_N"]));
-        auto launch = [&] { k.launch(grid, config, stream, a, b, c, s.M, s.N, s.K); };
+        int64_t sbk = s.b_nk ? 1 : s.N, sbn = s.b_nk ? s.K : 1;
+        auto launch = [&] { k.launch(grid, config, stream, a, b, c, s.M, s.N, s.K, sbk, sbn); };
         c.fill_bytes(0xFF);
         launch();
         stream.synchronize();
@@ -232,7 +240,7 @@ int main(int argc, char **argv) {
           int64_t i = rng() % s.M, j = rng() % s.N;
           double exact = 0;
           for (int64_t l = 0; l < s.K; ++l)
-            exact += decode_float(dtype, ha[i * s.K + l]) * decode_float(dtype, hb[l * s.N + j]);
+            exact += decode_float(dtype, ha[i * s.K + l]) * decode_float(dtype, hb[s.b_nk ? j * s.K + l : l * s.N + j]);
           double g = decode_float(dtype, got[i * s.N + j]);
           if (!(std::fabs(g - exact) <= 1e-2 * std::max(1.0, std::fabs(exact))))
             ++bad;
@@ -246,8 +254,9 @@ int main(int argc, char **argv) {
           best_ms = ms, best_config = config.str();
       }
       double kiln_tf = flop / best_ms / 1e9, cublas_tf = flop / cublas_ms / 1e9;
-      std::string shape = std::to_string(s.M) + "x" + std::to_string(s.N) + "x" + std::to_string(s.K);
-      std::printf("%-22s %-5s %10.1f %10.1f %7.3f  %s\n", shape.c_str(), std::string(name(dtype)).c_str(),
+      std::string shape = std::to_string(s.M) + "x" + std::to_string(s.N) + "x" + std::to_string(s.K) +
+                          (s.b_nk ? " B[N][K]" : "");
+      std::printf("%-30s %-5s %10.1f %10.1f %7.3f  %s\n", shape.c_str(), std::string(name(dtype)).c_str(),
                   best_ms < 1e30 ? kiln_tf : 0.0, cublas_tf, best_ms < 1e30 ? kiln_tf / cublas_tf : 0.0,
                   best_config.c_str());
       std::fflush(stdout);

@@ -51,7 +51,7 @@ struct ConvertKGpuToLLVM : impl::ConvertKGpuToLLVMBase<ConvertKGpuToLLVM> {
     module.walk([&](gpu::LocalAllocOp alloc) {
       auto type = alloc.getType();
       int64_t bytes = type.getNumElements() * std::max<unsigned>(1, type.getElementTypeBitWidth() / 8);
-      shared = llvm::alignTo(shared, 128);
+      shared = llvm::alignTo(shared, 1024); // wgmma's 128-byte swizzle atoms are 1024-byte aligned
       alloc->setAttr("kgpu.offset", IntegerAttr::get(IntegerType::get(context, 32), shared));
       shared += bytes;
     });
@@ -77,6 +77,7 @@ struct ConvertKGpuToLLVM : impl::ConvertKGpuToLLVMBase<ConvertKGpuToLLVM> {
     populateScanPatterns(patterns, lowering);
     populateDotPatterns(patterns, lowering);
     populateMmaPatterns(patterns, lowering);
+    populateWgmmaPatterns(patterns, lowering);
     populateSharedPatterns(patterns, lowering);
     populateDebugPatterns(patterns, lowering);
     if (failed(applyPartialConversion(module, target, std::move(patterns))))

@@ -206,7 +206,7 @@ Value sharedBase(OpBuilder &b, Location loc, Operation *anchor) {
     b.setInsertionPointToStart(module.getBody());
     auto type = LLVM::LLVMArrayType::get(b.getI8Type(), 0);
     global = LLVM::GlobalOp::create(b, loc, type, /*isConstant=*/false, LLVM::Linkage::External, name,
-                                    Attribute(), /*alignment=*/16, /*addrSpace=*/3);
+                                    Attribute(), /*alignment=*/1024, /*addrSpace=*/3);
   }
   return LLVM::AddressOfOp::create(b, loc, global);
 }

@@ -160,6 +160,14 @@ struct SwizzledTile {
 /// take (the shared window is far below 4 GiB; 32-bit arithmetic is cheaper).
 Value sharedAddress(OpBuilder &b, Location loc, Value pointer);
 
+/// Stores registers of `layout` (a 2-D block) as a swizzled tile at byte
+/// `offset` of the scratch: vector stores of up to 16 bytes along
+/// `contiguousDim`, or (-1) along the layout's own contiguous dimension,
+/// `fallbackDim` when it has none. The caller brackets it with barriers.
+SwizzledTile stageSwizzled(OpBuilder &b, Location loc, mlir::Operation *anchor, llvm::ArrayRef<Value> values,
+                           Type element, const gpu::LinearLayout &layout, int contiguousDim, int fallbackDim,
+                           int64_t offset, int threadsPerWarp);
+
 /// Slot `slot` (i32) of a lowered kgpu.shared buffer `buffer` of `type`.
 SwizzledTile bufferSlot(OpBuilder &b, Location loc, Value buffer, mlir::RankedTensorType type, Type llvmElement,
                         Value slot);
@@ -187,6 +195,7 @@ void populateReducePatterns(mlir::RewritePatternSet &patterns, const LoweringCon
 void populateScanPatterns(mlir::RewritePatternSet &patterns, const LoweringContext &context);
 void populateDotPatterns(mlir::RewritePatternSet &patterns, const LoweringContext &context);
 void populateMmaPatterns(mlir::RewritePatternSet &patterns, const LoweringContext &context);
+void populateWgmmaPatterns(mlir::RewritePatternSet &patterns, const LoweringContext &context);
 void populateSharedPatterns(mlir::RewritePatternSet &patterns, const LoweringContext &context);
 void populateDebugPatterns(mlir::RewritePatternSet &patterns, const LoweringContext &context);
 /// math.erf on f32 without division (ErfToLLVM.cpp); applied before the

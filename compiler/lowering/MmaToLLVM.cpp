@@ -33,57 +33,6 @@ struct OperandTile {
   bool kContiguous() const { return static_cast<int>(tile.contiguousDim) == kDim; }
 };
 
-/// The dimension a layout's registers run along (its first register
-/// basis), when it holds at least two consecutive elements; else -1.
-int contiguousDimOf(const LinearLayout &layout) {
-  if (layout.bits(HwDim::Register) == 0)
-    return -1;
-  const Coord &first = layout.basis(HwDim::Register, 0);
-  for (int d = 0; d < layout.rank(); ++d)
-    if (first[d] == 1 && layout.contiguousRegisters(d) >= 2)
-      return d;
-  return -1;
-}
-
-/// How many consecutive registers along `dim` can go in one vector store
-/// of at most `limit` elements: every other basis must keep the runs
-/// aligned.
-int storeRun(const LinearLayout &layout, int dim, int limit) {
-  int run = std::min(layout.contiguousRegisters(dim), limit);
-  auto aligned = [&](const Coord &basis) { return basis[dim] % run == 0; };
-  for (HwDim h : {HwDim::Register, HwDim::Lane, HwDim::Warp})
-    for (int bit = 0; bit < layout.bits(h); ++bit)
-      if (!(h == HwDim::Register && (1 << bit) < run) && !aligned(layout.basis(h, bit)))
-        return 1;
-  return std::max(run, 1);
-}
-
-/// Stores an operand's registers (layout `layout`) as a swizzled tile at
-/// byte `offset` of the scratch.
-OperandTile stage(OpBuilder &b, Location loc, Operation *anchor, ArrayRef<Value> values, Type element,
-                  const LinearLayout &layout, int kDim, int64_t offset, int threadsPerWarp) {
-  int contiguous = contiguousDimOf(layout);
-  if (contiguous < 0)
-    contiguous = kDim;
-  unsigned order[] = {static_cast<unsigned>(contiguous), static_cast<unsigned>(1 - contiguous)};
-  int64_t bytes = std::max<unsigned>(1, element.getIntOrFloatBitWidth() / 8);
-  auto encoding = gpu::swizzledEncoding(b.getContext(), layout.shape()[contiguous], bytes, order);
-  Value base = gep(b, loc, sharedBase(b, loc, anchor), b.getI8Type(), i32Const(b, loc, offset));
-  SwizzledTile tile(base, element, layout.shape(), encoding);
-  ThreadIds ids = threadIds(b, loc, threadsPerWarp);
-  SmallVector<Value> thread = threadCoords(b, loc, layout, ids);
-  int run = storeRun(layout, contiguous, static_cast<int>(encoding.getVec()));
-  auto vectorType = VectorType::get(run, element);
-  for (int r = 0; r < layout.registers(); r += run) {
-    Value address = tile.address(b, loc, registerCoords(b, loc, layout, r, thread));
-    Value vector = LLVM::UndefOp::create(b, loc, vectorType);
-    for (int j = 0; j < run; ++j)
-      vector = LLVM::InsertElementOp::create(b, loc, vector, values[r + j], i32Const(b, loc, j));
-    LLVM::StoreOp::create(b, loc, vector, address, /*alignment=*/run * bytes);
-  }
-  return {tile, kDim};
-}
-
 /// `ldmatrix.x4` of four 8x8 pieces; lane l addresses row l % 8 of piece
 /// l / 8, given as (row, col) of the stored tile.
 SmallVector<Value> ldmatrix(OpBuilder &b, Location loc, const SwizzledTile &tile, Value row, Value col, bool trans) {
@@ -121,10 +70,10 @@ struct MmaDotLowering : KilnPattern<tile::DotOp> {
         Value slot = rewriter.getRemappedValue(local.getSlot());
         return {bufferSlot(rewriter, loc, buffer, local.getBuffer().getType(), element, slot), kDim};
       }
-      OperandTile t = stage(rewriter, loc, op, unpack(rewriter, loc, lowered), element, layoutOf(type), kDim,
-                            scratch, ctx.threadsPerWarp);
+      SwizzledTile t = stageSwizzled(rewriter, loc, op, unpack(rewriter, loc, lowered), element, layoutOf(type),
+                                     /*contiguousDim=*/-1, /*fallbackDim=*/kDim, scratch, ctx.threadsPerWarp);
       scratch += type.getNumElements() * (element.getIntOrFloatBitWidth() / 8);
-      return t;
+      return {t, kDim};
     };
     OperandTile a = tileOf(op.getA(), adaptor.getA(), /*kDim=*/1);
     OperandTile b = tileOf(op.getB(), adaptor.getB(), /*kDim=*/0);

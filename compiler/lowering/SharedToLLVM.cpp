@@ -9,10 +9,13 @@
 
 #include "compiler/lowering/Lowering.h"
 
+#include "compiler/dialect/gpu/Mma.h"
+
 using namespace mlir;
 
 namespace kiln::lowering {
 
+using gpu::Coord;
 using gpu::HwDim;
 using gpu::LinearLayout;
 
@@ -47,6 +50,60 @@ SwizzledTile bufferSlot(OpBuilder &b, Location loc, Value buffer, RankedTensorTy
 
 Value sharedAddress(OpBuilder &b, Location loc, Value pointer) {
   return LLVM::PtrToIntOp::create(b, loc, b.getI32Type(), pointer);
+}
+
+namespace {
+
+/// The dimension a layout's registers run along (its first register
+/// basis), when it holds at least two consecutive elements; else -1.
+int contiguousDimOf(const LinearLayout &layout) {
+  if (layout.bits(HwDim::Register) == 0)
+    return -1;
+  const Coord &first = layout.basis(HwDim::Register, 0);
+  for (int d = 0; d < layout.rank(); ++d)
+    if (first[d] == 1 && layout.contiguousRegisters(d) >= 2)
+      return d;
+  return -1;
+}
+
+/// How many consecutive registers along `dim` can go in one vector store
+/// of at most `limit` elements: every other basis must keep the runs
+/// aligned.
+int storeRun(const LinearLayout &layout, int dim, int limit) {
+  int run = std::min(layout.contiguousRegisters(dim), limit);
+  auto aligned = [&](const Coord &basis) { return basis[dim] % run == 0; };
+  for (HwDim h : {HwDim::Register, HwDim::Lane, HwDim::Warp})
+    for (int bit = 0; bit < layout.bits(h); ++bit)
+      if (!(h == HwDim::Register && (1 << bit) < run) && !aligned(layout.basis(h, bit)))
+        return 1;
+  return std::max(run, 1);
+}
+
+} // namespace
+
+SwizzledTile stageSwizzled(OpBuilder &b, Location loc, Operation *anchor, ArrayRef<Value> values, Type element,
+                           const LinearLayout &layout, int contiguousDim, int fallbackDim, int64_t offset,
+                           int threadsPerWarp) {
+  int contiguous = contiguousDim >= 0 ? contiguousDim : contiguousDimOf(layout);
+  if (contiguous < 0)
+    contiguous = fallbackDim;
+  unsigned order[] = {static_cast<unsigned>(contiguous), static_cast<unsigned>(1 - contiguous)};
+  int64_t bytes = std::max<unsigned>(1, element.getIntOrFloatBitWidth() / 8);
+  auto encoding = gpu::swizzledEncoding(b.getContext(), layout.shape()[contiguous], bytes, order);
+  Value base = gep(b, loc, sharedBase(b, loc, anchor), b.getI8Type(), i32Const(b, loc, offset));
+  SwizzledTile tile(base, element, layout.shape(), encoding);
+  ThreadIds ids = threadIds(b, loc, threadsPerWarp);
+  SmallVector<Value> thread = threadCoords(b, loc, layout, ids);
+  int run = storeRun(layout, contiguous, static_cast<int>(encoding.getVec()));
+  auto vectorType = VectorType::get(run, element);
+  for (int r = 0; r < layout.registers(); r += run) {
+    Value address = tile.address(b, loc, registerCoords(b, loc, layout, r, thread));
+    Value vector = LLVM::UndefOp::create(b, loc, vectorType);
+    for (int j = 0; j < run; ++j)
+      vector = LLVM::InsertElementOp::create(b, loc, vector, values[r + j], i32Const(b, loc, j));
+    LLVM::StoreOp::create(b, loc, vector, address, /*alignment=*/run * bytes);
+  }
+  return tile;
 }
 
 namespace {
@@ -114,6 +171,10 @@ struct AsyncWaitLowering : KilnPattern<gpu::AsyncWaitOp> {
   using KilnPattern::KilnPattern;
   LogicalResult matchAndRewrite(gpu::AsyncWaitOp op, OpAdaptor, ConversionPatternRewriter &rewriter) const override {
     ptx(rewriter, op.getLoc(), Type(), "cp.async.wait_group " + std::to_string(op.getPending()) + ";", "", {});
+    // Slots that wgmma reads (the async proxy) need this thread's copies
+    // ordered before them, ahead of the barrier.
+    if (op->hasAttr(gpu::kFenceAsyncProxy))
+      ptx(rewriter, op.getLoc(), Type(), "fence.proxy.async.shared::cta;", "", {});
     barrier(rewriter, op.getLoc());
     rewriter.eraseOp(op);
     return success();

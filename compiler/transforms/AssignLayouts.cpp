@@ -205,7 +205,11 @@ private:
       if (!usesMma(dot, computeCapability_))
         return;
       auto shape = tensorOf(dot.getC()).getShape();
-      Attribute layout = LinearEncodingAttr::get(context_, mmaAccumulatorLayout(shape[0], shape[1], numWarps_));
+      bool wgmma = wgmmaShapeFits(dot, computeCapability_, numWarps_) && loadedAlongK(dot.getA(), 1) &&
+                   loadedAlongK(dot.getB(), 0);
+      Attribute layout = LinearEncodingAttr::get(
+          context_, wgmma ? wgmmaAccumulatorLayout(shape[0], shape[1], numWarps_)
+                          : mmaAccumulatorLayout(shape[0], shape[1], numWarps_));
       anchors_[leader(dot.getC())] = {layout, std::numeric_limits<int64_t>::max()};
     });
     func_.walk([&](Operation *op) {
@@ -244,6 +248,17 @@ private:
       if (!inserted && weight > it->second.second)
         it->second = {layout, weight};
     });
+  }
+
+  /// Whether `operand` is loaded with K (dimension `kDim`) its most
+  /// contiguous dimension, 8 elements or more: then it lands K-major in
+  /// shared memory, as wgmma reads it.
+  bool loadedAlongK(Value operand, int kDim) {
+    auto load = operand.getDefiningOp<tile::LoadOp>();
+    if (!load || !tensorOf(load.getPtr()))
+      return false;
+    AxisInfo info = axis_.get(load.getPtr());
+    return info.contiguity[kDim] >= 8 && info.contiguity[kDim] >= info.contiguity[1 - kDim];
   }
 
   /// The layout `to` needs when `from` has `known`, across relation `r`

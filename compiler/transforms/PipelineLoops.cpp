@@ -99,8 +99,8 @@ bool collectSlice(scf::ForOp loop, ArrayRef<Value> roots, AddressSlice &slice) {
 
 class LoopPipeliner {
 public:
-  LoopPipeliner(scf::ForOp loop, int stages, int computeCapability, const AxisInfoAnalysis &axis)
-      : loop_(loop), stages_(stages), computeCapability_(computeCapability), axis_(axis) {}
+  LoopPipeliner(scf::ForOp loop, int stages, int computeCapability, int numWarps, const AxisInfoAnalysis &axis)
+      : loop_(loop), stages_(stages), computeCapability_(computeCapability), numWarps_(numWarps), axis_(axis) {}
 
   void run() {
     SmallVector<Candidate> candidates = findCandidates();
@@ -144,7 +144,9 @@ private:
     for (auto dot : loop_.getBody()->getOps<tile::DotOp>()) {
       if (!usesMma(dot, computeCapability_))
         continue;
+      bool wgmma = isWgmmaDot(dot, computeCapability_, numWarps_);
       for (Value operand : {dot.getA(), dot.getB()}) {
+        unsigned kDim = operand == dot.getA() ? 1 : 0;
         auto load = operand.getDefiningOp<tile::LoadOp>();
         if (!load || load->getBlock() != loop_.getBody() || !load->hasOneUse() || load.getIsVolatile())
           continue;
@@ -154,12 +156,15 @@ private:
         auto [bytes, dim] = copyVector(load);
         if (bytes < 4)
           continue; // cp.async moves 4, 8 or 16 bytes
+        if (wgmma && dim != kDim)
+          continue; // wgmma reads K-major slots; this operand is staged K-major instead
         auto type = cast<RankedTensorType>(load.getType());
         int64_t slotBytes = type.getNumElements() * elementBytes(type.getElementType());
         if (ringBytes + stages_ * slotBytes > kRingBudgetBytes)
           continue;
         ringBytes += stages_ * slotBytes;
         found.push_back({load, dim});
+        fenceAsyncProxy_ |= wgmma;
       }
     }
     return found;
@@ -237,7 +242,9 @@ private:
       Value readSlot = args[args.size() - 2], writeSlot = args.back();
       OpBuilder inner(context);
       inner.setInsertionPointToStart(body);
-      AsyncWaitOp::create(inner, loc, stages_ - 2);
+      auto wait = AsyncWaitOp::create(inner, loc, stages_ - 2);
+      if (fenceAsyncProxy_)
+        wait->setAttr(kFenceAsyncProxy, UnitAttr::get(context));
       for (auto [c, buffer] : llvm::zip(candidates, buffers)) {
         auto read = LocalLoadOp::create(inner, loc, c.load.getType(), buffer, readSlot);
         c.load.getResult().replaceAllUsesWith(read);
@@ -274,6 +281,8 @@ private:
   scf::ForOp loop_;
   int stages_;
   int computeCapability_;
+  int numWarps_;
+  bool fenceAsyncProxy_ = false; ///< a ring feeds wgmma (the async proxy)
   const AxisInfoAnalysis &axis_;
 };
 
@@ -289,7 +298,7 @@ struct PipelineLoops : impl::PipelineLoopsBase<PipelineLoops> {
     SmallVector<scf::ForOp> loops;
     module.walk([&](scf::ForOp loop) { loops.push_back(loop); });
     for (scf::ForOp loop : loops)
-      LoopPipeliner(loop, numStages, cc, axis).run();
+      LoopPipeliner(loop, numStages, cc, getNumWarps(module), axis).run();
   }
 };
 

@@ -76,6 +76,20 @@ TEST(GpuMatmul, PipelinedTilesInBothOperandOrders) {
   check({f16, 192, 160, 320, true, false, wide}); // edges of M and N masked
 }
 
+TEST(GpuMatmul, HopperWgmmaWithKMajorOperands) {
+  // A row-major and B column-major ([N][K]): both K-major in shared memory,
+  // so sm_90a runs wgmma (128-, 64- and 32-byte swizzled rows for BLOCK_K
+  // 64, 32 and 16), one or two warpgroups, N up to 256, pipelined or staged.
+  auto config = [](int64_t bm, int64_t bn, int64_t bk, int64_t warps, int64_t stages) {
+    return Config{{"BLOCK_M", bm}, {"BLOCK_N", bn}, {"BLOCK_K", bk}, {"num_warps", warps}, {"num_stages", stages}};
+  };
+  check({bf16, 256, 256, 512, false, true, config(128, 128, 64, 8, 3)});
+  check({f16, 128, 256, 256, false, true, config(64, 256, 64, 4, 3)});
+  check({bf16, 192, 160, 320, false, true, config(128, 64, 32, 8, 4)}); // edges of M and N masked
+  check({f16, 128, 128, 128, false, true, config(64, 128, 16, 4, 2)});
+  check({bf16, 128, 128, 192, false, true, config(128, 128, 64, 4, 1)}); // staged from registers
+}
+
 TEST(GpuMatmul, RaggedShapesAndUnpipelinedLoops) {
   // Sizes not divisible by 16: loads stay scalar, operands are staged
   // through shared memory from registers; num_stages 1 does that always.

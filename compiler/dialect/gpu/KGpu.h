@@ -28,6 +28,9 @@ namespace kiln::gpu {
 constexpr const char *kNumWarpsAttr = "kgpu.num_warps";
 constexpr const char *kThreadsPerWarpAttr = "kgpu.threads_per_warp";
 constexpr const char *kTargetAttr = "kgpu.target"; ///< e.g. "sm_90a"
+/// On kgpu.async_wait: the slots it waits for are read by wgmma (the async
+/// proxy), so the lowering fences the generic proxy's writes.
+constexpr const char *kFenceAsyncProxy = "kgpu.fence_async_proxy";
 
 int getNumWarps(mlir::ModuleOp module);
 /// "sm_90a" -> 90.

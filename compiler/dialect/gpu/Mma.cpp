@@ -58,6 +58,38 @@ LinearLayout mmaAccumulatorLayout(int64_t M, int64_t N, int numWarps) {
   return LinearLayout(bases, {M, N});
 }
 
+bool wgmmaShapeFits(tile::DotOp op, int computeCapability, int numWarps) {
+  if (computeCapability != 90 || !usesMma(op, computeCapability) || numWarps % 4 != 0)
+    return false;
+  if (!op.getC().getType().getElementType().isF32())
+    return false;
+  int64_t M = op.getA().getType().getShape()[0], K = op.getA().getType().getShape()[1];
+  int64_t N = op.getB().getType().getShape()[1];
+  int64_t rowBytes = K * 2;
+  return M % (64 * (numWarps / 4)) == 0 && N <= 256 && (rowBytes == 32 || rowBytes == 64 || rowBytes == 128);
+}
+
+LinearLayout wgmmaAccumulatorLayout(int64_t M, int64_t N, int numWarps) {
+  std::array<std::vector<Coord>, kHwDims> bases;
+  auto &regs = bases[0], &lanes = bases[1], &warps = bases[2];
+  regs = {{0, 1}, {8, 0}};
+  for (int64_t n = 8; n < N; n *= 2)
+    regs.push_back({0, static_cast<int32_t>(n)});
+  lanes = {{0, 2}, {0, 4}, {1, 0}, {2, 0}, {4, 0}};
+  for (int w = 1; w < numWarps; w *= 2)
+    warps.push_back({16 * w, 0});
+  for (int64_t m = 16 * numWarps; m < M; m *= 2)
+    regs.push_back({static_cast<int32_t>(m), 0});
+  return LinearLayout(bases, {M, N});
+}
+
+bool isWgmmaDot(tile::DotOp op, int computeCapability, int numWarps) {
+  auto c = op.getC().getType();
+  if (!wgmmaShapeFits(op, computeCapability, numWarps) || !isa_and_nonnull<LayoutEncodingAttr>(c.getEncoding()))
+    return false;
+  return linearLayoutOf(c) == wgmmaAccumulatorLayout(c.getShape()[0], c.getShape()[1], numWarps);
+}
+
 SharedEncodingAttr swizzledEncoding(MLIRContext *context, int64_t contiguous, int64_t elementBytes,
                                     ArrayRef<unsigned> order) {
   int64_t rowBytes = contiguous * elementBytes;

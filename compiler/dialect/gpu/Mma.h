@@ -29,6 +29,23 @@ MmaWarps mmaWarps(int64_t M, int64_t N, int numWarps);
 /// The accumulator layout of an MxN tensor-core dot.
 LinearLayout mmaAccumulatorLayout(int64_t M, int64_t N, int numWarps);
 
+/// Whether `op` may run as Hopper's wgmma (sm_90a, warpgroups of 4 warps):
+/// a tensor-core dot whose M splits into 64 rows per warpgroup, N at most
+/// 256, and whose K rows (K x 2 bytes) fit one 32/64/128-byte swizzle atom.
+/// (Its operands must also be K-contiguous in shared memory; layout
+/// assignment checks that their loads are.)
+bool wgmmaShapeFits(tile::DotOp op, int computeCapability, int numWarps);
+
+/// The accumulator layout of a wgmma dot: the warps of a warpgroup stacked
+/// 16 rows each, warpgroups 64 rows apart, each thread holding every 8th
+/// column pair of its rows (the m16n8 fragment repeated along N), then the
+/// 64-row blocks repeated down M.
+LinearLayout wgmmaAccumulatorLayout(int64_t M, int64_t N, int numWarps);
+
+/// Whether layout assignment chose wgmma for `op` (its accumulator has the
+/// wgmma layout and the shape fits).
+bool isWgmmaDot(tile::DotOp op, int computeCapability, int numWarps);
+
 /// The swizzled shared encoding of a tile whose dimension `order[0]` is
 /// contiguous with `contiguous` elements of `elementBytes` each: 16-byte
 /// chunks XORed with the row so that any 8 consecutive rows of one chunk

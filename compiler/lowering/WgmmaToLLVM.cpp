@@ -1,0 +1,156 @@
+//===- WgmmaToLLVM.cpp - tile.dot on Hopper's warpgroup MMA (wgmma) -------===//
+//
+// When layout assignment gave a dot the wgmma accumulator layout (Mma.h),
+// each warpgroup (4 warps) multiplies its 64-row blocks of A by all of B,
+// 16 steps of K at a time, with `wgmma.mma_async.m64nNk16` reading both
+// operands straight from shared memory through matrix descriptors. The
+// operands must sit K-major in the swizzled layout, which for rows of 32,
+// 64 or 128 bytes is exactly the hardware's 32/64/128-byte swizzle: ring
+// slots from PipelineLoops (which keeps K-major copies for wgmma dots), or
+// registers staged that way here. The accumulator stays in registers
+// across the asynchronous group, which this lowering commits and waits for.
+//
+//===----------------------------------------------------------------------===//
+
+#include "compiler/lowering/Lowering.h"
+
+#include "compiler/dialect/gpu/Mma.h"
+
+using namespace mlir;
+
+namespace kiln::lowering {
+
+using gpu::LinearLayout;
+
+namespace {
+
+/// The matrix descriptor of K-major rows of `rowBytes` (32, 64 or 128) at
+/// shared address `address` (i32): start address, stride between groups of
+/// 8 rows (8 * rowBytes), the swizzle mode (128 B: 1, 64 B: 2, 32 B: 3);
+/// the leading offset is unused for swizzled K-major operands.
+Value descriptor(OpBuilder &b, Location loc, Value address, int64_t rowBytes) {
+  Type i64 = b.getI64Type();
+  auto c64 = [&](int64_t v) { return LLVM::ConstantOp::create(b, loc, i64, b.getI64IntegerAttr(v)).getResult(); };
+  int64_t mode = rowBytes == 128 ? 1 : rowBytes == 64 ? 2 : 3;
+  int64_t fixed = (int64_t(1) << 16) | (((8 * rowBytes) >> 4) << 32) | (mode << 62);
+  Value start = LLVM::AndOp::create(b, loc, LLVM::LShrOp::create(b, loc, LLVM::ZExtOp::create(b, loc, i64, address), c64(4)),
+                                    c64(0x3FFF));
+  return LLVM::OrOp::create(b, loc, start, c64(fixed));
+}
+
+struct WgmmaDotLowering : KilnPattern<tile::DotOp> {
+  WgmmaDotLowering(const LoweringContext &context) : KilnPattern(context, /*benefit=*/3) {}
+
+  LogicalResult matchAndRewrite(tile::DotOp op, OpAdaptor adaptor, ConversionPatternRewriter &rewriter) const override {
+    if (!gpu::isWgmmaDot(op, ctx.computeCapability, ctx.numWarps))
+      return failure();
+    Location loc = op.getLoc();
+    auto aType = op.getA().getType(), bType = op.getB().getType(), cType = op.getC().getType();
+    int64_t M = aType.getShape()[0], K = aType.getShape()[1], N = bType.getShape()[1];
+    Type element = ctx.types.elementType(aType);
+    const int64_t rowBytes = K * 2;
+
+    // Operand tiles, K-major: ring slots, or registers staged K-major.
+    int64_t scratch = 0;
+    bool staged = false;
+    auto tileOf = [&](Value operand, Value lowered, int kDim) -> FailureOr<SwizzledTile> {
+      auto type = cast<RankedTensorType>(operand.getType());
+      if (auto local = operand.getDefiningOp<gpu::LocalLoadOp>()) {
+        SwizzledTile t = bufferSlot(rewriter, loc, rewriter.getRemappedValue(local.getBuffer()),
+                                    local.getBuffer().getType(), element, rewriter.getRemappedValue(local.getSlot()));
+        if (static_cast<int>(t.contiguousDim) != kDim)
+          return failure();
+        return t;
+      }
+      if (!staged)
+        barrier(rewriter, loc); // earlier users of the scratch are done
+      staged = true;
+      SwizzledTile t = stageSwizzled(rewriter, loc, op, unpack(rewriter, loc, lowered), element, layoutOf(type),
+                                     /*contiguousDim=*/kDim, kDim, scratch, ctx.threadsPerWarp);
+      scratch += type.getNumElements() * 2;
+      return t;
+    };
+    FailureOr<SwizzledTile> a = tileOf(op.getA(), adaptor.getA(), 1);
+    FailureOr<SwizzledTile> b = tileOf(op.getB(), adaptor.getB(), 0);
+    if (failed(a) || failed(b))
+      return rewriter.notifyMatchFailure(op, "a wgmma operand's slot is not K-major");
+    if (staged) { // this thread's stores before the async proxy reads them, for everyone
+      ptx(rewriter, loc, Type(), "fence.proxy.async.shared::cta;", "", {});
+      barrier(rewriter, loc);
+    }
+
+    // The accumulator (already in the wgmma layout; converted otherwise).
+    LinearLayout layout = gpu::wgmmaAccumulatorLayout(M, N, ctx.numWarps);
+    Type f32 = rewriter.getF32Type();
+    SmallVector<Value> acc = convertRegisters(rewriter, loc, op, unpack(rewriter, loc, adaptor.getC()), f32,
+                                              layoutOf(cType), layout, ctx.threadsPerWarp);
+
+    // This warpgroup's 64-row blocks: rows 64 * (group + i * groups).
+    const int groups = ctx.numWarps / 4;
+    const int64_t blocks = M / (64 * groups);
+    const int64_t perBlock = N / 2; // accumulator registers of one m64nN
+    ThreadIds ids = threadIds(rewriter, loc, ctx.threadsPerWarp);
+    auto c32 = [&](int64_t v) { return i32Const(rewriter, loc, v); };
+    Value group = LLVM::UDivOp::create(rewriter, loc, ids.warp, c32(4));
+    Value aBase = sharedAddress(rewriter, loc, a->base), bBase = sharedAddress(rewriter, loc, b->base);
+
+    std::string shape = element.isBF16() ? "bf16" : "f16";
+    std::string text = "{ .reg .pred p; setp.ne.b32 p, $" + std::to_string(2 * perBlock + 2) +
+                       ", 0; wgmma.mma_async.sync.aligned.m64n" + std::to_string(N) + "k16.f32." + shape + "." + shape +
+                       " {";
+    std::string constraints;
+    for (int64_t r = 0; r < perBlock; ++r) {
+      text += (r ? ", $" : "$") + std::to_string(r);
+      constraints += "=f,";
+    }
+    text += "}, $" + std::to_string(2 * perBlock) + ", $" + std::to_string(2 * perBlock + 1) + ", p, 1, 1, 0, 0; }";
+    for (int64_t r = 0; r < perBlock; ++r)
+      constraints += std::to_string(r) + ",";
+    constraints += "l,l,r";
+    auto resultType = LLVM::LLVMStructType::getLiteral(rewriter.getContext(), SmallVector<Type>(perBlock, f32));
+
+    ptx(rewriter, loc, Type(), "wgmma.fence.sync.aligned;", "", {});
+    Value one = c32(1);
+    for (int64_t k = 0; k < K; k += 16) {
+      Value bDesc = descriptor(rewriter, loc, LLVM::AddOp::create(rewriter, loc, bBase, c32(k * 2)), rowBytes);
+      for (int64_t i = 0; i < blocks; ++i) {
+        Value rows = LLVM::MulOp::create(rewriter, loc, LLVM::AddOp::create(rewriter, loc, group, c32(i * groups)),
+                                         c32(64 * rowBytes));
+        Value aAddress = LLVM::AddOp::create(rewriter, loc, LLVM::AddOp::create(rewriter, loc, aBase, rows), c32(k * 2));
+        SmallVector<Value> operands(acc.begin() + i * perBlock, acc.begin() + (i + 1) * perBlock);
+        operands.push_back(descriptor(rewriter, loc, aAddress, rowBytes));
+        operands.push_back(bDesc);
+        operands.push_back(one);
+        Value out = ptx(rewriter, loc, resultType, text, constraints, operands, /*sideEffects=*/true);
+        SmallVector<Value> results = unpack(rewriter, loc, out);
+        std::copy(results.begin(), results.end(), acc.begin() + i * perBlock);
+      }
+    }
+    ptx(rewriter, loc, Type(), "wgmma.commit_group.sync.aligned;", "", {});
+    // The results are read (and the slots refilled) right after: wait for all.
+    SmallVector<Type> types(acc.size(), f32);
+    std::string waitConstraints;
+    for (size_t r = 0; r < acc.size(); ++r)
+      waitConstraints += "=f,";
+    for (size_t r = 0; r < acc.size(); ++r)
+      waitConstraints += std::to_string(r) + (r + 1 < acc.size() ? "," : "");
+    // (The registers pass through the wait so that nothing reads them early.)
+    Value waited = ptx(rewriter, loc, LLVM::LLVMStructType::getLiteral(rewriter.getContext(), types),
+                       "wgmma.wait_group.sync.aligned 0;", waitConstraints, acc, /*sideEffects=*/true);
+    acc = unpack(rewriter, loc, waited);
+
+    Type cElement = ctx.types.elementType(cType);
+    SmallVector<Value> result =
+        convertRegisters(rewriter, loc, op, acc, cElement, layout, layoutOf(op.getType()), ctx.threadsPerWarp);
+    rewriter.replaceOp(op, pack(rewriter, loc, getTypeConverter()->convertType(op.getType()), result));
+    return success();
+  }
+};
+
+} // namespace
+
+void populateWgmmaPatterns(RewritePatternSet &patterns, const LoweringContext &context) {
+  patterns.add<WgmmaDotLowering>(context);
+}
+
+} // namespace kiln::lowering
