@@ -141,8 +141,10 @@ Value narrowToFp8(OpBuilder &b, Location loc, Value f32, bool e4m3, bool towardZ
 
 /// A tile in XOR-swizzled shared memory (#kgpu.shared): `rows x cols`
 /// elements, cols contiguous, 16-byte chunks of row r permuted by
-/// `(r / perPhase) % maxPhase`.
+/// `(r / perPhase) % maxPhase`; rows longer than 128 bytes are split into
+/// 128-byte column blocks stored one after another.
 struct SwizzledTile {
+  static constexpr int64_t atomBytes = 128;
   Value base; ///< !llvm.ptr<3> to the tile's first element
   Type element;
   int64_t rows, cols;

@@ -28,10 +28,17 @@ SwizzledTile::SwizzledTile(Value base, Type element, ArrayRef<int64_t> tileShape
 
 Value SwizzledTile::offset(OpBuilder &b, Location loc, Value row, Value col) const {
   auto c = [&](int64_t v) { return i32Const(b, loc, v); };
+  // Rows longer than 128 bytes are stored as 128-byte-wide column blocks,
+  // one after another (each rows x 128 bytes): the swizzle atoms wgmma reads
+  // N-major operands in; ldmatrix and copies see the same banks either way.
+  const int64_t blockCols = std::min<int64_t>(cols, atomBytes / (element.getIntOrFloatBitWidth() / 8));
+  Value block = LLVM::UDivOp::create(b, loc, col, c(blockCols));
+  Value inBlock = LLVM::URemOp::create(b, loc, col, c(blockCols));
   Value phase = LLVM::URemOp::create(b, loc, LLVM::UDivOp::create(b, loc, row, c(perPhase)), c(maxPhase));
-  Value chunk = LLVM::XOrOp::create(b, loc, LLVM::UDivOp::create(b, loc, col, c(vec)), phase);
-  Value within = LLVM::URemOp::create(b, loc, col, c(vec));
-  Value rowStart = LLVM::MulOp::create(b, loc, row, c(cols));
+  Value chunk = LLVM::XOrOp::create(b, loc, LLVM::UDivOp::create(b, loc, inBlock, c(vec)), phase);
+  Value within = LLVM::URemOp::create(b, loc, inBlock, c(vec));
+  Value rowStart = LLVM::AddOp::create(b, loc, LLVM::MulOp::create(b, loc, block, c(rows * blockCols)),
+                                       LLVM::MulOp::create(b, loc, row, c(blockCols)));
   return LLVM::AddOp::create(b, loc, rowStart,
                              LLVM::AddOp::create(b, loc, LLVM::MulOp::create(b, loc, chunk, c(vec)), within));
 }

@@ -5,9 +5,9 @@
 // 16 steps of K at a time, with `wgmma.mma_async.m64nNk16` reading both
 // operands straight from shared memory through matrix descriptors. The
 // operands must sit K-major in the swizzled layout, which for rows of 32,
-// 64 or 128 bytes is exactly the hardware's 32/64/128-byte swizzle: ring
-// slots from PipelineLoops (which keeps K-major copies for wgmma dots), or
-// registers staged that way here. The accumulator stays in registers
+// 64 or 128 bytes is exactly the hardware's 32/64/128-byte swizzle (B may
+// also be N-major, in 128-byte column blocks: the N-major 128-byte atoms):
+// ring slots from PipelineLoops, or registers staged K-major here. The accumulator stays in registers
 // across the asynchronous group, which this lowering commits and waits for.
 //
 //===----------------------------------------------------------------------===//
@@ -24,15 +24,14 @@ using gpu::LinearLayout;
 
 namespace {
 
-/// The matrix descriptor of K-major rows of `rowBytes` (32, 64 or 128) at
-/// shared address `address` (i32): start address, stride between groups of
-/// 8 rows (8 * rowBytes), the swizzle mode (128 B: 1, 64 B: 2, 32 B: 3);
-/// the leading offset is unused for swizzled K-major operands.
-Value descriptor(OpBuilder &b, Location loc, Value address, int64_t rowBytes) {
+/// A wgmma matrix descriptor for the tile at shared address `address` (i32):
+/// the start address, the leading and stride byte offsets, and the swizzle
+/// mode (128-byte rows: 1, 64: 2, 32: 3), each field in 16-byte units.
+Value descriptor(OpBuilder &b, Location loc, Value address, int64_t leading, int64_t stride, int64_t rowBytes) {
   Type i64 = b.getI64Type();
   auto c64 = [&](int64_t v) { return LLVM::ConstantOp::create(b, loc, i64, b.getI64IntegerAttr(v)).getResult(); };
   int64_t mode = rowBytes == 128 ? 1 : rowBytes == 64 ? 2 : 3;
-  int64_t fixed = (int64_t(1) << 16) | (((8 * rowBytes) >> 4) << 32) | (mode << 62);
+  int64_t fixed = (((leading >> 4) & 0x3FFF) << 16) | (((stride >> 4) & 0x3FFF) << 32) | (mode << 62);
   Value start = LLVM::AndOp::create(b, loc, LLVM::LShrOp::create(b, loc, LLVM::ZExtOp::create(b, loc, i64, address), c64(4)),
                                     c64(0x3FFF));
   return LLVM::OrOp::create(b, loc, start, c64(fixed));
@@ -58,7 +57,8 @@ struct WgmmaDotLowering : KilnPattern<tile::DotOp> {
       if (auto local = operand.getDefiningOp<gpu::LocalLoadOp>()) {
         SwizzledTile t = bufferSlot(rewriter, loc, rewriter.getRemappedValue(local.getBuffer()),
                                     local.getBuffer().getType(), element, rewriter.getRemappedValue(local.getSlot()));
-        if (static_cast<int>(t.contiguousDim) != kDim)
+        bool nMajorB = kDim == 0 && t.contiguousDim == 1 && N % 64 == 0;
+        if (static_cast<int>(t.contiguousDim) != kDim && !nMajorB)
           return failure();
         return t;
       }
@@ -73,7 +73,12 @@ struct WgmmaDotLowering : KilnPattern<tile::DotOp> {
     FailureOr<SwizzledTile> a = tileOf(op.getA(), adaptor.getA(), 1);
     FailureOr<SwizzledTile> b = tileOf(op.getB(), adaptor.getB(), 0);
     if (failed(a) || failed(b))
-      return rewriter.notifyMatchFailure(op, "a wgmma operand's slot is not K-major");
+      return rewriter.notifyMatchFailure(op, "a wgmma operand's slot is neither K-major nor (B) N-major");
+    // B N-major: 128-byte atoms of 64 columns x BLOCK_K rows side by side
+    // (leading offset: one atom), 8-row groups 1024 bytes apart; a K step of
+    // 16 moves 16 rows down. K-major operands: rows of K, 8-row groups
+    // 8 * rowBytes apart, a K step moves 32 bytes along the row.
+    const bool bNMajor = b->contiguousDim == 1;
     if (staged) { // this thread's stores before the async proxy reads them, for everyone
       ptx(rewriter, loc, Type(), "fence.proxy.async.shared::cta;", "", {});
       barrier(rewriter, loc);
@@ -103,7 +108,8 @@ struct WgmmaDotLowering : KilnPattern<tile::DotOp> {
       text += (r ? ", $" : "$") + std::to_string(r);
       constraints += "=f,";
     }
-    text += "}, $" + std::to_string(2 * perBlock) + ", $" + std::to_string(2 * perBlock + 1) + ", p, 1, 1, 0, 0; }";
+    text += "}, $" + std::to_string(2 * perBlock) + ", $" + std::to_string(2 * perBlock + 1) + ", p, 1, 1, 0, " +
+            (bNMajor ? "1" : "0") + "; }";
     for (int64_t r = 0; r < perBlock; ++r)
       constraints += std::to_string(r) + ",";
     constraints += "l,l,r";
@@ -112,13 +118,16 @@ struct WgmmaDotLowering : KilnPattern<tile::DotOp> {
     ptx(rewriter, loc, Type(), "wgmma.fence.sync.aligned;", "", {});
     Value one = c32(1);
     for (int64_t k = 0; k < K; k += 16) {
-      Value bDesc = descriptor(rewriter, loc, LLVM::AddOp::create(rewriter, loc, bBase, c32(k * 2)), rowBytes);
+      Value bDesc = bNMajor ? descriptor(rewriter, loc, LLVM::AddOp::create(rewriter, loc, bBase, c32(k * 128)),
+                                         /*leading=*/K * 128, /*stride=*/1024, /*rowBytes=*/128)
+                            : descriptor(rewriter, loc, LLVM::AddOp::create(rewriter, loc, bBase, c32(k * 2)),
+                                         /*leading=*/16, /*stride=*/8 * rowBytes, rowBytes);
       for (int64_t i = 0; i < blocks; ++i) {
         Value rows = LLVM::MulOp::create(rewriter, loc, LLVM::AddOp::create(rewriter, loc, group, c32(i * groups)),
                                          c32(64 * rowBytes));
         Value aAddress = LLVM::AddOp::create(rewriter, loc, LLVM::AddOp::create(rewriter, loc, aBase, rows), c32(k * 2));
         SmallVector<Value> operands(acc.begin() + i * perBlock, acc.begin() + (i + 1) * perBlock);
-        operands.push_back(descriptor(rewriter, loc, aAddress, rowBytes));
+        operands.push_back(descriptor(rewriter, loc, aAddress, /*leading=*/16, /*stride=*/8 * rowBytes, rowBytes));
         operands.push_back(bDesc);
         operands.push_back(one);
         Value out = ptx(rewriter, loc, resultType, text, constraints, operands, /*sideEffects=*/true);

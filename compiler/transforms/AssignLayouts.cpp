@@ -205,8 +205,8 @@ private:
       if (!usesMma(dot, computeCapability_))
         return;
       auto shape = tensorOf(dot.getC()).getShape();
-      bool wgmma = wgmmaShapeFits(dot, computeCapability_, numWarps_) && loadedAlongK(dot.getA(), 1) &&
-                   loadedAlongK(dot.getB(), 0);
+      bool wgmma = wgmmaShapeFits(dot, computeCapability_, numWarps_) && loadedAlong(dot.getA(), 1) &&
+                   (loadedAlong(dot.getB(), 0) || (shape[1] % 64 == 0 && loadedAlong(dot.getB(), 1)));
       Attribute layout = LinearEncodingAttr::get(
           context_, wgmma ? wgmmaAccumulatorLayout(shape[0], shape[1], numWarps_)
                           : mmaAccumulatorLayout(shape[0], shape[1], numWarps_));
@@ -250,15 +250,15 @@ private:
     });
   }
 
-  /// Whether `operand` is loaded with K (dimension `kDim`) its most
-  /// contiguous dimension, 8 elements or more: then it lands K-major in
-  /// shared memory, as wgmma reads it.
-  bool loadedAlongK(Value operand, int kDim) {
+  /// Whether `operand` is loaded with `dim` its most contiguous dimension,
+  /// 8 elements or more: then its shared-memory copy is `dim`-major, which
+  /// decides whether wgmma can read it.
+  bool loadedAlong(Value operand, int dim) {
     auto load = operand.getDefiningOp<tile::LoadOp>();
     if (!load || !tensorOf(load.getPtr()))
       return false;
     AxisInfo info = axis_.get(load.getPtr());
-    return info.contiguity[kDim] >= 8 && info.contiguity[kDim] >= info.contiguity[1 - kDim];
+    return info.contiguity[dim] >= 8 && info.contiguity[dim] >= info.contiguity[1 - dim];
   }
 
   /// The layout `to` needs when `from` has `known`, across relation `r`

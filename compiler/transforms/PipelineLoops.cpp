@@ -54,6 +54,9 @@ constexpr int64_t kRingBudgetBytes = 192 * 1024;
 
 int64_t elementBytes(Type t) { return std::max<unsigned>(1, t.getIntOrFloatBitWidth() / 8); }
 
+/// The last dimension's size of a 2-D operand (N for B).
+int64_t columnsOf(Value v) { return cast<RankedTensorType>(v.getType()).getShape()[1]; }
+
 /// A load that can become an async copy, and what its copies need.
 struct Candidate {
   mutable tile::LoadOp load; // (op handles are used through const refs)
@@ -156,8 +159,9 @@ private:
         auto [bytes, dim] = copyVector(load);
         if (bytes < 4)
           continue; // cp.async moves 4, 8 or 16 bytes
-        if (wgmma && dim != kDim)
-          continue; // wgmma reads K-major slots; this operand is staged K-major instead
+        bool nMajorB = kDim == 0 && columnsOf(operand) % 64 == 0;
+        if (wgmma && dim != kDim && !nMajorB)
+          continue; // wgmma reads K-major slots (N-major too for B); this operand is staged K-major instead
         auto type = cast<RankedTensorType>(load.getType());
         int64_t slotBytes = type.getNumElements() * elementBytes(type.getElementType());
         if (ringBytes + stages_ * slotBytes > kRingBudgetBytes)

@@ -77,8 +77,8 @@ TEST(GpuMatmul, PipelinedTilesInBothOperandOrders) {
 }
 
 TEST(GpuMatmul, HopperWgmmaWithKMajorOperands) {
-  // A row-major and B column-major ([N][K]): both K-major in shared memory,
-  // so sm_90a runs wgmma (128-, 64- and 32-byte swizzled rows for BLOCK_K
+  // A row-major and B column-major ([N][K]) or row-major: A K-major and B
+  // K- or N-major in shared memory, so sm_90a runs wgmma (128-, 64- and 32-byte swizzled rows for BLOCK_K
   // 64, 32 and 16), one or two warpgroups, N up to 256, pipelined or staged.
   auto config = [](int64_t bm, int64_t bn, int64_t bk, int64_t warps, int64_t stages) {
     return Config{{"BLOCK_M", bm}, {"BLOCK_N", bn}, {"BLOCK_K", bk}, {"num_warps", warps}, {"num_stages", stages}};
@@ -88,6 +88,9 @@ TEST(GpuMatmul, HopperWgmmaWithKMajorOperands) {
   check({bf16, 192, 160, 320, false, true, config(128, 64, 32, 8, 4)}); // edges of M and N masked
   check({f16, 128, 128, 128, false, true, config(64, 128, 16, 4, 2)});
   check({bf16, 128, 128, 192, false, true, config(128, 128, 64, 4, 1)}); // staged from registers
+  // B row-major ([K][N]): N-major slots in 128-byte column blocks (trans-b).
+  check({bf16, 256, 512, 256, false, false, config(128, 256, 64, 8, 3)});
+  check({f16, 128, 192, 160, false, false, config(64, 64, 32, 4, 4)});
 }
 
 TEST(GpuMatmul, RaggedShapesAndUnpipelinedLoops) {

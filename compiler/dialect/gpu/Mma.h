@@ -32,8 +32,8 @@ LinearLayout mmaAccumulatorLayout(int64_t M, int64_t N, int numWarps);
 /// Whether `op` may run as Hopper's wgmma (sm_90a, warpgroups of 4 warps):
 /// a tensor-core dot whose M splits into 64 rows per warpgroup, N at most
 /// 256, and whose K rows (K x 2 bytes) fit one 32/64/128-byte swizzle atom.
-/// (Its operands must also be K-contiguous in shared memory; layout
-/// assignment checks that their loads are.)
+/// (A must also be K-contiguous in shared memory, B K- or N-contiguous, N
+/// then a multiple of 64; layout assignment checks how they are loaded.)
 bool wgmmaShapeFits(tile::DotOp op, int computeCapability, int numWarps);
 
 /// The accumulator layout of a wgmma dot: the warps of a warpgroup stacked
