@@ -12,6 +12,8 @@
 
 #include "compiler/dialect/gpu/KGpu.h"
 
+#include <array>
+
 #include "mlir/Conversion/LLVMCommon/Pattern.h"
 #include "mlir/Conversion/LLVMCommon/TypeConverter.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
@@ -169,6 +171,16 @@ Value sharedAddress(OpBuilder &b, Location loc, Value pointer);
 SwizzledTile stageSwizzled(OpBuilder &b, Location loc, mlir::Operation *anchor, llvm::ArrayRef<Value> values,
                            Type element, const gpu::LinearLayout &layout, int contiguousDim, int fallbackDim,
                            int64_t offset, int threadsPerWarp);
+
+/// The shared tiles a tensor-core dot reads: for a (K is dimension 1) and b
+/// (K is dimension 0), the ring slot when the operand is a kgpu.local_load,
+/// else its registers stored to scratch one after the other, between
+/// barriers. For wgmma (`forWgmma`) staged operands are stored K-major and
+/// fenced for the async proxy; otherwise along their own contiguous
+/// dimension.
+std::array<SwizzledTile, 2> dotOperandTiles(mlir::ConversionPatternRewriter &rewriter, Location loc, tile::DotOp op,
+                                            Value loweredA, Value loweredB, Type element, bool forWgmma,
+                                            int threadsPerWarp);
 
 /// Slot `slot` (i32) of a lowered kgpu.shared buffer `buffer` of `type`.
 SwizzledTile bufferSlot(OpBuilder &b, Location loc, Value buffer, mlir::RankedTensorType type, Type llvmElement,

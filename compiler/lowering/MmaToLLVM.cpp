@@ -19,8 +19,6 @@ using namespace mlir;
 
 namespace kiln::lowering {
 
-using gpu::Coord;
-using gpu::HwDim;
 using gpu::LinearLayout;
 
 namespace {
@@ -59,26 +57,9 @@ struct MmaDotLowering : KilnPattern<tile::DotOp> {
     Type f32 = rewriter.getF32Type();
 
     // Operand tiles: a ring slot, or the registers staged in scratch.
-    auto staged = [&](Value operand) { return !operand.getDefiningOp<gpu::LocalLoadOp>(); };
-    if (staged(op.getA()) || staged(op.getB()))
-      barrier(rewriter, loc); // earlier users of the scratch are done
-    int64_t scratch = 0;
-    auto tileOf = [&](Value operand, Value lowered, int kDim) -> OperandTile {
-      auto type = cast<RankedTensorType>(operand.getType());
-      if (auto local = operand.getDefiningOp<gpu::LocalLoadOp>()) {
-        Value buffer = rewriter.getRemappedValue(local.getBuffer());
-        Value slot = rewriter.getRemappedValue(local.getSlot());
-        return {bufferSlot(rewriter, loc, buffer, local.getBuffer().getType(), element, slot), kDim};
-      }
-      SwizzledTile t = stageSwizzled(rewriter, loc, op, unpack(rewriter, loc, lowered), element, layoutOf(type),
-                                     /*contiguousDim=*/-1, /*fallbackDim=*/kDim, scratch, ctx.threadsPerWarp);
-      scratch += type.getNumElements() * (element.getIntOrFloatBitWidth() / 8);
-      return {t, kDim};
-    };
-    OperandTile a = tileOf(op.getA(), adaptor.getA(), /*kDim=*/1);
-    OperandTile b = tileOf(op.getB(), adaptor.getB(), /*kDim=*/0);
-    if (scratch)
-      barrier(rewriter, loc);
+    auto [aTile, bTile] = dotOperandTiles(rewriter, loc, op, adaptor.getA(), adaptor.getB(), element,
+                                          /*forWgmma=*/false, ctx.threadsPerWarp);
+    OperandTile a{aTile, 1}, b{bTile, 0};
 
     // The accumulator, in the MMA layout, as f32.
     LinearLayout mma = gpu::mmaAccumulatorLayout(M, N, ctx.numWarps);

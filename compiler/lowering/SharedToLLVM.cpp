@@ -47,6 +47,34 @@ Value SwizzledTile::address(OpBuilder &b, Location loc, ArrayRef<Value> coord) c
   return gep(b, loc, base, element, offset(b, loc, coord[1 - contiguousDim], coord[contiguousDim]));
 }
 
+std::array<SwizzledTile, 2> dotOperandTiles(ConversionPatternRewriter &rewriter, Location loc, tile::DotOp op,
+                                            Value loweredA, Value loweredB, Type element, bool forWgmma,
+                                            int threadsPerWarp) {
+  auto ringSlot = [](Value operand) { return operand.getDefiningOp<gpu::LocalLoadOp>(); };
+  bool staging = !ringSlot(op.getA()) || !ringSlot(op.getB());
+  if (staging)
+    barrier(rewriter, loc); // earlier users of the scratch are done
+  int64_t scratch = 0;
+  auto tileOf = [&](Value operand, Value lowered, int kDim) {
+    auto type = cast<RankedTensorType>(operand.getType());
+    if (auto local = ringSlot(operand))
+      return bufferSlot(rewriter, loc, rewriter.getRemappedValue(local.getBuffer()), local.getBuffer().getType(),
+                        element, rewriter.getRemappedValue(local.getSlot()));
+    SwizzledTile t = stageSwizzled(rewriter, loc, op, unpack(rewriter, loc, lowered), element, layoutOf(type),
+                                   /*contiguousDim=*/forWgmma ? kDim : -1, /*fallbackDim=*/kDim, scratch,
+                                   threadsPerWarp);
+    scratch += type.getNumElements() * (element.getIntOrFloatBitWidth() / 8);
+    return t;
+  };
+  std::array<SwizzledTile, 2> tiles{tileOf(op.getA(), loweredA, 1), tileOf(op.getB(), loweredB, 0)};
+  if (staging) {
+    if (forWgmma) // this thread's stores before the async proxy reads them, for everyone
+      ptx(rewriter, loc, Type(), "fence.proxy.async.shared::cta;", "", {});
+    barrier(rewriter, loc);
+  }
+  return tiles;
+}
+
 SwizzledTile bufferSlot(OpBuilder &b, Location loc, Value buffer, RankedTensorType type, Type llvmElement,
                         Value slot) {
   auto encoding = cast<gpu::SharedEncodingAttr>(type.getEncoding());

@@ -49,40 +49,23 @@ struct WgmmaDotLowering : KilnPattern<tile::DotOp> {
     Type element = ctx.types.elementType(aType);
     const int64_t rowBytes = K * 2;
 
-    // Operand tiles, K-major: ring slots, or registers staged K-major.
-    int64_t scratch = 0;
-    bool staged = false;
-    auto tileOf = [&](Value operand, Value lowered, int kDim) -> FailureOr<SwizzledTile> {
-      auto type = cast<RankedTensorType>(operand.getType());
-      if (auto local = operand.getDefiningOp<gpu::LocalLoadOp>()) {
-        SwizzledTile t = bufferSlot(rewriter, loc, rewriter.getRemappedValue(local.getBuffer()),
-                                    local.getBuffer().getType(), element, rewriter.getRemappedValue(local.getSlot()));
-        bool nMajorB = kDim == 0 && t.contiguousDim == 1 && N % 64 == 0;
-        if (static_cast<int>(t.contiguousDim) != kDim && !nMajorB)
-          return failure();
-        return t;
-      }
-      if (!staged)
-        barrier(rewriter, loc); // earlier users of the scratch are done
-      staged = true;
-      SwizzledTile t = stageSwizzled(rewriter, loc, op, unpack(rewriter, loc, lowered), element, layoutOf(type),
-                                     /*contiguousDim=*/kDim, kDim, scratch, ctx.threadsPerWarp);
-      scratch += type.getNumElements() * 2;
-      return t;
+    // Operand tiles: ring slots, which must be K-major (B: or N-major), or
+    // registers staged K-major.
+    auto ringMajor = [](Value operand) -> int {
+      auto local = operand.getDefiningOp<gpu::LocalLoadOp>();
+      return local ? static_cast<int>(cast<gpu::SharedEncodingAttr>(local.getBuffer().getType().getEncoding()).getOrder()[0])
+                   : -1;
     };
-    FailureOr<SwizzledTile> a = tileOf(op.getA(), adaptor.getA(), 1);
-    FailureOr<SwizzledTile> b = tileOf(op.getB(), adaptor.getB(), 0);
-    if (failed(a) || failed(b))
+    int aMajor = ringMajor(op.getA()), bMajor = ringMajor(op.getB());
+    if (aMajor == 0 || (bMajor == 1 && N % 64 != 0))
       return rewriter.notifyMatchFailure(op, "a wgmma operand's slot is neither K-major nor (B) N-major");
+    auto [a, b] = dotOperandTiles(rewriter, loc, op, adaptor.getA(), adaptor.getB(), element, /*forWgmma=*/true,
+                                  ctx.threadsPerWarp);
     // B N-major: 128-byte atoms of 64 columns x BLOCK_K rows side by side
     // (leading offset: one atom), 8-row groups 1024 bytes apart; a K step of
     // 16 moves 16 rows down. K-major operands: rows of K, 8-row groups
     // 8 * rowBytes apart, a K step moves 32 bytes along the row.
-    const bool bNMajor = b->contiguousDim == 1;
-    if (staged) { // this thread's stores before the async proxy reads them, for everyone
-      ptx(rewriter, loc, Type(), "fence.proxy.async.shared::cta;", "", {});
-      barrier(rewriter, loc);
-    }
+    const bool bNMajor = b.contiguousDim == 1;
 
     // The accumulator (already in the wgmma layout; converted otherwise).
     LinearLayout layout = gpu::wgmmaAccumulatorLayout(M, N, ctx.numWarps);
@@ -97,7 +80,7 @@ struct WgmmaDotLowering : KilnPattern<tile::DotOp> {
     ThreadIds ids = threadIds(rewriter, loc, ctx.threadsPerWarp);
     auto c32 = [&](int64_t v) { return i32Const(rewriter, loc, v); };
     Value group = LLVM::UDivOp::create(rewriter, loc, ids.warp, c32(4));
-    Value aBase = sharedAddress(rewriter, loc, a->base), bBase = sharedAddress(rewriter, loc, b->base);
+    Value aBase = sharedAddress(rewriter, loc, a.base), bBase = sharedAddress(rewriter, loc, b.base);
 
     std::string shape = element.isBF16() ? "bf16" : "f16";
     std::string text = "{ .reg .pred p; setp.ne.b32 p, $" + std::to_string(2 * perBlock + 2) +
@@ -138,7 +121,7 @@ struct WgmmaDotLowering : KilnPattern<tile::DotOp> {
     ptx(rewriter, loc, Type(), "wgmma.commit_group.sync.aligned;", "", {});
     // The results are read (and the slots refilled) right after: wait for all.
     SmallVector<Type> types(acc.size(), f32);
-    std::string waitConstraints;
+    std::string waitConstraints; // outputs, then each input tied to its output
     for (size_t r = 0; r < acc.size(); ++r)
       waitConstraints += "=f,";
     for (size_t r = 0; r < acc.size(); ++r)
