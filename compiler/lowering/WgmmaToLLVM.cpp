@@ -7,8 +7,10 @@
 // operands must sit K-major in the swizzled layout, which for rows of 32,
 // 64 or 128 bytes is exactly the hardware's 32/64/128-byte swizzle (B may
 // also be N-major, in 128-byte column blocks: the N-major 128-byte atoms):
-// ring slots from PipelineLoops, or registers staged K-major here. The accumulator stays in registers
-// across the asynchronous group, which this lowering commits and waits for.
+// ring slots from PipelineLoops, or registers staged K-major here. The
+// accumulator stays in registers across the asynchronous group, which this
+// lowering commits and waits for, unless the dot's result goes to a
+// kgpu.warpgroup_wait (PipelineLoops leaves it in flight): then that op waits.
 //
 //===----------------------------------------------------------------------===//
 
@@ -35,6 +37,30 @@ Value descriptor(OpBuilder &b, Location loc, Value address, int64_t leading, int
   Value start = LLVM::AndOp::create(b, loc, LLVM::LShrOp::create(b, loc, LLVM::ZExtOp::create(b, loc, i64, address), c64(4)),
                                     c64(0x3FFF));
   return LLVM::OrOp::create(b, loc, start, c64(fixed));
+}
+
+/// `values` passed through inline PTX `text` (a wgmma wait), each output
+/// tied to its input: the registers cannot be read before it, nor copied
+/// elsewhere while wgmma may still write them.
+SmallVector<Value> passThrough(OpBuilder &b, Location loc, const std::string &text, ArrayRef<Value> values) {
+  std::string constraints; // outputs, then each input tied to its output
+  for (size_t r = 0; r < values.size(); ++r)
+    constraints += "=f,";
+  for (size_t r = 0; r < values.size(); ++r)
+    constraints += std::to_string(r) + (r + 1 < values.size() ? "," : "");
+  SmallVector<Type> types(values.size(), b.getF32Type());
+  Value out = ptx(b, loc, LLVM::LLVMStructType::getLiteral(b.getContext(), types), text, constraints, values,
+                  /*sideEffects=*/true);
+  return unpack(b, loc, out);
+}
+
+std::string waitText(int64_t pending) {
+  return "wgmma.wait_group.sync.aligned " + std::to_string(pending) + ";";
+}
+
+/// Whether the dot's group is left in flight for kgpu.warpgroup_wait.
+bool leftInFlight(tile::DotOp op) {
+  return !op->use_empty() && llvm::all_of(op->getUsers(), [](Operation *user) { return isa<gpu::WarpgroupWaitOp>(user); });
 }
 
 struct WgmmaDotLowering : KilnPattern<tile::DotOp> {
@@ -69,6 +95,9 @@ struct WgmmaDotLowering : KilnPattern<tile::DotOp> {
 
     // The accumulator (already in the wgmma layout; converted otherwise).
     LinearLayout layout = gpu::wgmmaAccumulatorLayout(M, N, ctx.numWarps);
+    const bool async = leftInFlight(op);
+    if (async && (layoutOf(op.getType()) != layout || !ctx.types.elementType(cType).isF32()))
+      return rewriter.notifyMatchFailure(op, "an in-flight wgmma's result must be its f32 accumulator as is");
     Type f32 = rewriter.getF32Type();
     SmallVector<Value> acc = convertRegisters(rewriter, loc, op, unpack(rewriter, loc, adaptor.getC()), f32,
                                               layoutOf(cType), layout, ctx.threadsPerWarp);
@@ -119,17 +148,9 @@ struct WgmmaDotLowering : KilnPattern<tile::DotOp> {
       }
     }
     ptx(rewriter, loc, Type(), "wgmma.commit_group.sync.aligned;", "", {});
-    // The results are read (and the slots refilled) right after: wait for all.
-    SmallVector<Type> types(acc.size(), f32);
-    std::string waitConstraints; // outputs, then each input tied to its output
-    for (size_t r = 0; r < acc.size(); ++r)
-      waitConstraints += "=f,";
-    for (size_t r = 0; r < acc.size(); ++r)
-      waitConstraints += std::to_string(r) + (r + 1 < acc.size() ? "," : "");
-    // (The registers pass through the wait so that nothing reads them early.)
-    Value waited = ptx(rewriter, loc, LLVM::LLVMStructType::getLiteral(rewriter.getContext(), types),
-                       "wgmma.wait_group.sync.aligned 0;", waitConstraints, acc, /*sideEffects=*/true);
-    acc = unpack(rewriter, loc, waited);
+    // Otherwise the results are read (and the slots refilled) right after.
+    if (!async)
+      acc = passThrough(rewriter, loc, waitText(0), acc);
 
     Type cElement = ctx.types.elementType(cType);
     SmallVector<Value> result =
@@ -139,10 +160,23 @@ struct WgmmaDotLowering : KilnPattern<tile::DotOp> {
   }
 };
 
+struct WarpgroupWaitLowering : KilnPattern<gpu::WarpgroupWaitOp> {
+  using KilnPattern::KilnPattern;
+  LogicalResult matchAndRewrite(gpu::WarpgroupWaitOp op, OpAdaptor adaptor,
+                                ConversionPatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    if (!ctx.types.elementType(op.getType()).isF32())
+      return rewriter.notifyMatchFailure(op, "wgmma accumulators are f32");
+    SmallVector<Value> values = passThrough(rewriter, loc, waitText(op.getPending()), unpack(rewriter, loc, adaptor.getAcc()));
+    rewriter.replaceOp(op, pack(rewriter, loc, getTypeConverter()->convertType(op.getType()), values));
+    return success();
+  }
+};
+
 } // namespace
 
 void populateWgmmaPatterns(RewritePatternSet &patterns, const LoweringContext &context) {
-  patterns.add<WgmmaDotLowering>(context);
+  patterns.add<WgmmaDotLowering, WarpgroupWaitLowering>(context);
 }
 
 } // namespace kiln::lowering

@@ -205,4 +205,21 @@ def KGpu_LocalLoadOp : KGpu_Op<"local_load", [MemoryEffects<[MemRead]>]> {
   let hasVerifier = 1;
 }
 
+
+def KGpu_WarpgroupWaitOp : KGpu_Op<"warpgroup_wait", [
+    MemoryEffects<[MemRead, MemWrite]>, AllTypesMatch<["acc", "result"]>]> {
+  let summary = "Wait until at most `pending` groups of wgmma are in flight";
+  let description = [{
+    `acc` is the accumulator of a `tile.dot` lowered to asynchronous wgmma
+    (the dot then leaves its group in flight); the result is the same
+    registers, readable once the groups older than the last `pending` have
+    completed. With `pending = 1` the next iteration's wgmma is issued
+    before the previous one finishes; `pending = 0` makes the final value
+    readable.
+  }];
+  let arguments = (ins AnyRankedTensor:$acc, I32Attr:$pending);
+  let results = (outs AnyRankedTensor:$result);
+  let assemblyFormat = "$acc `,` $pending attr-dict `:` type($acc)";
+}
+
 #endif // KILN_KGPU_DIALECT

@@ -121,3 +121,64 @@ tile.func @not_pipelined(%a: !tile.ptr<f16> {tile.divisibility = 16 : i32}, %c: 
   tile.store %cp, %acc : tensor<16x16x!tile.ptr<f32>>
   tile.return
 }
+
+// -----
+
+// A wgmma dot (sm_90a, 64x64 tile, A and B K-contiguous) fed by rings only
+// and accumulating into a carried value stays in flight one iteration: its
+// rings get num-stages + 1 slots, warpgroup_wait 1 follows it in the loop
+// and warpgroup_wait 0 follows the loop.
+// CHECK-LABEL: tile.func @wgmma_in_flight
+// CHECK: %[[RA:.*]] = kgpu.local_alloc : tensor<4x64x64xf16
+// CHECK: %[[RB:.*]] = kgpu.local_alloc : tensor<4x64x64xf16
+// CHECK: scf.for {{.*}} iter_args(%[[SUM:[^ ]*]] = {{.*}}, %[[AHEAD:[^ ]*]] = {{.*}}, %[[READ:[^ ]*]] = {{.*}}, %[[WRITE:[^ ]*]] = {{.*}})
+// CHECK-NEXT: kgpu.async_wait 1
+// CHECK: kgpu.async_copy %{{.*}}, %[[RA]][%[[WRITE]]]
+// CHECK: kgpu.async_copy %{{.*}}, %[[RB]][%[[WRITE]]]
+// CHECK-NEXT: kgpu.async_commit
+// CHECK: arith.constant 4 : i32
+// CHECK: %[[D:.*]] = tile.dot %{{.*}}, %{{.*}}, %[[SUM]]
+// CHECK-NEXT: %[[W:.*]] = kgpu.warpgroup_wait %[[D]], 1
+// CHECK: scf.yield %[[W]],
+// CHECK-NEXT: }
+// CHECK-NEXT: %[[FINAL:.*]] = kgpu.warpgroup_wait %{{.*}}, 0
+// CHECK-NEXT: kgpu.async_wait 0
+// CHECK: tile.store %{{.*}}, %[[FINAL]]
+module attributes {kgpu.num_warps = 4 : i32, kgpu.threads_per_warp = 32 : i32, kgpu.target = "sm_90a"} {
+tile.func @wgmma_in_flight(%a: !tile.ptr<f16> {tile.divisibility = 16 : i32}, %b: !tile.ptr<f16> {tile.divisibility = 16 : i32}, %c: !tile.ptr<f32> {tile.divisibility = 16 : i32}, %k: i32 {tile.divisibility = 16 : i32}) {
+  %c0 = arith.constant 0 : i32
+  %c64 = arith.constant 64 : i32
+  %zero = arith.constant dense<0.0> : tensor<64x64xf32>
+  %r = tile.range 0, 64 : tensor<64xi32>
+  %rows = tile.expand_dims %r {axis = 1 : i32} : tensor<64xi32> -> tensor<64x1xi32>
+  %ks = tile.splat %k : i32 -> tensor<64x1xi32>
+  %rowoff = arith.muli %rows, %ks : tensor<64x1xi32>
+  %cols = tile.expand_dims %r {axis = 0 : i32} : tensor<64xi32> -> tensor<1x64xi32>
+  %rb = tile.broadcast %rowoff : tensor<64x1xi32> -> tensor<64x64xi32>
+  %cb = tile.broadcast %cols : tensor<1x64xi32> -> tensor<64x64xi32>
+  %off = arith.addi %rb, %cb : tensor<64x64xi32>
+  %as = tile.splat %a : !tile.ptr<f16> -> tensor<64x64x!tile.ptr<f16>>
+  %a0 = tile.addptr %as, %off : tensor<64x64x!tile.ptr<f16>>, tensor<64x64xi32>
+  %kc = tile.splat %k : i32 -> tensor<1x64xi32>
+  %coloff = arith.muli %cols, %kc : tensor<1x64xi32>
+  %bcb = tile.broadcast %coloff : tensor<1x64xi32> -> tensor<64x64xi32>
+  %brb = tile.broadcast %rows : tensor<64x1xi32> -> tensor<64x64xi32>
+  %boff = arith.addi %brb, %bcb : tensor<64x64xi32>
+  %bs = tile.splat %b : !tile.ptr<f16> -> tensor<64x64x!tile.ptr<f16>>
+  %b0 = tile.addptr %bs, %boff : tensor<64x64x!tile.ptr<f16>>, tensor<64x64xi32>
+  %step = arith.constant dense<64> : tensor<64x64xi32>
+  %acc, %last = scf.for %i = %c0 to %k step %c64 iter_args(%sum = %zero, %p = %a0) -> (tensor<64x64xf32>, tensor<64x64x!tile.ptr<f16>>) : i32 {
+    %av = tile.load %p : tensor<64x64x!tile.ptr<f16>>
+    %ik = tile.splat %i : i32 -> tensor<64x64xi32>
+    %bp = tile.addptr %b0, %ik : tensor<64x64x!tile.ptr<f16>>, tensor<64x64xi32>
+    %bv = tile.load %bp : tensor<64x64x!tile.ptr<f16>>
+    %d = tile.dot %av, %bv, %sum : tensor<64x64xf16> * tensor<64x64xf16> -> tensor<64x64xf32>
+    %next = tile.addptr %p, %step : tensor<64x64x!tile.ptr<f16>>, tensor<64x64xi32>
+    scf.yield %d, %next : tensor<64x64xf32>, tensor<64x64x!tile.ptr<f16>>
+  }
+  %cs = tile.splat %c : !tile.ptr<f32> -> tensor<64x64x!tile.ptr<f32>>
+  %cp = tile.addptr %cs, %off : tensor<64x64x!tile.ptr<f32>>, tensor<64x64xi32>
+  tile.store %cp, %acc : tensor<64x64x!tile.ptr<f32>>
+  tile.return
+}
+}
