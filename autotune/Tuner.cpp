@@ -8,9 +8,11 @@
 #include <chrono>
 #include <condition_variable>
 #include <cstdlib>
+#include <future>
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <ostream>
 #include <set>
 #include <thread>
@@ -78,7 +80,9 @@ public:
       std::string key = c.str();
       if (state_->jobs.count(key))
         continue;
-      state_->jobs[key] = Job{c};
+      Job job;
+      job.config = c;
+      state_->jobs[key] = std::move(job);
       state_->queue.push_back(key);
     }
     while (started_ < threads_ && !state_->queue.empty()) {
@@ -182,12 +186,26 @@ public:
       flush_ = Buffer::allocate(stream.device(), size_t(256) << 20); // above any L2
   }
 
+  /// Starts the task's `prepare`, once, alongside the compiles. Its errors
+  /// are left for `check` to meet and report.
+  void prepare() {
+    if (task_.prepare && !options_.measure && !prepared_.valid())
+      prepared_ = std::async(std::launch::async, [prepare = task_.prepare] {
+        try {
+          prepare();
+        } catch (const std::exception &) {
+        }
+      });
+  }
+
   /// Fills `m` with the config's times, or its rejection.
   void time(Measured &m) {
     if (options_.measure) {
       m.ms = m.ms_min = m.ms_max = options_.measure(m.config);
       return;
     }
+    if (prepared_.valid())
+      prepared_.wait();
     try {
       for (int i = 0; i < std::max(1, options_.warmup); ++i) {
         if (task_.restore)
@@ -232,6 +250,7 @@ private:
   Stream stream_;
   const Options &options_;
   Buffer flush_;
+  std::future<void> prepared_;
 };
 
 /// The search: evaluates configs (compile in parallel, time in turn),
@@ -254,6 +273,8 @@ public:
       if (!done_.count(c.str()) && !(known_.count(c.str()) && !options_.force))
         fresh.push_back(c);
     compiler_.submit(fresh);
+    if (!fresh.empty())
+      timer_.prepare();
     std::vector<size_t> indices;
     for (const Config &c : configs) {
       std::string key = c.str();
@@ -305,9 +326,10 @@ private:
 
 double timeOf(const Measured *m) { return m && m->rejected.empty() ? m->ms : 1e300; }
 
-/// Pattern search over the axes' value indices: from the middle of each
-/// axis, try neighbours a step away along every axis; move to the best
-/// improvement, else halve the steps; stop at step 1 without improvement.
+/// Pattern search over the axes' value indices: from the fastest of the
+/// task's seeds and the middle of each axis, try neighbours a step away
+/// along every axis; move to the best improvement, else halve the steps;
+/// stop at step 1 without improvement.
 void patternSearch(const Task &task, Search &search) {
   const auto &axes = task.space.axes();
   std::vector<int> point(axes.size()), step(axes.size());
@@ -321,18 +343,43 @@ void patternSearch(const Task &task, Search &search) {
       c.set(axes[a].first, axes[a].second[p[a]]);
     return c;
   };
-  // The seed: the middle point if valid, else the first valid config.
-  Config seed = configOf(point);
-  if (!task.space.check(seed).empty()) {
+  // The point of a config whose values all lie on the axes.
+  auto pointOf = [&](const Config &c) -> std::optional<std::vector<int>> {
+    std::vector<int> p(axes.size());
+    for (size_t a = 0; a < axes.size(); ++a) {
+      if (!c.has(axes[a].first))
+        return std::nullopt;
+      auto it = std::find(axes[a].second.begin(), axes[a].second.end(), c[axes[a].first]);
+      if (it == axes[a].second.end())
+        return std::nullopt;
+      p[a] = static_cast<int>(it - axes[a].second.begin());
+    }
+    return p;
+  };
+  // Starting points: the valid seeds and the middle point (else the first
+  // valid config), timed together; the search starts from the fastest.
+  std::vector<std::vector<int>> starts;
+  for (const Config &c : task.seeds)
+    if (auto p = pointOf(c); p && task.space.check(c).empty() && std::find(starts.begin(), starts.end(), *p) == starts.end())
+      starts.push_back(*p);
+  if (task.space.check(configOf(point)).empty())
+    starts.push_back(point);
+  if (starts.empty()) {
     std::vector<Config> valid = task.space.valid();
     if (valid.empty())
       return;
-    seed = valid.front();
-    for (size_t a = 0; a < axes.size(); ++a)
-      point[a] = static_cast<int>(std::find(axes[a].second.begin(), axes[a].second.end(), seed.get(axes[a].first, 0)) -
-                                  axes[a].second.begin());
+    starts.push_back(*pointOf(valid.front()));
   }
-  double best = timeOf(search.evaluate({seed}).front());
+  std::vector<Config> startConfigs;
+  for (const auto &p : starts)
+    startConfigs.push_back(configOf(p));
+  std::vector<const Measured *> startTimes = search.evaluate(startConfigs);
+  double best = 1e300;
+  for (size_t i = 0; i < startTimes.size(); ++i)
+    if (i == 0 || timeOf(startTimes[i]) < best) {
+      best = timeOf(startTimes[i]);
+      point = starts[i];
+    }
   for (;;) {
     if (search.outOfTime())
       return;

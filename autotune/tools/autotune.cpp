@@ -36,7 +36,8 @@ usage: autotune --op OP --rows R --cols C [options]
   --m M, --n N, --k K   a matmul's problem: [M, K] x [K, N] -> [M, N] (row-major, out in --dtype)
   --bias, --activation A  matmul epilogue: a bias of N values; none, relu, gelu or silu
   --dtype T             f32 (default), f16 or bf16
-  --config C            tune only these configs (repeatable; "BLOCK_M=128,BLOCK_N=128,...")
+  --config C            tune only these configs (repeatable; "BLOCK_M=128,BLOCK_N=128,..."; axes left
+                        out take their first value)
   --strategy S          exhaustive (default) or pattern
   --budget-s N          stop timing new configs after N seconds
   --reps N              timed runs per config (default 20)
@@ -240,10 +241,16 @@ int main(int argc, char **argv) {
         nargs.bias = tensors[3].view;
       task = ops::tuning_task(ops[op], nargs, stream, target);
     }
-    if (!only.empty())
+    if (!only.empty()) {
+      // Axes a --config leaves out take their first value (SPLIT_K=1, ...).
+      for (Config &c : only)
+        for (const auto &[axis, values] : task.space.axes())
+          if (!c.has(axis) && !values.empty())
+            c.set(axis, values.front());
       task.space.constraint("not among the --config configs", [only](const Config &c) {
         return std::find(only.begin(), only.end(), c) != only.end();
       });
+    }
     if (!json)
       options.progress = &std::cerr;
 

@@ -30,6 +30,10 @@ struct Kernel::Impl {
   std::mutex mutex;
   std::map<std::string, std::shared_ptr<const interp::Program>> interpreted;
   std::map<std::string, std::shared_ptr<const cuda::LoadedKernel>> loaded;
+  /// What compile() made in this process, per "config|specialization|arch":
+  /// a launch after a compile (the autotuner's) neither traces nor reads
+  /// the disk cache again.
+  std::map<std::string, std::shared_ptr<const CompiledKernel>> compiled;
 
   /// The launch path's first look: (launch config as given, specialization
   /// bits, device) -> loaded kernel, compared without building any string.

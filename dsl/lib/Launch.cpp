@@ -153,14 +153,16 @@ std::string target_for(const Device &device) {
   return "sm_" + std::to_string(cc) + (cc == 90 ? "a" : "");
 }
 
-CompiledKernel Kernel::compile(const Config &config_in, const Specialization &spec, const std::string &arch) const {
-  Config config = impl_->defaults.merged(config_in);
-  Module module = trace(config, spec);
-  CompileOptions options;
+namespace {
+
+/// Traces the kernel and finds its binary in the disk cache, or compiles
+/// and stores it.
+CompiledKernel compileThroughDiskCache(const Kernel &k, const Config &config, const Specialization &spec,
+                                       const std::string &arch, CompileOptions options) {
+  Module module = k.trace(config, spec);
   options.arch = arch;
   options.num_warps = config.num_warps();
   options.num_stages = config.num_stages();
-  options.dump_dir = dumpDir();
   std::string key = sha256_hex(std::string(version()) + "\n" + build_id() + "\n" + arch + "\n" +
                                config.str() + "\n" + spec.str() + "\n" + module.str(false));
   BlobStore store(cache_root() + "/kernels");
@@ -203,6 +205,24 @@ CompiledKernel Kernel::compile(const Config &config_in, const Specialization &sp
   if (!kernel.cubin.empty())
     entry.files["kernel.cubin"] = kernel.cubin;
   store.store(key, entry);
+  return kernel;
+}
+
+} // namespace
+
+CompiledKernel Kernel::compile(const Config &config_in, const Specialization &spec, const std::string &arch) const {
+  Config config = impl_->defaults.merged(config_in);
+  CompileOptions options;
+  options.dump_dir = dumpDir();
+  const std::string memo = config.str() + "|" + spec.str() + "|" + arch;
+  if (options.dump_dir.empty()) { // a dump asks for every stage: compile afresh
+    std::lock_guard<std::mutex> lock(impl_->mutex);
+    if (auto it = impl_->compiled.find(memo); it != impl_->compiled.end())
+      return *it->second;
+  }
+  CompiledKernel kernel = compileThroughDiskCache(*this, config, spec, arch, options);
+  std::lock_guard<std::mutex> lock(impl_->mutex);
+  impl_->compiled.emplace(memo, std::make_shared<const CompiledKernel>(kernel));
   return kernel;
 }
 

@@ -113,6 +113,32 @@ TEST(Autotune, PatternSearchGetsWithinThreePercentInAFractionOfTheEvaluations) {
   EXPECT_LT(measured, (report.space - report.pruned) / 3) << "pattern search evaluated " << measured.load();
 }
 
+TEST(Autotune, PatternSearchStartsFromTheFastestSeed) {
+  // A space whose middle point is a local minimum (every neighbour is
+  // slower) and whose best config sits far away: from the middle alone the
+  // search stops there; seeded with a config near the best, it gets there.
+  TempStore dir;
+  Task task = syntheticTask();
+  auto distance = [](const Config &c, int64_t block, int64_t warps, int64_t stages) {
+    return std::abs(std::log2(c["BLOCK"]) - std::log2(block)) + std::abs(std::log2(c["WARPS"]) - std::log2(warps)) +
+           std::abs(c["STAGES"] - stages);
+  };
+  Options options;
+  options.strategy = Strategy::pattern;
+  options.measure = [&](const Config &c) {
+    double nearBest = distance(c, 2048, 1, 5), nearMiddle = distance(c, 256, 4, 3);
+    return nearBest <= 2 ? 0.5 + 0.1 * nearBest : 2.0 + 0.1 * nearMiddle;
+  };
+  Report unseeded = tune(task, Stream(Device::interp()), options, dir.store());
+  ASSERT_TRUE(unseeded.best.has_value());
+  EXPECT_EQ(unseeded.best->str(), "BLOCK=256,STAGES=3,WARPS=4");
+  task.seeds = {Config{{"BLOCK", 1024}, {"WARPS", 2}, {"STAGES", 5}}, Config{{"BLOCK", 7}, {"WARPS", 1}, {"STAGES", 1}}};
+  options.force = true;
+  Report seeded = tune(task, Stream(Device::interp()), options, dir.store());
+  ASSERT_TRUE(seeded.best.has_value());
+  EXPECT_EQ(seeded.best->str(), "BLOCK=2048,STAGES=5,WARPS=1");
+}
+
 TEST(Autotune, AChangedSpaceReusesStoredTimings) {
   TempStore dir;
   TuningStore store = dir.store();

@@ -233,12 +233,27 @@ TEST(KernelCache, ACompileIsStoredAndFoundUnderItsKeyOnly) {
   fs::remove_all(entry);
   ASSERT_TRUE(blobs.store(key, *stored));
 
-  EXPECT_EQ(kernel.compile({{"BLOCK", 256}}, spec, "sm_90a").registers, 12345) << "the second compile missed the cache";
+  // A new Kernel (as in another process) finds it on disk.
+  Kernel fresh = jit(scale_kernel, "cache_scale");
+  EXPECT_EQ(fresh.compile({{"BLOCK", 256}}, spec, "sm_90a").registers, 12345) << "the second compile missed the cache";
   // Another config, specialization or target is another key.
-  EXPECT_NE(kernel.compile({{"BLOCK", 512}}, spec, "sm_90a").registers, 12345);
-  EXPECT_NE(kernel.compile({{"BLOCK", 256}}, Specialization{}, "sm_90a").registers, 12345);
-  EXPECT_NE(kernel.compile({{"BLOCK", 256}}, spec, "sm_80").registers, 12345);
+  EXPECT_NE(fresh.compile({{"BLOCK", 512}}, spec, "sm_90a").registers, 12345);
+  EXPECT_NE(fresh.compile({{"BLOCK", 256}}, Specialization{}, "sm_90a").registers, 12345);
+  EXPECT_NE(fresh.compile({{"BLOCK", 256}}, spec, "sm_80").registers, 12345);
   EXPECT_EQ(entries(store).size(), 4u);
+}
+
+TEST(KernelCache, AKernelRemembersWhatItCompiled) {
+  // The same Kernel compiles a config once per process: again, it neither
+  // traces nor reads the disk (here emptied) and returns the same code.
+  TempDir dir;
+  CacheDirScope scope(dir.str());
+  Kernel kernel = jit(scale_kernel, "cache_scale");
+  CompiledKernel first = kernel.compile({{"BLOCK", 64}}, {}, "sm_90a");
+  fs::remove_all(dir.path() / "kernels");
+  CompiledKernel again = kernel.compile({{"BLOCK", 64}}, {}, "sm_90a");
+  EXPECT_EQ(again.ptx, first.ptx);
+  EXPECT_FALSE(fs::exists(dir.path() / "kernels")) << "compiled afresh";
 }
 
 TEST(KernelCache, ACorruptEntryIsRecompiled) {
@@ -249,7 +264,7 @@ TEST(KernelCache, ACorruptEntryIsRecompiled) {
   fs::path entry = entries(dir.path() / "kernels").at(0);
   std::ofstream(entry / "kernel.ptx", std::ios::trunc) << "garbage";
   testing::internal::CaptureStderr();
-  CompiledKernel again = kernel.compile({{"BLOCK", 128}}, {}, "sm_90a");
+  CompiledKernel again = jit(scale_kernel, "cache_scale").compile({{"BLOCK", 128}}, {}, "sm_90a");
   EXPECT_NE(testing::internal::GetCapturedStderr().find("ignoring corrupt cache entry"), std::string::npos);
   EXPECT_EQ(again.ptx, first.ptx);
   EXPECT_EQ(again.cubin, first.cubin);

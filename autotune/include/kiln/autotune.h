@@ -44,12 +44,20 @@ struct Task {
   /// After a config's first run: "" when its outputs are right, else why
   /// not (optional).
   std::function<std::string(const Config &)> check;
+  /// Gets `check` ready (optional): compiles and runs what it compares
+  /// against. Runs on its own thread while the first configs compile, and
+  /// finishes before any config runs; only when something is timed.
+  std::function<void()> prepare;
+  /// Configs expected to be good (the op's heuristic choice, a cost
+  /// model's): pattern search starts from the fastest of them and the
+  /// space's middle point.
+  std::vector<Config> seeds;
   double bytes = 0, flops = 0; ///< moved and computed per run (throughput)
 };
 
 enum class Strategy {
   exhaustive, ///< every valid config
-  pattern     ///< pattern search from a seed: neighbours along each axis, then smaller steps; a fraction of the space
+  pattern     ///< pattern search from the best seed: neighbours along each axis, then smaller steps; a fraction of the space
 };
 
 struct Options {
