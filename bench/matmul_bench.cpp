@@ -9,9 +9,15 @@
 //   matmul_bench --compile-only    (no GPU: ptxas's registers and spills per config)
 //
 // Records are bench/results' format (see memory_bench.cpp), ratio = Kiln's
-// TFLOP/s over cuBLAS's.
+// TFLOP/s over cuBLAS's. Next to this file's DSL kernel, each shape also
+// times the ops library's matmul (kiln::ops::matmul) with its default tile
+// (which splits K for skinny products) and with the tile its autotuner
+// picks (pattern search, a store of the run's own).
 #include <kiln/kiln.h>
 #include <kiln/numeric.h>
+#include <kiln/autotune.h>
+#include <kiln/ops/library.h>
+#include <kiln/tuning_store.h>
 
 #include <dlfcn.h>
 #include <nlohmann/json.hpp>
@@ -163,6 +169,8 @@ int main(int argc, char **argv) {
       {{"BLOCK_M", 128}, {"BLOCK_N", 128}, {"BLOCK_K", 64}, {"GROUP_M", 8}, {"num_warps", 4}, {"num_stages", 4}},
       {{"BLOCK_M", 128}, {"BLOCK_N", 256}, {"BLOCK_K", 64}, {"GROUP_M", 8}, {"num_warps", 8}, {"num_stages", 3}},
       {{"BLOCK_M", 256}, {"BLOCK_N", 128}, {"BLOCK_K", 64}, {"GROUP_M", 8}, {"num_warps", 8}, {"num_stages", 3}},
+      {{"BLOCK_M", 128}, {"BLOCK_N", 256}, {"BLOCK_K", 32}, {"GROUP_M", 8}, {"num_warps", 8}, {"num_stages", 6}},
+      {{"BLOCK_M", 128}, {"BLOCK_N", 128}, {"BLOCK_K", 64}, {"GROUP_M", 8}, {"num_warps", 4}, {"num_stages", 5}},
   };
   Kernel kernels[2] = {jit(matmul<bf16>, "bench_matmul_bf16"), jit(matmul<f16>, "bench_matmul_f16")};
   if (compile_only) { // aligned pointers, sizes divisible by 16
@@ -199,6 +207,7 @@ int main(int argc, char **argv) {
   std::time_t now = std::time(nullptr);
   std::strftime(date, sizeof date, "%Y-%m-%d", std::gmtime(&now));
   std::printf("%-30s %-5s %10s %10s %7s  %s\n", "shape (MxNxK)", "dtype", "Kiln TF/s", "cuBLAS", "ratio", "Kiln config");
+  std::vector<std::string> op_rows;
   for (DType dtype : {bf16, f16}) {
     for (const Problem &s : shapes) {
       if (dtype == f16 && (s.M != s.N || s.b_nk))
@@ -214,21 +223,16 @@ int main(int argc, char **argv) {
       ref.copy_to_host(expected.data(), expected.size() * 2);
       double flop = 2.0 * s.M * s.N * s.K;
       double cublas_ms = median_ms(stream, reps, [&] { cublas.gemm(stream, dtype, s.M, s.N, s.K, a, b, ref, s.b_nk); });
-      double best_ms = 1e30;
-      std::string best_config;
       const Kernel &k = kernels[dtype == f16];
-      for (const Config &config : configs) {
-        if (s.K % config["BLOCK_K"] != 0)
-          continue;
-        Grid grid(cdiv(s.M, config["BLOCK_M"]) * cdiv(s.N, config["BLOCK_N"]));
-        int64_t sbk = s.b_nk ? 1 : s.N, sbn = s.b_nk ? s.K : 1;
-        auto launch = [&] { k.launch(grid, config, stream, a, b, c, s.M, s.N, s.K, sbk, sbn); };
+      int64_t sbk = s.b_nk ? 1 : s.N, sbn = s.b_nk ? s.K : 1;
+      // Runs `launch` on a poisoned c and counts wrong elements: against
+      // cuBLAS everywhere (both round f32 sums once), and exactly computed
+      // sums at sampled elements.
+      auto wrong = [&](const std::function<void()> &launch) {
         c.fill_bytes(0xFF);
         launch();
         stream.synchronize();
         c.copy_to_host(got.data(), got.size() * 2);
-        // Against cuBLAS everywhere (both round f32 sums once), and exactly
-        // computed sums at sampled elements.
         size_t bad = 0;
         for (size_t i = 0; i < got.size(); ++i) {
           double g = decode_float(dtype, got[i]), e = decode_float(dtype, expected[i]);
@@ -245,7 +249,16 @@ int main(int argc, char **argv) {
           if (!(std::fabs(g - exact) <= 1e-2 * std::max(1.0, std::fabs(exact))))
             ++bad;
         }
-        if (bad) {
+        return bad;
+      };
+      double best_ms = 1e30;
+      std::string best_config;
+      for (const Config &config : configs) {
+        if (s.K % config["BLOCK_K"] != 0)
+          continue;
+        Grid grid(cdiv(s.M, config["BLOCK_M"]) * cdiv(s.N, config["BLOCK_N"]));
+        auto launch = [&] { k.launch(grid, config, stream, a, b, c, s.M, s.N, s.K, sbk, sbn); };
+        if (size_t bad = wrong(launch)) {
           std::printf("  WRONG: %zu elements differ (%s)\n", bad, config.str().c_str());
           continue;
         }
@@ -253,25 +266,60 @@ int main(int argc, char **argv) {
         if (ms < best_ms)
           best_ms = ms, best_config = config.str();
       }
-      double kiln_tf = flop / best_ms / 1e9, cublas_tf = flop / cublas_ms / 1e9;
+      // The op: its defaults (timed before tuning, which would change
+      // them), then the tuned tile.
+      ops::TensorView bv = ops::TensorView::of(b, dtype, {s.K, s.N});
+      bv.strides = {sbk, sbn};
+      ops::MatmulArgs op_args{ops::TensorView::of(a, dtype, {s.M, s.K}), bv, ops::TensorView::of(c, dtype, {s.M, s.N})};
+      auto time_op = [&](const Config &config) {
+        auto launch = [&] { ops::matmul(op_args, stream, config); };
+        if (size_t bad = wrong(launch)) {
+          std::printf("  WRONG: %zu elements differ (op, %s)\n", bad, config.str().c_str());
+          return 1e30;
+        }
+        return median_ms(stream, reps, launch);
+      };
+      double defaults_ms = time_op({});
+      autotune::Options tuning;
+      tuning.strategy = autotune::Strategy::pattern;
+      autotune::Report tuned = autotune::tune(ops::tuning_task(op_args, stream), stream, tuning, TuningStore());
+      double tuned_ms = tuned.best ? time_op(*tuned.best) : 1e30;
+      std::string tuned_config = tuned.best ? tuned.best->str() : "none";
+      double cublas_tf = flop / cublas_ms / 1e9;
       std::string shape = std::to_string(s.M) + "x" + std::to_string(s.N) + "x" + std::to_string(s.K) +
                           (s.b_nk ? " B[N][K]" : "");
-      std::printf("%-30s %-5s %10.1f %10.1f %7.3f  %s\n", shape.c_str(), std::string(name(dtype)).c_str(),
-                  best_ms < 1e30 ? kiln_tf : 0.0, cublas_tf, best_ms < 1e30 ? kiln_tf / cublas_tf : 0.0,
-                  best_config.c_str());
+      auto report = [&](const std::string &what, double ms, const std::string &config) {
+        double tf = ms < 1e30 ? flop / ms / 1e9 : 0.0;
+        out.push_back({{"workload", what + " " + shape + " " + std::string(name(dtype))},
+                       {"metric", "TFLOP/s"},
+                       {"kiln", tf},
+                       {"kiln_config", config},
+                       {"peer", "cuBLAS (cublasGemmEx, " + cublas.library + ")"},
+                       {"peer_value", cublas_tf},
+                       {"ratio", tf / cublas_tf},
+                       {"device", device.name()},
+                       {"date", date},
+                       {"command", command}});
+        return tf;
+      };
+      double kiln_tf = report("matmul", best_ms, best_config);
+      double defaults_tf = report("matmul op (default tile)", defaults_ms, "defaults");
+      double tuned_tf = report("matmul op (tuned tile)", tuned_ms, tuned_config);
+      std::printf("%-30s %-5s %10.1f %10.1f %7.3f  %s\n", shape.c_str(), std::string(name(dtype)).c_str(), kiln_tf,
+                  cublas_tf, kiln_tf / cublas_tf, best_config.c_str());
+      char row[320];
+      std::snprintf(row, sizeof row, "%-30s %-5s %10.1f %7.3f %10.1f %7.3f  %s (%d timed)", shape.c_str(),
+                    std::string(name(dtype)).c_str(), defaults_tf, defaults_tf / cublas_tf, tuned_tf,
+                    tuned_tf / cublas_tf, tuned_config.c_str(), tuned.timed);
+      op_rows.push_back(row);
       std::fflush(stdout);
-      out.push_back({{"workload", "matmul " + shape + " " + std::string(name(dtype))},
-                     {"metric", "TFLOP/s"},
-                     {"kiln", best_ms < 1e30 ? kiln_tf : 0.0},
-                     {"kiln_config", best_config},
-                     {"peer", "cuBLAS (cublasGemmEx, " + cublas.library + ")"},
-                     {"peer_value", cublas_tf},
-                     {"ratio", best_ms < 1e30 ? kiln_tf / cublas_tf : 0.0},
-                     {"device", device.name()},
-                     {"date", date},
-                     {"command", command}});
     }
   }
+  std::printf("\nthe ops library's matmul (kiln::ops::matmul), ratios to the cuBLAS column above\n"
+              "%-30s %-5s %10s %7s %10s %7s  %s\n",
+              "shape (MxNxK)", "dtype", "default", "ratio", "tuned", "ratio", "tuned tile (pattern search)");
+  for (const std::string &row : op_rows)
+    std::printf("%s\n", row.c_str());
   if (!records.empty())
     std::ofstream(records) << out.dump(2) << "\n";
   return 0;

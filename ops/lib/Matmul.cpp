@@ -9,10 +9,17 @@
 // columns past the edges wrap around (x % M) for loading and are never
 // stored, so only K needs masks, and only when BLOCK_K does not divide it.
 //
+// Split-K (SPLIT_K > 1), for products with too few tiles to fill the GPU:
+// the K range is cut into SPLIT_K chunks of whole BLOCK_K steps; one kernel
+// writes each chunk's f32 partial tile to the stream's workspace (a third
+// grid dimension over the chunks), a second sums the chunks in order and
+// applies the epilogue. Deterministic: no atomics.
+//
 //===----------------------------------------------------------------------===//
 
 #include "ops/lib/MatmulPlan.h"
 #include "ops/lib/Space.h"
+#include "ops/lib/Workspace.h"
 
 #include <kiln/cache.h>
 
@@ -20,17 +27,26 @@ namespace kiln::ops {
 
 namespace {
 
-/// The parameters of a generated kernel, by role.
-enum Operand { A, B, OUT, BIAS, RESIDUAL, OPERANDS };
+/// The parameters of a generated kernel, by role. WORK: the split-K
+/// partial tiles, f32 planes [chunk * batches + batch][M][N].
+enum Role { A, B, OUT, BIAS, RESIDUAL, WORK, OPERANDS };
+
+/// What a kernel computes: the whole product with its epilogue; or, with
+/// split-K, one K chunk's partial sums, or the sum of the chunks with the
+/// epilogue.
+enum class Phase { whole, partial, combine };
+
+const char *name(Phase p) { return p == Phase::whole ? "whole" : p == Phase::partial ? "partial" : "combine"; }
 
 struct Structure {
   DType dtypes[OPERANDS] = {};
-  bool present[OPERANDS] = {true, true, true, false, false};
+  bool present[OPERANDS] = {true, true, true, false, false, false};
+  Phase phase = Phase::whole;
   Activation activation = Activation::none;
   bool batched = false, evenK = true, wide = false;
 
   std::string key() const {
-    std::string k = "matmul";
+    std::string k = std::string("matmul|") + name(phase);
     for (int o = 0; o < OPERANDS; ++o)
       k += "|" + (present[o] ? std::string(name(dtypes[o])) : std::string("-"));
     return k + "|" + name(activation) + (batched ? "|batched" : "") + (evenK ? "|evenK" : "|maskK") +
@@ -41,32 +57,44 @@ struct Structure {
 /// Positions in the signature.
 struct Params {
   Signature signature;
-  int pointers[OPERANDS] = {-1, -1, -1, -1, -1};
+  int pointers[OPERANDS] = {-1, -1, -1, -1, -1, -1};
   int M = -1, N = -1, K = -1, alpha = -1;
-  int strides[OPERANDS][3] = {}; ///< batch, rows, columns (bias: columns only)
+  int chunk = -1;  ///< partial: K elements per chunk
+  int splits = -1; ///< combine: the number of chunks
+  int strides[OPERANDS][3] = {}; ///< batch (WORK: plane), rows, columns (bias: columns only)
 };
 
 Params parameters(const Structure &s) {
   Params q;
   DType index = s.wide ? DType::i64 : DType::i32;
-  for (int o = 0; o < OPERANDS; ++o)
-    q.pointers[o] = s.present[o] ? q.signature.pointer(s.dtypes[o], o != OUT) : -1;
+  for (int o = 0; o < OPERANDS; ++o) {
+    bool written = o == OUT || (o == WORK && s.phase == Phase::partial);
+    q.pointers[o] = s.present[o] ? q.signature.pointer(s.dtypes[o], !written) : -1;
+  }
   q.M = q.signature.scalar(index);
   q.N = q.signature.scalar(index);
-  q.K = q.signature.scalar(index);
-  q.alpha = q.signature.scalar(DType::f32);
+  if (s.phase != Phase::combine)
+    q.K = q.signature.scalar(index);
+  if (s.phase != Phase::partial)
+    q.alpha = q.signature.scalar(DType::f32);
+  if (s.phase == Phase::partial)
+    q.chunk = q.signature.scalar(index);
+  if (s.phase == Phase::combine)
+    q.splits = q.signature.scalar(DType::i32);
   for (int o = 0; o < OPERANDS; ++o)
     for (int d = 0; d < 3; ++d)
-      q.strides[o][d] = s.present[o] && (o != BIAS || d == 2) && (s.batched || d > 0) ? q.signature.scalar(index) : -1;
+      q.strides[o][d] = s.present[o] && (o != BIAS || d == 2) && (s.batched || d > 0 || o == WORK)
+                            ? q.signature.scalar(index)
+                            : -1;
   return q;
 }
 
 Kernel makeKernel(const std::string &key, const Structure &s, const Params &q) {
   auto body = [s, q](const Config &cfg, const std::vector<Tensor> &args) {
-    const int64_t BM = cfg["BLOCK_M"], BN = cfg["BLOCK_N"], BK = cfg["BLOCK_K"], GROUP = cfg["GROUP_M"];
+    const int64_t BM = cfg["BLOCK_M"], BN = cfg["BLOCK_N"], GROUP = cfg["GROUP_M"];
     DType index = s.wide ? DType::i64 : DType::i32;
     auto at = [&](int position) { return position >= 0 ? args[position] : Tensor(); };
-    Tensor M = args[q.M], N = args[q.N], K = args[q.K];
+    Tensor M = args[q.M], N = args[q.N];
     auto stride = [&](int o, int d) { return at(q.strides[o][d]); };
 
     // Grouped tile order.
@@ -77,23 +105,48 @@ Kernel makeKernel(const std::string &key, const Structure &s, const Params &q) {
     Tensor pid_m = first_m + pid % group_rows;
     Tensor pid_n = (pid % (GROUP * tiles_n)) / group_rows;
     Tensor rm = (pid_m * BM + arange(0, BM)).to(index), rn = (pid_n * BN + arange(0, BN)).to(index);
-    Tensor rk = arange(0, BK).to(index);
     Tensor batch = s.batched ? program_id(1).to(index) : Tensor();
     auto base = [&](int o) {
       Tensor p = args[q.pointers[o]];
       return s.batched ? p + batch * stride(o, 0) : p;
     };
+    Tensor inside = expand_dims(rm < M, 1) & expand_dims(rn < N, 0);
+    // A chunk's partial tile: plane chunk * batches + batch.
+    auto partialTile = [&](const Tensor &chunk) {
+      Tensor plane = (chunk * num_programs(1) + program_id(1)).to(index);
+      return args[q.pointers[WORK]] + plane * stride(WORK, 0) + expand_dims(rm, 1) * stride(WORK, 1) +
+             expand_dims(rn, 0) * stride(WORK, 2);
+    };
 
-    Tensor a_tile = base(A) + expand_dims(rm % M, 1) * stride(A, 1) + expand_dims(rk, 0) * stride(A, 2);
-    Tensor b_tile = base(B) + expand_dims(rk, 1) * stride(B, 1) + expand_dims(rn % N, 0) * stride(B, 2);
-    Tensor acc = for_range(0, K, BK, carry(zeros({BM, BN}, DType::f32)), [&](const Tensor &k, const Tensor &acc) {
-      Tensor a_at = a_tile + k * stride(A, 2), b_at = b_tile + k * stride(B, 1);
-      DotOptions full{.precision = Precision::ieee}; // f32 operands multiply in f32, not tf32
-      if (s.evenK)
-        return dot(load(a_at), load(b_at), acc, full);
-      Tensor in_k = k + rk < K;
-      return dot(load(a_at, expand_dims(in_k, 0), 0.0), load(b_at, expand_dims(in_k, 1), 0.0), acc, full);
-    });
+    Tensor acc;
+    if (s.phase == Phase::combine) {
+      acc = for_range(0, args[q.splits], 1, carry(zeros({BM, BN}, DType::f32)),
+                      [&](const Tensor &chunk, const Tensor &sum) { return sum + load(partialTile(chunk), inside, 0.0); });
+    } else {
+      const int64_t BK = cfg["BLOCK_K"];
+      Tensor K = args[q.K];
+      Tensor rk = arange(0, BK).to(index);
+      Tensor a_tile = base(A) + expand_dims(rm % M, 1) * stride(A, 1) + expand_dims(rk, 0) * stride(A, 2);
+      Tensor b_tile = base(B) + expand_dims(rk, 1) * stride(B, 1) + expand_dims(rn % N, 0) * stride(B, 2);
+      Operand begin = 0, end = K;
+      if (s.phase == Phase::partial) {
+        Tensor first = program_id(2).to(index) * args[q.chunk];
+        begin = first;
+        end = minimum(K, first + args[q.chunk]);
+      }
+      acc = for_range(begin, end, BK, carry(zeros({BM, BN}, DType::f32)), [&](const Tensor &k, const Tensor &acc) {
+        Tensor a_at = a_tile + k * stride(A, 2), b_at = b_tile + k * stride(B, 1);
+        DotOptions full{.precision = Precision::ieee}; // f32 operands multiply in f32, not tf32
+        if (s.evenK)
+          return dot(load(a_at), load(b_at), acc, full);
+        Tensor in_k = k + rk < K;
+        return dot(load(a_at, expand_dims(in_k, 0), 0.0), load(b_at, expand_dims(in_k, 1), 0.0), acc, full);
+      });
+      if (s.phase == Phase::partial) {
+        store(partialTile(program_id(2)), acc, inside);
+        return;
+      }
+    }
 
     // The epilogue, in f32.
     Tensor v = acc * args[q.alpha];
@@ -105,7 +158,6 @@ Kernel makeKernel(const std::string &key, const Structure &s, const Params &q) {
     case Activation::gelu: v = v * 0.5 * (erf(v * 0.7071067811865476) + 1.0); break;
     case Activation::silu: v = v * sigmoid(v); break;
     }
-    Tensor inside = expand_dims(rm < M, 1) & expand_dims(rn < N, 0);
     if (s.present[RESIDUAL]) {
       Tensor r = base(RESIDUAL) + expand_dims(rm, 1) * stride(RESIDUAL, 1) + expand_dims(rn, 0) * stride(RESIDUAL, 2);
       v = v + load(r, inside, 0.0).to(DType::f32);
@@ -116,19 +168,40 @@ Kernel makeKernel(const std::string &key, const Structure &s, const Params &q) {
   return Kernel("kiln_matmul_" + sha256_hex(key).substr(0, 10), q.signature.types(), body);
 }
 
+/// The most K chunks split-K makes (each adds an f32 plane of out's size).
+constexpr int64_t kMaxSplits = 64;
+/// What every workspace allocation's address is a multiple of.
+constexpr uint64_t kWorkspaceAlignment = 256;
+
 bool isMatmulFloat(DType t) { return t == DType::f32 || t == DType::f16 || t == DType::bf16; }
 
-/// The default tile for a problem: wide tiles for large M, 64 rows for
-/// skinny ones; f32 operands (FMA) take small tiles.
-Config defaults(DType operands, int64_t M) {
+} // namespace
+
+/// The default tile for a problem (the winners of the H100 measurements in
+/// bench/results/2026-11-23-h100-matmul-split-k.md): 16-row tiles with long
+/// K steps for M <= 16, 64 rows up to 128, 128x256 (two warpgroups) for
+/// large products (128x128 when N < 256); f32 operands (FMA) take small tiles. Tensor-core
+/// products with few tiles and a long K split K until about 128 programs
+/// run, each chunk keeping at least 8 BLOCK_K steps.
+Config default_matmul_config(DType operands, int64_t batches, int64_t M, int64_t N, int64_t K) {
   if (operands == DType::f32)
     return Config{{"BLOCK_M", 32}, {"BLOCK_N", 32}, {"BLOCK_K", 16}, {"GROUP_M", 8}, {"num_warps", 4}, {"num_stages", 1}};
-  if (M <= 64)
-    return Config{{"BLOCK_M", 64}, {"BLOCK_N", 128}, {"BLOCK_K", 64}, {"GROUP_M", 8}, {"num_warps", 4}, {"num_stages", 4}};
-  return Config{{"BLOCK_M", 128}, {"BLOCK_N", 128}, {"BLOCK_K", 64}, {"GROUP_M", 8}, {"num_warps", 4}, {"num_stages", 3}};
+  Config c = M <= 16    ? Config{{"BLOCK_M", 16}, {"BLOCK_N", 64}, {"BLOCK_K", 128}, {"GROUP_M", 8}, {"num_warps", 4},
+                                 {"num_stages", 5}}
+             : M <= 128 ? Config{{"BLOCK_M", 64}, {"BLOCK_N", 128}, {"BLOCK_K", 64}, {"GROUP_M", 8}, {"num_warps", 4},
+                                 {"num_stages", 4}}
+             : N >= 256 ? Config{{"BLOCK_M", 128}, {"BLOCK_N", 256}, {"BLOCK_K", 64}, {"GROUP_M", 8}, {"num_warps", 8},
+                                 {"num_stages", 3}}
+                        : Config{{"BLOCK_M", 128}, {"BLOCK_N", 128}, {"BLOCK_K", 64}, {"GROUP_M", 8}, {"num_warps", 4},
+                                 {"num_stages", 3}};
+  const int64_t tiles = batches * cdiv(M, c["BLOCK_M"]) * cdiv(N, c["BLOCK_N"]), steps = cdiv(K, c["BLOCK_K"]);
+  int64_t split = 1;
+  while (tiles * split * 2 <= 128 && steps / (split * 2) >= 8)
+    split *= 2;
+  if (split > 1)
+    c.set("SPLIT_K", split);
+  return c;
 }
-
-} // namespace
 
 const char *name(Activation a) {
   switch (a) {
@@ -197,7 +270,7 @@ MatmulLaunch prepare_matmul(const MatmulArgs &m, const Stream &stream, const Con
   if (m.out.numel() == 0)
     return {};
 
-  Config config = defaults(m.a.dtype, M);
+  Config config = default_matmul_config(m.a.dtype, batches, M, N, K);
   for (const auto &[k, v] : overrides.values())
     config.set(k, v);
   const int64_t BM = config["BLOCK_M"], BN = config["BLOCK_N"], BK = config["BLOCK_K"];
@@ -206,6 +279,17 @@ MatmulLaunch prepare_matmul(const MatmulArgs &m, const Stream &stream, const Con
       throw Error(op + ": " + what + " must be a power of two of at least 16, got " + std::to_string(size));
   if (config["GROUP_M"] < 1)
     throw Error(op + ": GROUP_M must be at least 1");
+  const int64_t requestedSplits = config.get("SPLIT_K", 1);
+  if (requestedSplits < 1 || requestedSplits > kMaxSplits)
+    throw Error(op + ": SPLIT_K must be between 1 and " + std::to_string(kMaxSplits) + ", got " +
+                std::to_string(requestedSplits));
+  // K chunks of whole BLOCK_K steps; chunks that would start past K are not made.
+  const int64_t chunk = std::max<int64_t>(1, cdiv(cdiv(K, BK), requestedSplits)) * BK;
+  const int64_t splits = std::max<int64_t>(1, cdiv(K, chunk));
+  Config tile; // what the kernels see (SPLIT_K changes launches, not code)
+  for (const auto &[k, v] : config.values())
+    if (k != "SPLIT_K")
+      tile.set(k, v);
 
   // Strides per operand: batch (0 where it broadcasts), rows, columns.
   int64_t strides[OPERANDS][3] = {};
@@ -234,32 +318,87 @@ MatmulLaunch prepare_matmul(const MatmulArgs &m, const Stream &stream, const Con
   const int64_t farthest = std::max({reach(A, rowsEnd, kEnd), reach(B, kEnd, colsEnd), reach(OUT, rowsEnd, colsEnd),
                                      reach(RESIDUAL, rowsEnd, colsEnd), colsEnd * std::abs(strides[BIAS][2]),
                                      rowsEnd, colsEnd, kEnd});
-  s.wide = farthest >= (int64_t(1) << 31);
+  const int64_t planes = splits * batches;
+  const int64_t workReach = (planes - 1) * M * N + rowsEnd * N + colsEnd;
+  s.wide = std::max(farthest, splits > 1 ? workReach : 0) >= (int64_t(1) << 31);
 
-  Params q = parameters(s);
-  std::string key = s.key();
-  Kernel kernel = cached_kernel(key, [&] { return makeKernel(key, s, q); });
-  std::vector<Arg> args(q.signature.types().size(), Arg(0));
-  for (int o = 0; o < OPERANDS; ++o)
-    if (q.pointers[o] >= 0)
-      args[q.pointers[o]] = arg_of(*of[o]);
-  args[q.M] = Arg(M);
-  args[q.N] = Arg(N);
-  args[q.K] = Arg(K);
-  args[q.alpha] = Arg(static_cast<float>(m.alpha));
-  for (int o = 0; o < OPERANDS; ++o)
-    for (int d = 0; d < 3; ++d)
-      if (q.strides[o][d] >= 0)
-        args[q.strides[o][d]] = Arg(strides[o][d]);
-  Grid grid(static_cast<uint32_t>(cdiv(M, BM) * cdiv(N, BN)), static_cast<uint32_t>(s.batched ? batches : 1));
-  return {kernel, config, grid, args};
+  const Grid tiles(static_cast<uint32_t>(cdiv(M, BM) * cdiv(N, BN)), static_cast<uint32_t>(s.batched ? batches : 1));
+  MatmulLaunch launch;
+  auto add = [&](const Structure &st, const Config &cfg, Grid grid) {
+    Params q = parameters(st);
+    std::string key = st.key();
+    MatmulLaunch::Step step{cached_kernel(key, [&] { return makeKernel(key, st, q); }), cfg, grid,
+                            std::vector<Arg>(q.signature.types().size(), Arg(0)), q.pointers[WORK]};
+    std::vector<Arg> &args = step.args;
+    for (int o = 0; o < WORK; ++o)
+      if (q.pointers[o] >= 0)
+        args[q.pointers[o]] = arg_of(*of[o]);
+    args[q.M] = Arg(M);
+    args[q.N] = Arg(N);
+    if (q.K >= 0)
+      args[q.K] = Arg(K);
+    if (q.alpha >= 0)
+      args[q.alpha] = Arg(static_cast<float>(m.alpha));
+    if (q.chunk >= 0)
+      args[q.chunk] = Arg(chunk);
+    if (q.splits >= 0)
+      args[q.splits] = Arg(static_cast<int32_t>(splits));
+    for (int o = 0; o < OPERANDS; ++o)
+      for (int d = 0; d < 3; ++d)
+        if (q.strides[o][d] >= 0)
+          args[q.strides[o][d]] = Arg(o == WORK ? (d == 0 ? M * N : d == 1 ? N : 1) : strides[o][d]);
+    launch.steps.push_back(std::move(step));
+  };
+  if (splits == 1) {
+    add(s, tile, tiles);
+    return launch;
+  }
+  // Partial sums of each K chunk, then their sum and the epilogue, over
+  // tiles no larger than the product's (so the offsets above bound them).
+  Structure partial = s, combine = s;
+  partial.phase = Phase::partial;
+  partial.present[OUT] = partial.present[BIAS] = partial.present[RESIDUAL] = false;
+  partial.present[WORK] = combine.present[WORK] = true;
+  partial.dtypes[WORK] = combine.dtypes[WORK] = DType::f32;
+  partial.activation = Activation::none;
+  combine.phase = Phase::combine;
+  combine.present[A] = combine.present[B] = false;
+  combine.evenK = true;
+  add(partial, tile, Grid(tiles.x, tiles.y, static_cast<uint32_t>(splits)));
+  const int64_t CBM = std::min<int64_t>(BM, 32), CBN = std::min<int64_t>(BN, 128);
+  add(combine, Config{{"BLOCK_M", CBM}, {"BLOCK_N", CBN}, {"GROUP_M", 1}, {"num_warps", 4}, {"num_stages", 1}},
+      Grid(static_cast<uint32_t>(cdiv(M, CBM) * cdiv(N, CBN)), tiles.y));
+  launch.workspace_bytes = static_cast<size_t>(planes * M * N) * sizeof(float);
+  return launch;
+}
+
+void MatmulLaunch::queue(const Stream &stream) const {
+  Buffer space = workspace_bytes ? workspace(stream, workspace_bytes) : Buffer();
+  for (const Step &step : steps) {
+    std::vector<Arg> args = step.args;
+    if (step.workspace >= 0)
+      args[step.workspace] = Arg::device_pointer(space.address(), workspace_bytes, space.device().kind());
+    step.kernel.launch_with(step.grid, step.config, stream, args);
+  }
+}
+
+CompiledKernel MatmulLaunch::compile(const std::string &arch) const {
+  CompiledKernel largest;
+  for (const Step &step : steps) {
+    std::vector<Arg> args = step.args;
+    // Only the workspace's alignment shapes the code; workspaces are
+    // allocations, aligned at least this much.
+    if (step.workspace >= 0)
+      args[step.workspace] = Arg::device_pointer(kWorkspaceAlignment, workspace_bytes);
+    CompiledKernel compiled = step.kernel.compile(step.config, step.kernel.specialize(args), arch);
+    if (compiled.registers >= largest.registers)
+      largest = std::move(compiled);
+  }
+  return largest;
 }
 
 void matmul(const MatmulArgs &args, const Stream &stream, const Config &config) {
-  MatmulLaunch launch =
-      prepare_matmul(args, stream, config.values().empty() ? chosen_matmul_config(args, stream) : config);
-  if (launch.kernel.signature().size())
-    launch.kernel.launch_with(launch.grid, launch.config, stream, launch.args);
+  prepare_matmul(args, stream, config.values().empty() ? chosen_matmul_config(args, stream) : config).queue(stream);
 }
 
 } // namespace kiln::ops

@@ -9,14 +9,27 @@
 
 namespace kiln::ops {
 
-/// One launch of a matmul kernel, ready to queue or to compile; an empty
-/// kernel (no signature) when there is nothing to do.
+/// The launches of one matmul (one kernel; with split-K, the partial sums
+/// and their combination), ready to queue or to compile; no steps when
+/// there is nothing to do.
 struct MatmulLaunch {
-  Kernel kernel;
-  Config config;
-  Grid grid;
-  std::vector<Arg> args;
+  struct Step {
+    Kernel kernel;
+    Config config;
+    Grid grid;
+    std::vector<Arg> args;
+    int workspace = -1; ///< the argument that the split-K workspace fills, if any
+  };
+  std::vector<Step> steps;
+  size_t workspace_bytes = 0; ///< taken from the stream's workspace when queued
+
+  void queue(const Stream &stream) const;
+  /// Compiles every step; returns the one using the most registers.
+  CompiledKernel compile(const std::string &arch) const;
 };
+
+/// The tile a problem gets without tuning (SPLIT_K only where above 1).
+Config default_matmul_config(DType operands, int64_t batches, int64_t M, int64_t N, int64_t K);
 
 /// Checks the arguments and plans the launch; `config` overrides the tile.
 MatmulLaunch prepare_matmul(const MatmulArgs &args, const Stream &stream, const Config &config);

@@ -1,6 +1,6 @@
 //===- MatmulTuning.cpp - the autotuner's view of matmul ------------------===//
 //
-// The tile space (BLOCK_M/N/K, warps, pipeline depth), pruned before
+// The tile space (BLOCK_M/N/K, warps, pipeline depth, split-K), pruned before
 // compiling by what cannot fit (the rings in shared memory, the
 // accumulator in registers, a warp's 16x16 share of the tile), keyed by the
 // bucketed problem; each config is checked against the default tile's
@@ -15,6 +15,7 @@
 #include <kiln/ops/expr.h>
 
 #include <cmath>
+#include <future>
 #include <memory>
 
 namespace kiln::ops {
@@ -45,9 +46,52 @@ class OutputCheck {
 public:
   OutputCheck(const MatmulArgs &args, const Stream &stream) : args_(args), stream_(stream) {}
 
+  /// Makes the reference and loads the comparison's kernels: the default
+  /// tile's kernel compiles on a thread of its own while this one runs the
+  /// comparison once (compiling it; the result does not matter yet).
+  void prepare(const std::string &arch) {
+    if (reference_.valid())
+      return;
+    allocate();
+    auto compiled = std::async(std::launch::async, [&] { prepare_matmul(referenceArgs(), stream_, {}).compile(arch); });
+    compare();
+    compiled.get();
+    prepare_matmul(referenceArgs(), stream_, {}).queue(stream_);
+  }
+
   double largest_difference() {
-    if (!reference_.valid())
-      makeReference();
+    if (!reference_.valid()) {
+      allocate();
+      prepare_matmul(referenceArgs(), stream_, {}).queue(stream_);
+    }
+    return compare();
+  }
+
+private:
+  std::vector<int64_t> leading() const { return {args_.out.shape.begin(), args_.out.shape.end() - 1}; }
+  int64_t rowCount() const {
+    int64_t n = 1;
+    for (int64_t d : leading())
+      n *= d;
+    return n;
+  }
+  TensorView reference_view() const { return TensorView::of(reference_, args_.out.dtype, args_.out.shape); }
+
+  void allocate() {
+    const Device &device = stream_.device();
+    reference_ = Buffer::allocate(device, args_.out.numel() * size_in_bytes(args_.out.dtype));
+    rowMax_ = Buffer::allocate(device, rowCount() * 4);
+    worst_ = Buffer::allocate(device, 4);
+  }
+
+  /// The product with the default tile, into the reference.
+  MatmulArgs referenceArgs() const {
+    MatmulArgs defaults = args_;
+    defaults.out = reference_view();
+    return defaults;
+  }
+
+  double compare() {
     TensorView out = args_.out;
     out.strides = out.effective_strides();
     Reduction rows(Reduce::max, out.rank() - 1);
@@ -61,27 +105,6 @@ public:
     float worst = 0;
     worst_.copy_to_host(&worst, sizeof worst);
     return worst;
-  }
-
-private:
-  std::vector<int64_t> leading() const { return {args_.out.shape.begin(), args_.out.shape.end() - 1}; }
-  int64_t rowCount() const {
-    int64_t n = 1;
-    for (int64_t d : leading())
-      n *= d;
-    return n;
-  }
-  TensorView reference_view() const { return TensorView::of(reference_, args_.out.dtype, args_.out.shape); }
-
-  void makeReference() {
-    const Device &device = stream_.device();
-    reference_ = Buffer::allocate(device, args_.out.numel() * size_in_bytes(args_.out.dtype));
-    rowMax_ = Buffer::allocate(device, rowCount() * 4);
-    worst_ = Buffer::allocate(device, 4);
-    MatmulArgs defaults = args_;
-    defaults.out = reference_view();
-    MatmulLaunch launch = prepare_matmul(defaults, stream_, {});
-    launch.kernel.launch_with(launch.grid, launch.config, stream_, launch.args);
   }
 
   MatmulArgs args_;
@@ -98,6 +121,11 @@ std::string matmul_problem_key(const MatmulArgs &m) {
                     ",out=" + std::string(name(m.out.dtype));
   if (s.batches > 1)
     key += ",batch=" + std::to_string(autotune::bucket(s.batches));
+  // Operands stored transposed (columns not contiguous) load and lower
+  // differently, so they tune apart: aT for a stored [K][M], bT for b [N][K].
+  for (auto [view, tag] : {std::pair{&m.a, ",aT"}, {&m.b, ",bT"}})
+    if (view->rank() >= 2 && view->effective_strides().back() != 1)
+      key += tag;
   if (m.bias.address)
     key += ",bias";
   if (m.residual.address)
@@ -123,6 +151,7 @@ autotune::Task tuning_task(const MatmulArgs &args, const Stream &stream, const s
       .axis("num_warps", {4, 8})
       .axis("num_stages", {1, 2, 3, 4, 5})
       .axis("GROUP_M", {8})
+      .axis("SPLIT_K", {1, 2, 4, 8})
       .constraint("the rings of A and B tiles fit in 192 KB of shared memory",
                   [=](const Config &c) {
                     return c["num_stages"] * (c["BLOCK_M"] + c["BLOCK_N"]) * c["BLOCK_K"] * bytes <= 192 * 1024;
@@ -134,7 +163,13 @@ autotune::Task tuning_task(const MatmulArgs &args, const Stream &stream, const s
       .constraint("no taller tile than the problem's rows (rounded up to a power of two)",
                   [=](const Config &c) { return c["BLOCK_M"] <= rowsAtMost; })
       .constraint("BLOCK_K at most K (rounded up to a power of two, at least 16)",
-                  [=](const Config &c) { return c["BLOCK_K"] <= std::max<int64_t>(16, next_pow2(sz.K)); });
+                  [=](const Config &c) { return c["BLOCK_K"] <= std::max<int64_t>(16, next_pow2(sz.K)); })
+      .constraint("split-K only while the programs stay under two per multiprocessor, each chunk at least 4 K steps",
+                  [=](const Config &c) {
+                    const int64_t tiles = sz.batches * cdiv(sz.M, c["BLOCK_M"]) * cdiv(sz.N, c["BLOCK_N"]);
+                    return c["SPLIT_K"] == 1 ||
+                           (tiles * c["SPLIT_K"] <= 264 && cdiv(sz.K, c["BLOCK_K"]) / c["SPLIT_K"] >= 4);
+                  });
   if (tensorCores)
     task.space.constraint("tensor cores: at least 32-wide K steps, at least 2 stages (pipelined copies)",
                           [](const Config &c) { return c["BLOCK_K"] >= 32 && c["num_stages"] >= 2; });
@@ -147,20 +182,21 @@ autotune::Task tuning_task(const MatmulArgs &args, const Stream &stream, const s
                      : stream.device().kind() == DeviceKind::cuda ? target_for(stream.device())
                                                                    : std::string();
   if (!arch.empty())
-    task.compile = [args, stream, arch](const Config &c) {
-      MatmulLaunch launch = prepare_matmul(args, stream, c);
-      return launch.kernel.compile(launch.config, launch.kernel.specialize(launch.args), arch);
-    };
-  task.run = [args](const Config &c, const Stream &s) {
-    MatmulLaunch launch = prepare_matmul(args, s, c);
-    if (launch.kernel.signature().size())
-      launch.kernel.launch_with(launch.grid, launch.config, s, launch.args);
-  };
+    task.compile = [args, stream, arch](const Config &c) { return prepare_matmul(args, stream, c).compile(arch); };
+  task.run = [args](const Config &c, const Stream &s) { prepare_matmul(args, s, c).queue(s); };
   // Each config's out against the default tile's, compared where they are
   // (a reduction of the ops library: the largest relative difference), so
   // that checking a config costs microseconds, not a copy of out.
   auto checker = std::make_shared<OutputCheck>(args, stream);
   const double tolerance = args.out.dtype == DType::f32 ? 1e-3 : args.out.dtype == DType::f16 ? 4e-3 : 3e-2;
+  if (!arch.empty())
+    task.prepare = [checker, arch] { checker->prepare(arch); };
+  // Pattern search starts from the default tile (what the measurements
+  // behind it found best) when it is in the space.
+  Config seed = default_matmul_config(args.a.dtype, sz.batches, sz.M, sz.N, sz.K);
+  if (!seed.has("SPLIT_K"))
+    seed.set("SPLIT_K", 1);
+  task.seeds.push_back(seed);
   task.check = [checker, tolerance](const Config &) -> std::string {
     double worst = checker->largest_difference();
     if (!(worst <= tolerance)) // NaN (an unwritten element) fails too

@@ -163,7 +163,8 @@ TEST(GpuOps, AutotunesASoftmaxAndLaterCallsUseTheWinner) {
 TEST(GpuOps, MatmulWithEpiloguesBatchesAndTransposes) {
   // Default tiles (tensor cores, pipelined when sizes allow) and a small
   // explicit tile; K not a multiple of BLOCK_K; a transposed B; a batch
-  // with a broadcast A; the gelu + bias + residual epilogue.
+  // with a broadcast A; the gelu + bias + residual epilogue; split-K (the
+  // default for a skinny product, and 3 chunks with a ragged last one).
   struct Case {
     DType dtype;
     std::vector<int64_t> a, b, out;
@@ -175,7 +176,9 @@ TEST(GpuOps, MatmulWithEpiloguesBatchesAndTransposes) {
                           {DType::f16, {100, 72}, {72, 90}, {100, 90}, false, small},
                           {DType::bf16, {128, 80}, {96, 80}, {128, 96}, true, {}},
                           {DType::f16, {1, 64, 96}, {3, 96, 128}, {3, 64, 128}, false, small},
-                          {DType::f32, {40, 24}, {24, 56}, {40, 56}, false, {}}};
+                          {DType::f32, {40, 24}, {24, 56}, {40, 56}, false, {}},
+                          {DType::bf16, {16, 2048}, {128, 2048}, {16, 128}, true, {}},
+                          {DType::f16, {100, 72}, {72, 90}, {100, 90}, false, Config(small).set("SPLIT_K", 3)}};
   for (const Case &c : cases) {
     Pair a(HostTensor::random(c.dtype, c.a, 21)), b(HostTensor::random(c.dtype, c.b, 22));
     const int64_t N = c.out.back();
@@ -192,4 +195,40 @@ TEST(GpuOps, MatmulWithEpiloguesBatchesAndTransposes) {
       matmul(args, s, c.config);
     }, 2e-4);
   }
+}
+
+TEST(GpuOps, MatmulTuningChecksEveryConfigAndAWarmStoreDoesNothing) {
+  if (compile_only())
+    GTEST_SKIP() << "needs a GPU";
+  std::string dir = ::testing::TempDir() + "kiln-tune-matmul-" + std::to_string(::getpid());
+  setenv("KILN_CACHE_DIR", dir.c_str(), 1);
+  Pair a(HostTensor::random(DType::bf16, {64, 1024}, 31)), b(HostTensor::random(DType::bf16, {1024, 256}, 32));
+  Pair out(HostTensor::poisoned(DType::bf16, {64, 256}));
+  Stream stream(Device::cuda(0));
+  MatmulArgs args{a.gpu(a.tensor().view()), b.gpu(b.tensor().view()), out.gpu(out.tensor().view())};
+  autotune::Task task = tuning_task(args, stream);
+  // Four tiles, two of them split-K: each is compared on the GPU with the
+  // default tile's output, which `prepare` made while they compiled.
+  task.space.constraint("the test's four", [](const Config &c) {
+    return c["BLOCK_M"] == 64 && c["BLOCK_K"] == 64 && c["num_warps"] == 4 && c["num_stages"] == 3 &&
+           (c["BLOCK_N"] == 64 || c["BLOCK_N"] == 128) && (c["SPLIT_K"] == 1 || c["SPLIT_K"] == 4);
+  });
+  autotune::Options options;
+  options.reps = 5;
+  TuningStore store;
+  autotune::Report report = autotune::tune(task, stream, options, store);
+  ASSERT_TRUE(report.best.has_value());
+  EXPECT_EQ(report.timed, 4);
+  for (const auto &m : report.configs)
+    if (m.rejected.rfind("pruned", 0) != 0)
+      EXPECT_TRUE(m.rejected.empty()) << m.config.str() << ": " << m.rejected;
+  autotune::Report again = autotune::tune(task, stream, options, store);
+  EXPECT_EQ(again.timed, 0);
+  EXPECT_EQ(again.compiled, 0);
+  // A call without a config takes the winner, and is right.
+  expect_same({&out}, [&](bool gpu, const Stream &s) {
+    auto v = [&](Pair &p) { return gpu ? p.gpu(p.tensor().view()) : p.tensor().view(); };
+    matmul({v(a), v(b), v(out)}, s);
+  }, 1e-2);
+  unsetenv("KILN_CACHE_DIR");
 }

@@ -1,8 +1,8 @@
 // The matmul op on the interpreter: both operand orders, ragged sizes (K
 // not a multiple of BLOCK_K), batches with a broadcast operand, every
 // epilogue (alpha, bias, activations, residual, in place), f32/f16/bf16,
-// the tuning task's space, and argument errors; against double-precision
-// references.
+// split-K, the tuning task's space, and argument errors; against
+// double-precision references.
 #include "tests/common/OpsTestSupport.h"
 
 #include <kiln/ops/library.h>
@@ -112,6 +112,55 @@ TEST(OpsMatmul, BatchesWithABroadcastOperand) {
       1e-4);
 }
 
+TEST(OpsMatmul, SplitKMatchesForEveryEpilogueBatchAndRaggedK) {
+  // K chunks of whole BLOCK_K steps summed by a second kernel: ragged K
+  // (the last chunk masked), more splits than steps (empty chunks dropped),
+  // batches with a broadcast operand, the epilogue with an in-place residual.
+  for (auto [K, splits] : std::vector<std::array<int64_t, 2>>{{64, 2}, {75, 3}, {40, 64}})
+    for (Activation act : {Activation::none, Activation::gelu}) {
+      const int64_t B = 2, M = 20, N = 36;
+      HostTensor a = HostTensor::random(DType::bf16, {B, M, K}, 21), b = HostTensor::random(DType::bf16, {1, K, N}, 22);
+      HostTensor bias = HostTensor::random(DType::bf16, {N}, 23), out = HostTensor::random(DType::f32, {B, M, N}, 24);
+      HostTensor before = out;
+      Config config = small().set("SPLIT_K", splits);
+      matmul({a.view(), b.view(), out.view(), bias.view(), out.view(), 0.5, act}, cpu(), config);
+      out.expect_near(
+          [&](const std::vector<int64_t> &at) {
+            double s = 0;
+            for (int64_t k = 0; k < K; ++k)
+              s += a.at({at[0], at[1], k}) * b.at({0, k, at[2]});
+            return activate(act, 0.5 * s + bias.at({at[2]})) + before.at(at);
+          },
+          1e-4);
+    }
+}
+
+TEST(OpsMatmul, SkinnyProductsSplitKByDefault) {
+  // 16 rows and 64 columns make one 16x64 tile: the default splits K=2048
+  // (16 steps of 128) into 2 chunks of 8 steps. The result is the same
+  // whichever way K is cut.
+  const int64_t M = 16, N = 64, K = 2048;
+  HostTensor a = HostTensor::random(DType::f16, {M, K}, 25), b = HostTensor::random(DType::f16, {N, K}, 26);
+  HostTensor out = HostTensor::poisoned(DType::f32, {M, N});
+  MatmulArgs args{a.view(), transposed(b), out.view(), {}, {}, 1.0, Activation::none};
+  matmul(args, cpu());
+  out.expect_near(
+      [&](const std::vector<int64_t> &at) {
+        double s = 0;
+        for (int64_t k = 0; k < K; ++k)
+          s += a.at({at[0], k}) * b.at({at[1], k});
+        return s;
+      },
+      5e-4); // 2048 f32 additions, in another order than the reference's
+  autotune::Task task = tuning_task(args, cpu(), "sm_90a");
+  bool splitValid = false;
+  for (const Config &c : task.space.valid({}))
+    splitValid |= c["SPLIT_K"] > 1;
+  EXPECT_TRUE(splitValid);
+  CompiledKernel compiled = task.compile(small().set("SPLIT_K", 4).set("BLOCK_K", 64).set("BLOCK_N", 64));
+  EXPECT_NE(compiled.ptx.find(".entry"), std::string::npos);
+}
+
 TEST(OpsMatmul, DefaultTilesAndTheTuningSpace) {
   // The defaults (no config) on the interpreter, and the tuning task's
   // space: configs pruned with reasons, the defaults among the valid ones.
@@ -168,6 +217,8 @@ TEST(OpsMatmul, BadArgumentsAreRejectedWithReasons) {
   fails({a.view(), b.view(), i8.view()}, {}, "out must be f32, f16 or bf16");
   HostTensor good = HostTensor::random(DType::f16, {16, 8}, 18);
   fails({a.view(), good.view(), out.view()}, {{"BLOCK_K", 24}}, "BLOCK_K must be a power of two of at least 16");
+  fails({a.view(), good.view(), out.view()}, {{"SPLIT_K", 0}}, "SPLIT_K must be between 1 and 64");
+  fails({a.view(), good.view(), out.view()}, {{"SPLIT_K", 65}}, "SPLIT_K must be between 1 and 64");
   HostTensor bias = HostTensor::random(DType::f32, {7}, 19);
   fails({a.view(), good.view(), out.view(), bias.view()}, {}, "bias");
   HostTensor flat = HostTensor::random(DType::f16, {16}, 20);
