@@ -177,26 +177,30 @@ bool isMatmulFloat(DType t) { return t == DType::f32 || t == DType::f16 || t == 
 
 } // namespace
 
-/// The default tile for a problem (the winners of the H100 measurements in
-/// bench/results/2026-11-23-h100-matmul-split-k.md): 16-row tiles with long
-/// K steps for M <= 16, 64 rows up to 128, 128x256 (two warpgroups) for
-/// large products (128x128 when N < 256); f32 operands (FMA) take small tiles. Tensor-core
-/// products with few tiles and a long K split K until about 128 programs
-/// run, each chunk keeping at least 8 BLOCK_K steps.
+/// The default tile for a problem: the winners of the H100 measurements
+/// (bench/results/2026-11-23-h100-matmul-split-k.md). 16-row tiles with long
+/// K steps for M <= 16; up to M = 128, 64x128 tiles while they make at most
+/// ~one wave (128 programs), else 128x128; 128x256 (two warpgroups) for
+/// larger products (128x128 when N < 256); small FMA tiles for f32.
+/// Tensor-core products with few tiles and a long K split it until about
+/// 128 programs run, each chunk keeping at least 8 BLOCK_K steps and 4096
+/// elements of K (2048 for 16-row tiles, whose chunks are cheaper to combine
+/// than the longer ones' few, large partial planes cost).
 Config default_matmul_config(DType operands, int64_t batches, int64_t M, int64_t N, int64_t K) {
   if (operands == DType::f32)
     return Config{{"BLOCK_M", 32}, {"BLOCK_N", 32}, {"BLOCK_K", 16}, {"GROUP_M", 8}, {"num_warps", 4}, {"num_stages", 1}};
-  Config c = M <= 16    ? Config{{"BLOCK_M", 16}, {"BLOCK_N", 64}, {"BLOCK_K", 128}, {"GROUP_M", 8}, {"num_warps", 4},
-                                 {"num_stages", 5}}
-             : M <= 128 ? Config{{"BLOCK_M", 64}, {"BLOCK_N", 128}, {"BLOCK_K", 64}, {"GROUP_M", 8}, {"num_warps", 4},
-                                 {"num_stages", 4}}
-             : N >= 256 ? Config{{"BLOCK_M", 128}, {"BLOCK_N", 256}, {"BLOCK_K", 64}, {"GROUP_M", 8}, {"num_warps", 8},
-                                 {"num_stages", 3}}
-                        : Config{{"BLOCK_M", 128}, {"BLOCK_N", 128}, {"BLOCK_K", 64}, {"GROUP_M", 8}, {"num_warps", 4},
-                                 {"num_stages", 3}};
+  auto tile = [](int64_t bm, int64_t bn, int64_t bk, int64_t warps, int64_t stages) {
+    return Config{{"BLOCK_M", bm}, {"BLOCK_N", bn}, {"BLOCK_K", bk}, {"GROUP_M", 8}, {"num_warps", warps},
+                  {"num_stages", stages}};
+  };
+  Config c = M <= 16                                           ? tile(16, 64, 128, 4, 5)
+             : M <= 128 && batches * cdiv(M, 64) * cdiv(N, 128) <= 128 ? tile(64, 128, 64, 4, 4)
+             : M <= 128 || N < 256                            ? tile(128, 128, 64, 4, 5)
+                                                              : tile(128, 256, 64, 8, 3);
   const int64_t tiles = batches * cdiv(M, c["BLOCK_M"]) * cdiv(N, c["BLOCK_N"]), steps = cdiv(K, c["BLOCK_K"]);
+  const int64_t minChunk = c["BLOCK_M"] <= 16 ? 2048 : 4096;
   int64_t split = 1;
-  while (tiles * split * 2 <= 128 && steps / (split * 2) >= 8)
+  while (tiles * split * 2 <= 128 && steps / (split * 2) >= 8 && K / (split * 2) >= minChunk)
     split *= 2;
   if (split > 1)
     c.set("SPLIT_K", split);

@@ -136,10 +136,10 @@ TEST(OpsMatmul, SplitKMatchesForEveryEpilogueBatchAndRaggedK) {
 }
 
 TEST(OpsMatmul, SkinnyProductsSplitKByDefault) {
-  // 16 rows and 64 columns make one 16x64 tile: the default splits K=2048
-  // (16 steps of 128) into 2 chunks of 8 steps. The result is the same
-  // whichever way K is cut.
-  const int64_t M = 16, N = 64, K = 2048;
+  // 16 rows and 64 columns make one 16x64 tile: the default splits K=4096
+  // (32 steps of 128) into 2 chunks of 2048 (a chunk keeps at least 2048
+  // elements for 16-row tiles). The result is the same whichever way K is cut.
+  const int64_t M = 16, N = 64, K = 4096;
   HostTensor a = HostTensor::random(DType::f16, {M, K}, 25), b = HostTensor::random(DType::f16, {N, K}, 26);
   HostTensor out = HostTensor::poisoned(DType::f32, {M, N});
   MatmulArgs args{a.view(), transposed(b), out.view(), {}, {}, 1.0, Activation::none};
@@ -153,6 +153,9 @@ TEST(OpsMatmul, SkinnyProductsSplitKByDefault) {
       },
       5e-4); // 2048 f32 additions, in another order than the reference's
   autotune::Task task = tuning_task(args, cpu(), "sm_90a");
+  ASSERT_EQ(task.seeds.size(), 1u); // the default tile, where pattern search starts
+  EXPECT_EQ(task.seeds[0]["SPLIT_K"], 2);
+  EXPECT_EQ(task.seeds[0]["BLOCK_M"], 16);
   bool splitValid = false;
   for (const Config &c : task.space.valid({}))
     splitValid |= c["SPLIT_K"] > 1;
