@@ -7,7 +7,7 @@ config.test_format = lit.formats.ShTest(execute_external=False)
 config.suffixes = [".mlir", ".test"]
 config.test_source_root = os.path.dirname(__file__)
 config.test_exec_root = os.path.join(config.kiln_build_dir, "tests")
-config.excludes = ["lit.cfg.py", "lit.site.cfg.py.in", "CMakeLists.txt", "Inputs", "unit", "gpu", "common"]
+config.excludes = ["lit.cfg.py", "lit.site.cfg.py.in", "CMakeLists.txt", "Inputs", "unit", "common"]
 
 # Kiln's tools first, then LLVM's FileCheck/not/count.
 config.environment["PATH"] = os.pathsep.join(

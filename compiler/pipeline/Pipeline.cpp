@@ -46,6 +46,8 @@ void addGpuPasses(mlir::PassManager &pm, const CompileOptions &options) {
   pm.addPass(createAssignLayouts(layouts));
   pm.addPass(mlir::createCanonicalizerPass());
   pm.addPass(mlir::createCSEPass());
+  pm.addPass(createRematerializeConversions());
+  pm.addPass(mlir::createCanonicalizerPass());
   PipelineLoopsOptions pipelining;
   pipelining.numStages = options.num_stages;
   pm.addPass(createPipelineLoops(pipelining));

@@ -25,6 +25,7 @@
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/IR/Builders.h"
+#include "llvm/ADT/DenseSet.h"
 #include "llvm/ADT/EquivalenceClasses.h"
 #include "llvm/ADT/MapVector.h"
 #include "llvm/ADT/TypeSwitch.h"
@@ -357,9 +358,16 @@ private:
   /// Step 3: anchored classes first (largest first), then the rest in
   /// program order, each spreading to its neighbours.
   void assign() {
+    // (In program order before sorting, so that equal weights resolve the
+    // same way in every run: anchors_ iterates in pointer order.)
     std::vector<std::pair<int64_t, Value>> anchored;
-    for (auto &[key, anchor] : anchors_)
-      anchored.push_back({anchor.second, key});
+    llvm::DenseSet<Value> listed;
+    for (auto &[value, index] : order_) {
+      Value key = leader(value);
+      auto it = anchors_.find(key);
+      if (it != anchors_.end() && listed.insert(key).second)
+        anchored.push_back({it->second.second, key});
+    }
     std::stable_sort(anchored.begin(), anchored.end(),
                      [](auto &a, auto &b) { return a.first > b.first; });
     for (auto &[weight, key] : anchored)

@@ -25,6 +25,20 @@ def AssignLayouts : Pass<"kgpu-assign-layouts", "mlir::ModuleOp"> {
   let dependentDialects = ["::kiln::gpu::KGpuDialect"];
 }
 
+def RematerializeConversions : Pass<"kgpu-rematerialize-conversions", "mlir::ModuleOp"> {
+  let summary = "Recompute cheap values in the wanted layout instead of converting them in loops";
+  let description = [{
+    A kgpu.convert_layout inside an scf.for whose source is cheap to
+    compute (ranges, splats, splat constants, elementwise arithmetic,
+    expand_dims, trans; ending at scalars or values defined before the loop, at
+    most 12 operations) is replaced by that computation done directly in
+    the target layout; values from before the loop are converted once, ahead
+    of it. A K mask built once as a row and used by both operands of a dot
+    then costs no shared-memory round trip per iteration.
+  }];
+  let dependentDialects = ["::kiln::gpu::KGpuDialect", "::mlir::arith::ArithDialect"];
+}
+
 def PipelineLoops : Pass<"kgpu-pipeline-loops", "mlir::ModuleOp"> {
   let summary = "Overlap the loads of a loop's tensor-core dot operands with its math";
   let description = [{
