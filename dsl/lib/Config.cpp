@@ -106,7 +106,7 @@ std::vector<Config> ConfigSpace::valid(const Config &fixed, std::vector<Rejected
 std::string Specialization::str() const {
   std::string text;
   for (const ArgSpecialization &arg : args)
-    text += arg.equal_to_1 ? '1' : arg.divisible_by_16 ? 'd' : '.';
+    text += arg.equal_to_1 ? '1' : arg.divisible_by_16 ? 'd' : arg.divisible_by_8 ? '8' : '.';
   return text;
 }
 

@@ -85,8 +85,8 @@ Module Kernel::trace(const Config &config_in, const Specialization &spec) const 
   mlir::Location func_loc = mlir::NameLoc::get(b.getStringAttr(name()));
   auto func = tile::FuncOp::create(b, func_loc, name(), b.getFunctionType(arg_types, {}));
   for (size_t i = 0; i < spec.args.size(); ++i)
-    if (spec.args[i].divisible_by_16)
-      func.setArgAttr(i, "tile.divisibility", b.getI32IntegerAttr(16));
+    if (spec.args[i].divisible_by_16 || spec.args[i].divisible_by_8)
+      func.setArgAttr(i, "tile.divisibility", b.getI32IntegerAttr(spec.args[i].divisible_by_16 ? 16 : 8));
   llvm::SmallVector<mlir::Location> arg_locs(arg_types.size(), func_loc);
   mlir::Block *entry = b.createBlock(&func.getBody(), {}, arg_types, arg_locs);
   b.setInsertionPointToStart(entry);

@@ -35,6 +35,7 @@ ArgSpecialization specializationOf(const Arg &arg, const ElementType &parameter)
   } else if (arg.kind() == Arg::Kind::integer && !parameter.is_pointer && is_integer(parameter.dtype)) {
     s.equal_to_1 = arg.integer() == 1;
     s.divisible_by_16 = arg.integer() % 16 == 0;
+    s.divisible_by_8 = !s.divisible_by_16 && arg.integer() % 8 == 0;
   }
   return s;
 }
@@ -47,7 +48,8 @@ bool packedSpecialization(std::span<const Arg> args, const std::vector<ElementTy
   bits = 0;
   for (size_t i = 0; i < args.size(); ++i) {
     ArgSpecialization s = specializationOf(args[i], signature[i]);
-    bits |= uint64_t(s.divisible_by_16 | s.equal_to_1 << 1) << (2 * i);
+    uint64_t code = s.equal_to_1 ? 2 : s.divisible_by_16 ? 1 : s.divisible_by_8 ? 3 : 0;
+    bits |= code << (2 * i);
   }
   return true;
 }

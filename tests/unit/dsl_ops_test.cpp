@@ -320,6 +320,14 @@ TEST(DslOps, SpecializationMarksArguments) {
   EXPECT_TRUE(contains(ir, "%arg1: i32 {tile.divisibility = 16 : i32}"));
   // stride == 1 became a constant: no multiplication by %arg2.
   EXPECT_FALSE(contains(ir, "arith.muli %arg1, %arg2"));
+
+  // What launches see: 4040 is a multiple of 8, not of 16.
+  std::vector<Arg> args{Arg::device_pointer(4096, 64), Arg(int32_t(4040)), Arg(int32_t(48))};
+  Specialization seen = kernel.specialize(args);
+  EXPECT_EQ(seen.str(), "d8d");
+  EXPECT_TRUE(contains(kernel.trace({}, seen).str(), "%arg1: i32 {tile.divisibility = 8 : i32}"));
+  args[1] = Arg(int32_t(4044));
+  EXPECT_EQ(kernel.specialize(args).str(), "d.d");
 }
 
 TEST(DslOps, LocationsAreTheUsersLines) {

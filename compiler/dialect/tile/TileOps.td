@@ -37,7 +37,8 @@ def Tile_FuncOp : Tile_Op<"func", [
     Arguments are scalars (integers, floats, pointers); kernels return
     nothing and communicate through memory. Argument attributes carry the
     specialization the kernel was compiled for:
-    `tile.divisibility = 16` (an integer or address divisible by 16).
+    `tile.divisibility = 16` (an integer or address divisible by 16) or
+    `tile.divisibility = 8` (an integer divisible by 8, not 16).
 
     ```mlir
     tile.func @add(%x: !tile.ptr<f32> {tile.divisibility = 16 : i32}, %n: i32) {

@@ -109,9 +109,9 @@ kiln::Specialization parseSpecialization(const std::string &text, const kiln::Ke
     throw kiln::Error("--spec has " + std::to_string(text.size()) + " characters; kernel '" + kernel.name() +
                       "' has " + std::to_string(kernel.signature().size()) + " parameters");
   for (char c : text) {
-    if (c != 'd' && c != '1' && c != '.')
-      throw kiln::Error(std::string("--spec: unknown character '") + c + "' (use d, 1 or .)");
-    spec.args.push_back({c == 'd', c == '1'});
+    if (c != 'd' && c != '8' && c != '1' && c != '.')
+      throw kiln::Error(std::string("--spec: unknown character '") + c + "' (use d, 8, 1 or .)");
+    spec.args.push_back({c == 'd', c == '1', c == '8'});
   }
   return spec;
 }

@@ -41,17 +41,19 @@ using Long = Scalar<DType::i64>;
 using Float = Scalar<DType::f32>;
 
 /// What a launch knows about each argument's value, so that new sizes reuse
-/// compiled code: only integers equal to 1, integers divisible by 16 and
-/// pointers aligned to 16 bytes are told apart.
+/// compiled code: only integers equal to 1, integers divisible by 16 (or by
+/// 8 only: strides of 16 bytes of a 16-bit type) and pointers aligned to 16
+/// bytes are told apart.
 struct ArgSpecialization {
   bool divisible_by_16 = false;
   bool equal_to_1 = false;
+  bool divisible_by_8 = false; ///< integers divisible by 8 but not by 16
   friend bool operator==(const ArgSpecialization &, const ArgSpecialization &) = default;
 };
 struct Specialization {
   std::vector<ArgSpecialization> args; ///< empty: nothing known
-  /// "d.1d" style: one character per argument ('d' divisible, '1' equal to
-  /// 1, '.' nothing).
+  /// "d.18" style: one character per argument ('d' divisible by 16, '8' by
+  /// 8 only, '1' equal to 1, '.' nothing).
   std::string str() const;
   friend bool operator==(const Specialization &, const Specialization &) = default;
 };
