@@ -12,7 +12,9 @@
 // TFLOP/s over cuBLAS's. Next to this file's DSL kernel, each shape also
 // times the ops library's matmul (kiln::ops::matmul) with its default tile
 // (which splits K for skinny products) and with the tile its autotuner
-// picks (pattern search, a store of the run's own).
+// picks (pattern search). Both go through the tuning store of
+// KILN_CACHE_DIR, which bench/device/run.sh makes fresh for each run, so the
+// default row is the default tile.
 #include <kiln/kiln.h>
 #include <kiln/numeric.h>
 #include <kiln/autotune.h>

@@ -275,6 +275,10 @@ MatmulLaunch prepare_matmul(const MatmulArgs &m, const Stream &stream, const Con
     return {};
 
   Config config = default_matmul_config(m.a.dtype, batches, M, N, K);
+  // A given config (a user's, a tuned one) runs unsplit unless it says
+  // otherwise: the default split belongs to the default tile.
+  if (!overrides.values().empty() && !overrides.has("SPLIT_K"))
+    config.set("SPLIT_K", 1);
   for (const auto &[k, v] : overrides.values())
     config.set(k, v);
   const int64_t BM = config["BLOCK_M"], BN = config["BLOCK_N"], BK = config["BLOCK_K"];
@@ -324,7 +328,8 @@ MatmulLaunch prepare_matmul(const MatmulArgs &m, const Stream &stream, const Con
                                      rowsEnd, colsEnd, kEnd});
   const int64_t planes = splits * batches;
   const int64_t workReach = (planes - 1) * M * N + rowsEnd * N + colsEnd;
-  s.wide = std::max(farthest, splits > 1 ? workReach : 0) >= (int64_t(1) << 31);
+  // (The last chunk's loop bound, first + chunk, may pass K.)
+  s.wide = std::max({farthest, splits > 1 ? workReach : 0, splits * chunk}) >= (int64_t(1) << 31);
 
   const Grid tiles(static_cast<uint32_t>(cdiv(M, BM) * cdiv(N, BN)), static_cast<uint32_t>(s.batched ? batches : 1));
   MatmulLaunch launch;
