@@ -16,7 +16,8 @@ LoadedKernel load(const std::vector<char> &image, const std::string &name, int o
   check(d.cuModuleGetFunction(&kernel.function, kernel.module, name.c_str()), ("finding kernel " + name).c_str());
   if (shared_memory > 48 * 1024)
     check(d.cuFuncSetAttribute(kernel.function, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, shared_memory),
-          ("raising the shared memory limit of " + name).c_str());
+          ("raising the shared memory limit of " + name + " to the " + std::to_string(shared_memory) +
+           " bytes it uses (more than the GPU offers a block?)").c_str());
   return kernel;
 }
 
