@@ -47,10 +47,8 @@ RankedTensorType tensorOf(Value v) { return dyn_cast<RankedTensorType>(v.getType
 
 /// Operations whose tensor operands and results all share one layout.
 bool isElementwise(Operation *op) {
-  StringRef dialect = op->getDialect() ? op->getDialect()->getNamespace() : "";
-  if (dialect == "arith" || dialect == "math")
-    return !isa<arith::ConstantOp>(op);
-  return isa<tile::AddPtrOp, tile::BitcastOp, tile::FpToFpOp, tile::IntToPtrOp, tile::PtrToIntOp,
+  return isElementwiseArith(op) ||
+         isa<tile::AddPtrOp, tile::BitcastOp, tile::FpToFpOp, tile::IntToPtrOp, tile::PtrToIntOp,
              tile::HintOp, tile::LoadOp, tile::StoreOp, tile::AtomicRMWOp, tile::AtomicCASOp,
              tile::ScanOp>(op);
 }

@@ -33,13 +33,6 @@ namespace {
 /// Operations recomputed per conversion, at most: a mask's chain is 4-6.
 constexpr int kMaxRecomputed = 12;
 
-/// Arithmetic whose tensor operands and result share one layout.
-bool isElementwiseArith(Operation *op) {
-  StringRef dialect = op->getDialect() ? op->getDialect()->getNamespace() : "";
-  return (dialect == "arith" || dialect == "math") && !isa<arith::ConstantOp>(op) && op->getNumResults() == 1 &&
-         op->getNumRegions() == 0;
-}
-
 class Rematerializer {
 public:
   Rematerializer(scf::ForOp loop, ConvertLayoutOp convert) : loop_(loop), convert_(convert) {}
@@ -120,7 +113,7 @@ private:
         return nullptr;
       return b ? retyped(*b, def, {src}, wanted) : v;
     }
-    if (!isElementwiseArith(def))
+    if (!isElementwiseArith(def) || def->getNumResults() != 1 || def->getNumRegions() != 0)
       return nullptr;
     SmallVector<Value> operands;
     for (Value operand : def->getOperands()) {

@@ -189,18 +189,24 @@ bool isMatmulFloat(DType t) { return t == DType::f32 || t == DType::f16 || t == 
 Config default_matmul_config(DType operands, int64_t batches, int64_t M, int64_t N, int64_t K) {
   if (operands == DType::f32)
     return Config{{"BLOCK_M", 32}, {"BLOCK_N", 32}, {"BLOCK_K", 16}, {"GROUP_M", 8}, {"num_warps", 4}, {"num_stages", 1}};
+  constexpr int64_t kWave = 128; // programs that about fill the H100 (132 multiprocessors) once
   auto tile = [](int64_t bm, int64_t bn, int64_t bk, int64_t warps, int64_t stages) {
     return Config{{"BLOCK_M", bm}, {"BLOCK_N", bn}, {"BLOCK_K", bk}, {"GROUP_M", 8}, {"num_warps", warps},
                   {"num_stages", stages}};
   };
-  Config c = M <= 16                                           ? tile(16, 64, 128, 4, 5)
-             : M <= 128 && batches * cdiv(M, 64) * cdiv(N, 128) <= 128 ? tile(64, 128, 64, 4, 4)
-             : M <= 128 || N < 256                            ? tile(128, 128, 64, 4, 5)
-                                                              : tile(128, 256, 64, 8, 3);
+  Config c;
+  if (M <= 16)
+    c = tile(16, 64, 128, 4, 5);
+  else if (M <= 128 && batches * cdiv(M, 64) * cdiv(N, 128) <= kWave)
+    c = tile(64, 128, 64, 4, 4);
+  else if (M <= 128 || N < 256)
+    c = tile(128, 128, 64, 4, 5);
+  else
+    c = tile(128, 256, 64, 8, 3);
   const int64_t tiles = batches * cdiv(M, c["BLOCK_M"]) * cdiv(N, c["BLOCK_N"]), steps = cdiv(K, c["BLOCK_K"]);
   const int64_t minChunk = c["BLOCK_M"] <= 16 ? 2048 : 4096;
   int64_t split = 1;
-  while (tiles * split * 2 <= 128 && steps / (split * 2) >= 8 && K / (split * 2) >= minChunk)
+  while (tiles * split * 2 <= kWave && steps / (split * 2) >= 8 && K / (split * 2) >= minChunk)
     split *= 2;
   if (split > 1)
     c.set("SPLIT_K", split);

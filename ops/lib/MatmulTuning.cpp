@@ -54,10 +54,11 @@ public:
     if (ready_)
       return;
     allocate();
-    auto compiled = std::async(std::launch::async, [&] { prepare_matmul(referenceArgs(), stream_, {}).compile(arch); });
+    MatmulLaunch reference = prepare_matmul(referenceArgs(), stream_, {});
+    auto compiled = std::async(std::launch::async, [&] { reference.compile(arch); });
     compare();
     compiled.get();
-    prepare_matmul(referenceArgs(), stream_, {}).queue(stream_);
+    reference.queue(stream_);
     ready_ = true;
   }
 

@@ -65,6 +65,26 @@ void expect_same(std::vector<Pair *> outputs, const std::function<void(bool gpu,
 
 double toleranceFor(DType t) { return t == DType::f32 ? 2e-5 : t == DType::f16 ? 2e-3 : 1.6e-2; }
 
+/// KILN_CACHE_DIR set to a directory of the test's own while it lives, so
+/// that tuning tests neither read nor write the user's store.
+class OwnTuningStore {
+public:
+  explicit OwnTuningStore(const std::string &prefix) {
+    std::string dir = ::testing::TempDir() + prefix + std::to_string(::getpid());
+    setenv("KILN_CACHE_DIR", dir.c_str(), 1);
+  }
+  ~OwnTuningStore() { unsetenv("KILN_CACHE_DIR"); }
+  OwnTuningStore(const OwnTuningStore &) = delete;
+  OwnTuningStore &operator=(const OwnTuningStore &) = delete;
+};
+
+/// Tunes into the current store with few timed runs a config.
+autotune::Report tuneQuickly(const autotune::Task &task, const Stream &stream) {
+  autotune::Options options;
+  options.reps = 5;
+  return autotune::tune(task, stream, options, TuningStore());
+}
+
 } // namespace
 
 TEST(GpuOps, FusedPointwiseAtOddShapesAndStrides) {
@@ -133,23 +153,18 @@ TEST(GpuOps, NormalizationsInBothPlans) {
 TEST(GpuOps, AutotunesASoftmaxAndLaterCallsUseTheWinner) {
   if (compile_only())
     GTEST_SKIP() << "needs a GPU";
-  // A store of its own, so that the test neither reads nor writes the user's.
-  std::string dir = ::testing::TempDir() + "kiln-tune-" + std::to_string(::getpid());
-  setenv("KILN_CACHE_DIR", dir.c_str(), 1);
+  OwnTuningStore own("kiln-tune-");
   Pair x(HostTensor::random(DType::f32, {300, 1000}, 9)), y(HostTensor::poisoned(DType::f32, {300, 1000}));
   Stream stream(Device::cuda(0));
   NormalizationArgs args{x.gpu(x.tensor().view()), y.gpu(y.tensor().view())};
   autotune::Task task = tuning_task(Normalization::softmax, args, stream);
-  autotune::Options options;
-  options.reps = 5;
-  TuningStore store;
-  autotune::Report report = autotune::tune(task, stream, options, store);
+  autotune::Report report = tuneQuickly(task, stream);
   ASSERT_TRUE(report.best.has_value());
   EXPECT_GT(report.timed, 3);
   for (const auto &m : report.configs)
     EXPECT_EQ(m.rejected.rfind("wrong results", 0), std::string::npos) << m.config.str() << ": " << m.rejected;
   // Tuning again measures nothing: every config's time is stored.
-  autotune::Report again = autotune::tune(task, stream, options, store);
+  autotune::Report again = tuneQuickly(task, stream);
   EXPECT_EQ(again.timed, 0);
   EXPECT_EQ(again.compiled, 0);
   EXPECT_EQ(again.best->str(), report.best->str());
@@ -157,7 +172,6 @@ TEST(GpuOps, AutotunesASoftmaxAndLaterCallsUseTheWinner) {
   expect_same({&y}, [&](bool gpu, const Stream &s) {
     softmax(gpu ? x.gpu(x.tensor().view()) : x.tensor().view(), gpu ? y.gpu(y.tensor().view()) : y.tensor().view(), s);
   }, 2e-5);
-  unsetenv("KILN_CACHE_DIR");
 }
 
 TEST(GpuOps, MatmulWithEpiloguesBatchesAndTransposes) {
@@ -200,8 +214,7 @@ TEST(GpuOps, MatmulWithEpiloguesBatchesAndTransposes) {
 TEST(GpuOps, MatmulTuningChecksEveryConfigAndAWarmStoreDoesNothing) {
   if (compile_only())
     GTEST_SKIP() << "needs a GPU";
-  std::string dir = ::testing::TempDir() + "kiln-tune-matmul-" + std::to_string(::getpid());
-  setenv("KILN_CACHE_DIR", dir.c_str(), 1);
+  OwnTuningStore own("kiln-tune-matmul-");
   Pair a(HostTensor::random(DType::bf16, {64, 1024}, 31)), b(HostTensor::random(DType::bf16, {1024, 256}, 32));
   Pair out(HostTensor::poisoned(DType::bf16, {64, 256}));
   Stream stream(Device::cuda(0));
@@ -213,16 +226,13 @@ TEST(GpuOps, MatmulTuningChecksEveryConfigAndAWarmStoreDoesNothing) {
     return c["BLOCK_M"] == 64 && c["BLOCK_K"] == 64 && c["num_warps"] == 4 && c["num_stages"] == 3 &&
            (c["BLOCK_N"] == 64 || c["BLOCK_N"] == 128) && (c["SPLIT_K"] == 1 || c["SPLIT_K"] == 4);
   });
-  autotune::Options options;
-  options.reps = 5;
-  TuningStore store;
-  autotune::Report report = autotune::tune(task, stream, options, store);
+  autotune::Report report = tuneQuickly(task, stream);
   ASSERT_TRUE(report.best.has_value());
   EXPECT_EQ(report.timed, 4);
   for (const auto &m : report.configs)
     if (m.rejected.rfind("pruned", 0) != 0)
       EXPECT_TRUE(m.rejected.empty()) << m.config.str() << ": " << m.rejected;
-  autotune::Report again = autotune::tune(task, stream, options, store);
+  autotune::Report again = tuneQuickly(task, stream);
   EXPECT_EQ(again.timed, 0);
   EXPECT_EQ(again.compiled, 0);
   // A call without a config takes the winner, and is right.
@@ -230,5 +240,4 @@ TEST(GpuOps, MatmulTuningChecksEveryConfigAndAWarmStoreDoesNothing) {
     auto v = [&](Pair &p) { return gpu ? p.gpu(p.tensor().view()) : p.tensor().view(); };
     matmul({v(a), v(b), v(out)}, s);
   }, 1e-2);
-  unsetenv("KILN_CACHE_DIR");
 }

@@ -50,4 +50,8 @@ BlockedEncodingAttr defaultBlockedEncoding(mlir::MLIRContext *context,
 /// `type` with `encoding` (scalars are returned unchanged).
 mlir::Type withEncoding(mlir::Type type, mlir::Attribute encoding);
 
+/// arith and math operations other than constants: their tensor operands
+/// and results share one layout.
+bool isElementwiseArith(mlir::Operation *op);
+
 } // namespace kiln::gpu

@@ -430,4 +430,9 @@ Type withEncoding(Type type, Attribute encoding) {
   return type;
 }
 
+bool isElementwiseArith(Operation *op) {
+  StringRef dialect = op->getDialect() ? op->getDialect()->getNamespace() : "";
+  return (dialect == "arith" || dialect == "math") && !op->hasTrait<OpTrait::ConstantLike>();
+}
+
 } // namespace kiln::gpu

@@ -205,7 +205,6 @@ def KGpu_LocalLoadOp : KGpu_Op<"local_load", [MemoryEffects<[MemRead]>]> {
   let hasVerifier = 1;
 }
 
-
 def KGpu_WarpgroupWaitOp : KGpu_Op<"warpgroup_wait", [
     MemoryEffects<[MemRead, MemWrite]>, AllTypesMatch<["acc", "result"]>]> {
   let summary = "Wait until at most `pending` groups of wgmma are in flight";
