@@ -108,22 +108,38 @@ SmallVector<Value> fromWords(OpBuilder &b, Location loc, ArrayRef<Value> words, 
   return elements;
 }
 
-std::string cacheSuffix(tile::CacheModifier cache, tile::EvictionPolicy evict, bool load) {
+/// The qualifiers of a global load or store for its cache hints. A cache
+/// operator (.cg, .cs, ...) excludes an L1 eviction priority, but both
+/// combine with an L2 policy (`withPolicy`: the access takes a
+/// createpolicy register as its last operand, sm_80+).
+std::string cacheSuffix(tile::CacheModifier cache, tile::EvictionPolicy evict, bool load, bool withPolicy) {
+  std::string suffix;
   switch (cache) {
-  case tile::CacheModifier::ca: return load ? ".ca" : "";
-  case tile::CacheModifier::cg: return ".cg";
-  case tile::CacheModifier::cs: return ".cs";
-  case tile::CacheModifier::cv: return load ? ".cv" : "";
-  case tile::CacheModifier::wb: return load ? "" : ".wb";
-  case tile::CacheModifier::wt: return load ? "" : ".wt";
-  case tile::CacheModifier::none: break;
+  case tile::CacheModifier::ca: suffix = load ? ".ca" : ""; break;
+  case tile::CacheModifier::cg: suffix = ".cg"; break;
+  case tile::CacheModifier::cs: suffix = ".cs"; break;
+  case tile::CacheModifier::cv: suffix = load ? ".cv" : ""; break;
+  case tile::CacheModifier::wb: suffix = load ? "" : ".wb"; break;
+  case tile::CacheModifier::wt: suffix = load ? "" : ".wt"; break;
+  case tile::CacheModifier::none:
+    if (evict == tile::EvictionPolicy::evict_first)
+      suffix = ".L1::evict_first";
+    else if (evict == tile::EvictionPolicy::evict_last)
+      suffix = ".L1::evict_last";
+    break;
   }
-  switch (evict) {
-  case tile::EvictionPolicy::evict_first: return ".L1::evict_first";
-  case tile::EvictionPolicy::evict_last: return ".L1::evict_last";
-  case tile::EvictionPolicy::normal: break;
-  }
-  return "";
+  return withPolicy ? suffix + ".L2::cache_hint" : suffix;
+}
+
+/// The L2 eviction policy register for `evict` (sm_80+; null for normal
+/// eviction or older targets): L1 priorities alone leave L2, where data
+/// read twice by one program waits between its walks, unaffected.
+Value l2Policy(OpBuilder &b, Location loc, const LoweringContext &ctx, tile::EvictionPolicy evict) {
+  if (evict == tile::EvictionPolicy::normal || ctx.computeCapability < 80)
+    return Value();
+  std::string priority = evict == tile::EvictionPolicy::evict_first ? "evict_first" : "evict_last";
+  return ptx(b, loc, b.getI64Type(), "createpolicy.fractional.L2::" + priority + ".b64 $0, 1.0;", "=l", {},
+             /*sideEffects=*/false);
 }
 
 } // namespace
@@ -178,7 +194,8 @@ struct LoadLowering : KilnPattern<tile::LoadOp> {
       others = registersOf(rewriter, loc, adaptor.getOther());
     int64_t width = accessWidth(ctx, op.getPtr(), op.getMask(), element);
     auto [wordBits, wordCount] = wordsFor(width, bytes);
-    std::string suffix = op.getIsVolatile() ? "" : cacheSuffix(op.getCache(), op.getEvict(), true);
+    Value policy = op.getIsVolatile() ? Value() : l2Policy(rewriter, loc, ctx, op.getEvict());
+    std::string suffix = op.getIsVolatile() ? "" : cacheSuffix(op.getCache(), op.getEvict(), true, bool(policy));
     std::string access = std::string(op.getIsVolatile() ? "ld.volatile.global" : "ld.global") + suffix +
                          (wordCount > 1 ? ".v" + std::to_string(wordCount) : "") +
                          (bytes * width == 1 ? ".b8" : wordBits == 16 ? ".b16" : ".b32");
@@ -191,6 +208,16 @@ struct LoadLowering : KilnPattern<tile::LoadOp> {
       for (unsigned i = 0; i < wordCount; ++i)
         constraints += (wordBits == 16 ? "=h," : "=r,");
       constraints += "l";
+      // "[address]", then the L2 policy, which goes last among the operands.
+      auto addressing = [&] {
+        std::string text = "[$" + std::to_string(wordCount) + "]";
+        if (policy) {
+          text += ", $" + std::to_string(wordCount + operands.size());
+          operands.push_back(policy);
+          constraints += ",l";
+        }
+        return text;
+      };
       std::string text;
       if (!masks.empty()) {
         operands.push_back(LLVM::ZExtOp::create(rewriter, loc, rewriter.getI32Type(), masks[k]));
@@ -210,9 +237,11 @@ struct LoadLowering : KilnPattern<tile::LoadOp> {
             constraints += wordBits == 16 ? ",h" : ",r";
           }
         }
-        text += "@p " + access + " " + wordList(0, wordCount) + ", [$" + std::to_string(wordCount) + "]; }";
+        std::string address = addressing();
+        text += "@p " + access + " " + wordList(0, wordCount) + ", " + address + "; }";
       } else {
-        text = access + " " + wordList(0, wordCount) + ", [$" + std::to_string(wordCount) + "];";
+        std::string address = addressing();
+        text = access + " " + wordList(0, wordCount) + ", " + address + ";";
       }
       Type resultType = wordCount == 1 ? wordType
                                        : LLVM::LLVMStructType::getLiteral(rewriter.getContext(),
@@ -255,7 +284,8 @@ struct StoreLowering : KilnPattern<tile::StoreOp> {
       owner = LLVM::ICmpOp::create(rewriter, loc, LLVM::ICmpPredicate::eq, ids.thread, i32Const(rewriter, loc, 0));
     int64_t width = accessWidth(ctx, op.getPtr(), op.getMask(), element);
     auto [wordBits, wordCount] = wordsFor(width, bytes);
-    std::string access = "st.global" + cacheSuffix(op.getCache(), op.getEvict(), false) +
+    Value policy = l2Policy(rewriter, loc, ctx, op.getEvict());
+    std::string access = "st.global" + cacheSuffix(op.getCache(), op.getEvict(), false, bool(policy)) +
                          (wordCount > 1 ? ".v" + std::to_string(wordCount) : "") +
                          (bytes * width == 1 ? ".b8" : wordBits == 16 ? ".b16" : ".b32");
     for (size_t k = 0; k < ptrs.size(); k += width) {
@@ -274,8 +304,14 @@ struct StoreLowering : KilnPattern<tile::StoreOp> {
         operands.push_back(w);
         constraints += wordBits == 16 ? ",h" : ",r";
       }
+      std::string policyOperand; // the L2 policy: after the values
+      if (policy) {
+        policyOperand = ", $" + std::to_string(operands.size());
+        operands.push_back(policy);
+        constraints += ",l";
+      }
       std::string text = "{ .reg .pred p; setp.ne.b32 p, $1, 0; @p " + access + " [$0], " +
-                         wordList(2, wordCount) + "; }";
+                         wordList(2, wordCount) + policyOperand + "; }";
       ptx(rewriter, loc, Type(), text, constraints, operands, /*sideEffects=*/true);
     }
     rewriter.eraseOp(op);
