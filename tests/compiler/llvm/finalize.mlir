@@ -30,7 +30,9 @@ llvm.func @math(%x: f32, %d: f64) -> f32 {
 }
 
 // erf on f32: two polynomials (6 and 9 coefficients) and 2^Q by
-// ex2.approx, selected without a branch or a division.
+// ex2.approx.ftz (Q never reaches the denormals), selected by one unordered
+// compare (NaN takes the polynomial that carries it), without a branch or a
+// division.
 // CHECK-LABEL: llvm.func @erf
 llvm.func @erf(%x: f32) -> f32 {
   // CHECK-NOT: llvm.fdiv
@@ -38,8 +40,10 @@ llvm.func @erf(%x: f32) -> f32 {
   // CHECK: llvm.fmul
   // CHECK: llvm.intr.minimum
   // CHECK-COUNT-8: llvm.intr.fma
-  // CHECK: llvm.call_intrinsic "llvm.nvvm.ex2.approx.f32"
+  // CHECK: llvm.call_intrinsic "llvm.nvvm.ex2.approx.ftz.f32"
   // CHECK: llvm.intr.copysign
+  // CHECK: llvm.fcmp "ult"
+  // CHECK-NOT: llvm.fcmp
   // CHECK: llvm.select
   // CHECK-NOT: llvm.fdiv
   %e = math.erf %x : f32
