@@ -51,7 +51,7 @@ struct Plan {
   int64_t columnStride[SLOTS] = {};         ///< x, y, weight, bias: along N
   bool wide = false;
   bool onePass = true;
-  bool shifted = false; ///< layer norm in one pass: one reduction of shifted sums
+  bool shifted = false; ///< layer norm: sums of x - x[row, 0] (one reduction) for mean and variance
 };
 
 struct Params {
@@ -135,11 +135,16 @@ Kernel makeKernel(const std::string &key, const Request &r, const Plan &p, const
       return args[q.pointers[s]] + (row.is_scalar() ? at + row : expand_dims(row, 1) + at);
     };
     auto broadcastTile = [&](const Tensor &t) { return t.shape() == Shape{BM, BN} ? t : broadcast_to(t, {BM, BN}); };
-    auto loadX = [&](const Tensor &cols, const Tensor &mask, double other) {
-      return load(broadcastTile(tile(X, cols)), mask, other).to(DType::f32);
+    auto loadX = [&](const Tensor &cols, const Tensor &mask, double other,
+                     EvictionPolicy evict = EvictionPolicy::normal) {
+      return load(broadcastTile(tile(X, cols)), mask, other, LoadOptions{.evict = evict}).to(DType::f32);
     };
-    auto perColumn = [&](int s, const Tensor &cols, const Tensor &colMask) { // weight, bias: [1, BN]
-      return expand_dims(load(args[q.pointers[s]] + columnOffset(s, cols), colMask, 0.0).to(DType::f32), 0);
+    // Weight and bias: [1, BN], read by every row, so kept in L2.
+    auto perColumn = [&](int s, const Tensor &cols, const Tensor &colMask) {
+      return expand_dims(load(args[q.pointers[s]] + columnOffset(s, cols), colMask, 0.0,
+                              LoadOptions{.evict = EvictionPolicy::evict_last})
+                             .to(DType::f32),
+                         0);
     };
     auto storeY = [&](const Tensor &cols, const Tensor &mask, const Tensor &value) {
       store(broadcastTile(tile(Y, cols)), value.to(dtypes[Y]), mask);
@@ -158,6 +163,13 @@ Kernel makeKernel(const std::string &key, const Request &r, const Plan &p, const
       if (has[BIAS])
         y = y + perColumn(BIAS, cols, colMask);
       return y;
+    };
+
+    // x[row, 0] of each row: layer norm's shift for sums of squares.
+    auto rowFirst = [&] {
+      Tensor rowStart = rowOffset(X);
+      return load(args[q.pointers[X]] + (rowStart.is_scalar() ? broadcast_to(rowStart, {BM}) : rowStart), rowMask, 0.0)
+          .to(DType::f32);
     };
 
     if (p.onePass) {
@@ -183,10 +195,7 @@ Kernel makeKernel(const std::string &key, const Request &r, const Plan &p, const
           // Mean and variance in one reduction of (d, d^2), d = x - x[0]:
           // shifting by a value of the row keeps the sums' cancellation as
           // small as the row's spread (the shifted-data algorithm).
-          Tensor rowStart = rowOffset(X);
-          Tensor first = load(args[q.pointers[X]] + (rowStart.is_scalar() ? broadcast_to(rowStart, {BM}) : rowStart),
-                              rowMask, 0.0)
-                             .to(DType::f32);
+          Tensor first = rowFirst();
           Tensor d = where(mask, x - expand_dims(first, 1), 0.0);
           std::vector<Tensor> sums = kiln::reduce({d, d * d}, 1, [](const std::vector<Tensor> &a,
                                                                      const std::vector<Tensor> &b) {
@@ -217,13 +226,34 @@ Kernel makeKernel(const std::string &key, const Request &r, const Plan &p, const
       return;
     }
 
-    // Two walks over long rows (BM rows at a time, usually one).
+    // Two walks over long rows (BM rows at a time, usually one). The first
+    // walk's reads ask L2 to keep the row for the second, whose reads are
+    // the row's last use. Each walk loads chunk k+1 before it works on
+    // chunk k, so that the loads are in flight during the math.
     Shape lanes{BM, BN};
-    auto walk = [&](const std::function<void(const Tensor &, const Tensor &, const Tensor &, const Tensor &)> &visit) {
+    const EvictionPolicy keep = EvictionPolicy::evict_last, lastUse = EvictionPolicy::evict_first;
+    struct Chunk {
+      Tensor start, cols, colMask, mask;
+    };
+    auto chunkAt = [&](const Tensor &start) {
+      Tensor cols = start + arange(0, BN).to(index);
+      Tensor colMask = cols < N;
+      return Chunk{start, cols, colMask, expand_dims(rowMask, 1) & expand_dims(colMask, 0)};
+    };
+    using Fetch = std::function<std::vector<Tensor>(const Chunk &)>;
+    using Visit = std::function<void(const Chunk &, const std::vector<Tensor> &)>;
+    auto walk = [&](const Fetch &fetch, const Visit &visit) {
+      std::vector<std::unique_ptr<Var>> ahead;
+      for (const Tensor &t : fetch(chunkAt(constant(0, index))))
+        ahead.push_back(std::make_unique<Var>(t));
       for_range(constant(0, index), N, BN, [&](const Tensor &start) {
-        Tensor cols = start + arange(0, BN).to(index);
-        Tensor colMask = cols < N;
-        visit(start, cols, colMask, expand_dims(rowMask, 1) & expand_dims(colMask, 0));
+        std::vector<Tensor> current;
+        for (auto &v : ahead)
+          current.push_back(v->get());
+        std::vector<Tensor> next = fetch(chunkAt(start + BN)); // past the row: masked off
+        for (size_t k = 0; k < ahead.size(); ++k)
+          *ahead[k] = next[k];
+        visit(chunkAt(start), current);
       });
     };
     switch (norm) {
@@ -231,8 +261,9 @@ Kernel makeKernel(const std::string &key, const Request &r, const Plan &p, const
     case Norm::log_softmax: {
       // Online: per lane a running max and the sum of exp(x - max).
       Var m(full(lanes, -INFINITY, DType::f32)), s(zeros(lanes, DType::f32));
-      walk([&](const Tensor &, const Tensor &cols, const Tensor &, const Tensor &mask) {
-        Tensor x = loadX(cols, mask, -INFINITY);
+      walk([&](const Chunk &c) { return std::vector<Tensor>{loadX(c.cols, c.mask, -INFINITY, keep)}; },
+           [&](const Chunk &, const std::vector<Tensor> &loaded) {
+        const Tensor &x = loaded[0];
         Tensor next = maximum(m.get(), x);
         Tensor scale = where(m.get() == next, 1.0, exp(m.get() - next));
         Tensor add = where(x == -INFINITY, 0.0, exp(x - next));
@@ -243,41 +274,84 @@ Kernel makeKernel(const std::string &key, const Request &r, const Plan &p, const
       Tensor lanesMax = expand_dims(rowMax, 1);
       Tensor total = sum(where(m.get() == -INFINITY, 0.0, s.get() * exp(m.get() - lanesMax)), 1);
       Tensor inverse = expand_dims(1.0 / total, 1), shift = expand_dims(rowMax + log(total), 1);
-      walk([&](const Tensor &, const Tensor &cols, const Tensor &, const Tensor &mask) {
-        Tensor x = loadX(cols, mask, -INFINITY);
-        storeY(cols, mask, norm == Norm::softmax ? exp(x - lanesMax) * inverse : x - shift);
-      });
+      walk([&](const Chunk &c) { return std::vector<Tensor>{loadX(c.cols, c.mask, -INFINITY, lastUse)}; },
+           [&](const Chunk &c, const std::vector<Tensor> &loaded) {
+             const Tensor &x = loaded[0];
+             storeY(c.cols, c.mask, norm == Norm::softmax ? exp(x - lanesMax) * inverse : x - shift);
+           });
       break;
     }
     case Norm::layer_norm:
     case Norm::rms_norm: {
-      ReduceMath math(norm == Norm::layer_norm ? Reduce::var : Reduce::sum, DType::f32, 0);
+      // Per lane: RMS norm sums squares; layer norm keeps Welford's
+      // (count, mean, M2), or with SHIFTED the sums of d and d^2 for
+      // d = x - x[row, 0], which merge across lanes without divisions.
+      const bool welford = norm == Norm::layer_norm && !p.shifted;
+      ReduceMath math(welford ? Reduce::var : Reduce::sum, DType::f32, 0);
+      Tensor first = p.shifted ? rowFirst() : Tensor();
       std::vector<std::unique_ptr<Var>> state;
       for (const Tensor &t : math.init(lanes))
         state.push_back(std::make_unique<Var>(t));
-      walk([&](const Tensor &start, const Tensor &cols, const Tensor &, const Tensor &mask) {
-        Tensor x = loadX(cols, mask, 0.0);
+      if (p.shifted)
+        state.push_back(std::make_unique<Var>(zeros(lanes, DType::f32)));
+      walk([&](const Chunk &c) { return std::vector<Tensor>{loadX(c.cols, c.mask, 0.0, keep)}; },
+           [&](const Chunk &c, const std::vector<Tensor> &loaded) {
+             const Tensor &x = loaded[0];
+             if (p.shifted) {
+               Tensor d = where(c.mask, x - expand_dims(first, 1), 0.0);
+               *state[0] = state[0]->get() + d;
+               *state[1] = state[1]->get() + d * d;
+               return;
+             }
+             std::vector<Tensor> now;
+             for (auto &v : state)
+               now.push_back(v->get());
+             std::vector<Tensor> next =
+                 math.update(now, welford ? x : x * x, constant(0, DType::i64), c.mask, c.start / BN);
+             for (size_t k = 0; k < state.size(); ++k)
+               *state[k] = next[k];
+           });
+      Tensor n = N.to(DType::f32);
+      Tensor mean, spread;
+      if (p.shifted) {
+        std::vector<Tensor> sums = kiln::reduce({state[0]->get(), state[1]->get()}, 1,
+                                                [](const std::vector<Tensor> &a, const std::vector<Tensor> &b) {
+                                                  return std::vector<Tensor>{a[0] + b[0], a[1] + b[1]};
+                                                });
+        Tensor meanShift = sums[0] / n;
+        mean = first + meanShift;
+        spread = maximum(sums[1] / n - meanShift * meanShift, 0.0);
+      } else {
         std::vector<Tensor> now;
         for (auto &v : state)
           now.push_back(v->get());
-        std::vector<Tensor> next = math.update(now, norm == Norm::layer_norm ? x : x * x,
-                                               constant(0, DType::i64), mask, start / BN);
-        for (size_t c = 0; c < state.size(); ++c)
-          *state[c] = next[c];
-      });
-      std::vector<Tensor> now;
-      for (auto &v : state)
-        now.push_back(v->get());
-      std::vector<Tensor> rowState = math.reduce(now, 1);
-      Tensor length = N.to(DType::i64);
-      Tensor mean = norm == Norm::layer_norm ? rowState[1] : Tensor();
-      Tensor spread = norm == Norm::layer_norm ? math.finish(rowState, length) : rowState[0] / N.to(DType::f32);
+        std::vector<Tensor> rowState = math.reduce(now, 1);
+        if (welford) {
+          mean = rowState[1];
+          spread = math.finish(rowState, N.to(DType::i64));
+        } else {
+          spread = rowState[0] / n;
+        }
+      }
       Tensor rstd = rsqrt(spread + eps);
-      walk([&](const Tensor &, const Tensor &cols, const Tensor &colMask, const Tensor &mask) {
-        Tensor x = loadX(cols, mask, 0.0);
-        Tensor centered = norm == Norm::layer_norm ? x - expand_dims(mean, 1) : x;
-        storeY(cols, mask, finishNorm(centered, rstd, cols, colMask));
-      });
+      // The second walk fetches weight and bias ahead with the row.
+      walk(
+          [&](const Chunk &c) {
+            std::vector<Tensor> loaded{loadX(c.cols, c.mask, 0.0, lastUse)};
+            for (Slot s : {WEIGHT, BIAS})
+              if (has[s])
+                loaded.push_back(perColumn(s, c.cols, c.colMask));
+            return loaded;
+          },
+          [&](const Chunk &c, const std::vector<Tensor> &loaded) {
+            Tensor centered = norm == Norm::layer_norm ? loaded[0] - expand_dims(mean, 1) : loaded[0];
+            Tensor y = centered * expand_dims(rstd, 1);
+            size_t next = 1;
+            for (Slot s : {WEIGHT, BIAS})
+              if (has[s])
+                y = s == WEIGHT ? y * loaded[next++] : y + loaded[next++];
+            storeY(c.cols, c.mask, y);
+          });
       if (norm == Norm::layer_norm)
         storeRow(MEAN, mean);
       storeRow(RSTD, rstd);
@@ -369,7 +443,7 @@ NormalizationLaunch prepare(const Request &r, const Stream &stream, const Config
     all[s].push_back(p.columnStride[s]);
   p.wide = !fits_i32(sizes, all);
   p.onePass = overrides.get("ONE_PASS", next_pow2(N) <= kOnePassMax);
-  p.shifted = r.norm == Norm::layer_norm && p.onePass && overrides.get("SHIFTED", next_pow2(N) > 8192);
+  p.shifted = r.norm == Norm::layer_norm && overrides.get("SHIFTED", next_pow2(N) > 8192);
 
   int64_t BN = overrides.get("BLOCK_N", p.onePass ? next_pow2(N) : 8192);
   if (p.onePass && BN < N)

@@ -48,6 +48,11 @@ std::vector<int64_t> leadingOf(const std::vector<int64_t> &at) { return {at.begi
 /// interpreter tests both plans at small sizes.
 Config twoWalks() { return {{"ONE_PASS", 0}, {"BLOCK_N", 128}, {"num_warps", 4}}; }
 
+Config with(Config c, const std::string &key, int64_t value) {
+  c.set(key, value);
+  return c;
+}
+
 } // namespace
 
 TEST(OpsNormalization, SoftmaxAndLogSoftmaxInBothPlans) {
@@ -74,7 +79,10 @@ TEST(OpsNormalization, SoftmaxAndLogSoftmaxInBothPlans) {
 
 TEST(OpsNormalization, LayerNormWithWeightBiasMeanAndRstd) {
   const std::vector<std::pair<std::string, Config>> plans{
-      {"one pass, two reductions", {{"SHIFTED", 0}}}, {"one pass, shifted sums", {{"SHIFTED", 1}}}, {"two walks", twoWalks()}};
+      {"one pass, two reductions", {{"SHIFTED", 0}}},
+      {"one pass, shifted sums", {{"SHIFTED", 1}}},
+      {"two walks, Welford", with(twoWalks(), "SHIFTED", 0)},
+      {"two walks, shifted sums", with(twoWalks(), "SHIFTED", 1)}};
   for (DType t : {DType::f32, DType::bf16})
     for (int64_t N : {3, 300, 700})
       for (const auto &[label, plan] : plans) {
@@ -160,7 +168,8 @@ TEST(OpsNormalization, LayerNormOfRowsFarFromZero) {
   // Mean 10000, spread 1: the variance must not cancel away in f32.
   HostTensor x = HostTensor::random(DType::f32, {6, 1000}, 50, 9999, 10001);
   HostTensor y = HostTensor::poisoned(DType::f32, {6, 1000}), rstd = HostTensor::poisoned(DType::f32, {6});
-  for (const Config &plan : {Config{{"SHIFTED", 0}}, Config{{"SHIFTED", 1}}, twoWalks()}) {
+  for (const Config &plan : {Config{{"SHIFTED", 0}}, Config{{"SHIFTED", 1}}, with(twoWalks(), "SHIFTED", 0),
+                             with(twoWalks(), "SHIFTED", 1)}) {
     layer_norm(x.view(), {}, {}, 1e-5, y.view(), {}, rstd.view(), cpu(), plan);
     rstd.expect_near([&](const std::vector<int64_t> &at) { return 1 / std::sqrt(stats(rowOf(x, at)).var + 1e-5); },
                      1e-3);
