@@ -1,0 +1,114 @@
+"""Kiln's ops library against PyTorch, side by side in one process with one
+timer: each workload of issue 6 runs through libkiln_ops.so's C ABI (ctypes,
+DLPack), torch.compile, eager PyTorch and a device-to-device copy of the
+same bytes, each timed by triton.testing.do_bench (CUDA events, L2 flushed
+before every run, median). Rounds alternate the four so that drift in clocks
+or temperature hits all of them alike; the reported time is the median of
+the rounds' medians. Every Kiln output is checked against float64 PyTorch
+before it is timed.
+
+    python3 bench/ops_vs_torch.py path/to/libkiln_ops.so records.json "command" [filter]
+
+Writes bench/results-style records (Kiln / peer for each peer) and prints a
+table. `filter` (a substring) runs only the workloads whose names hold it.
+"""
+import datetime
+import json
+import os
+import statistics
+import sys
+
+import torch
+from triton.testing import do_bench
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "ops", "python"))
+import kiln_ops  # noqa: E402
+
+ops = kiln_ops.load(sys.argv[1])
+out_path, command = sys.argv[2], sys.argv[3]
+only = sys.argv[4] if len(sys.argv) > 4 else ""
+ROUNDS = 3
+device = torch.cuda.get_device_name()
+date = datetime.date.today().isoformat()
+names = {torch.bfloat16: "bf16", torch.float32: "f32"}
+TOLERANCE = {torch.float32: 2e-5, torch.bfloat16: 1.6e-2}
+torch.manual_seed(0)
+
+
+def check(label, got, want, tolerance):
+    error = float(((got.double() - want).abs() / want.abs().clamp(min=1)).max())
+    if not error <= tolerance:
+        raise SystemExit(f"{label}: Kiln's output is off by {error} (tolerance {tolerance})")
+
+
+def workloads():
+    """(name, bytes moved, {runner: callable}, check) for every workload."""
+    for dt in (torch.float32, torch.bfloat16):
+        # The issue's two shapes, then rows too long to hold on chip (two walks).
+        for rows, cols in [(16384, 8192), (4096, 32768), (1024, 131072)]:
+            x = torch.randn(rows, cols, device="cuda", dtype=dt)
+            y = torch.full_like(x, float("nan"))
+            w = torch.randn(cols, device="cuda", dtype=dt)
+            b = torch.randn(cols, device="cuda", dtype=dt)
+            nbytes = 2 * x.numel() * x.element_size()
+            shape = f"{names[dt]} {rows}x{cols}"
+            xd = x.double()
+            yield (f"softmax {shape}", nbytes, x, y,
+                   lambda: ops.softmax(x, y), lambda t: torch.softmax(t, -1),
+                   lambda: torch.softmax(xd, -1))
+            yield (f"layer norm {shape}", nbytes, x, y,
+                   lambda: ops.layer_norm(x, w, b, 1e-5, y),
+                   lambda t: torch.nn.functional.layer_norm(t, (cols,), w, b, 1e-5),
+                   lambda: torch.nn.functional.layer_norm(xd, (cols,), w.double(), b.double(), 1e-5))
+            yield (f"rms norm {shape}", nbytes, x, y,
+                   lambda: ops.rms_norm(x, w, 1e-5, y),
+                   lambda t: torch.nn.functional.rms_norm(t, (cols,), w, 1e-5),
+                   lambda: xd * (xd.pow(2).mean(-1, keepdim=True) + 1e-5).rsqrt() * w.double())
+            del x, y, xd
+    for dt in (torch.float32, torch.bfloat16):
+        rows, cols = 16384, 8192
+        x = torch.randn(rows, cols, device="cuda", dtype=dt)
+        y = torch.full_like(x, float("nan"))
+        w = torch.randn(cols, device="cuda", dtype=dt)
+        b = torch.randn(cols, device="cuda", dtype=dt)
+        nbytes = (2 * x.numel() + 2 * cols) * x.element_size()
+        yield (f"pointwise gelu(x*w+b) {names[dt]} {rows}x{cols}", nbytes, x, y,
+               lambda: ops.pointwise("gelu(in0 * in1 + in2)", [x, w, b], [y]),
+               lambda t: torch.nn.functional.gelu(t * w + b),
+               lambda: torch.nn.functional.gelu(x.double() * w.double() + b.double()))
+        del x, y
+
+
+records, table = [], []
+for name, nbytes, x, y, kiln, torch_fn, reference in workloads():
+    if only not in name:
+        continue
+    kiln()
+    torch.cuda.synchronize()
+    check(name, y, reference(), TOLERANCE[x.dtype] * 2)
+    compiled = torch.compile(torch_fn)
+    compiled(x)
+    copy_to = torch.empty_like(x)
+    runners = {"kiln": kiln, "torch.compile": lambda: compiled(x), "torch eager": lambda: torch_fn(x),
+               "copy (torch copy_)": lambda: copy_to.copy_(x)}
+    times = {k: [] for k in runners}
+    for _ in range(ROUNDS):
+        for label, fn in runners.items():
+            times[label].append(do_bench(fn, warmup=25, rep=200, return_mode="median"))
+    tbps = {label: nbytes / statistics.median(ms) / 1e9 for label, ms in times.items()}
+    for peer in ("torch.compile", "torch eager", "copy (torch copy_)"):
+        records.append(dict(workload=f"ops {name}", metric="TB/s", kiln=tbps["kiln"], peer=peer,
+                            peer_value=tbps[peer], ratio=tbps["kiln"] / tbps[peer], device=device, date=date,
+                            command=command))
+    table.append((name, tbps))
+    del copy_to, compiled
+    torch._dynamo.reset()
+
+json.dump(records, open(out_path, "w"), indent=1)
+print(f"{device}, {date}; TB/s, median of {ROUNDS} rounds of do_bench medians")
+print("| workload | Kiln | torch.compile | eager | copy | Kiln / compile | Kiln / copy |")
+print("| --- | --- | --- | --- | --- | --- | --- |")
+for name, t in table:
+    print(f"| {name} | {t['kiln']:.3f} | {t['torch.compile']:.3f} | {t['torch eager']:.3f} | "
+          f"{t['copy (torch copy_)']:.3f} | {t['kiln'] / t['torch.compile']:.3f} | "
+          f"{t['kiln'] / t['copy (torch copy_)']:.3f} |")
