@@ -125,9 +125,15 @@ if python3 -c "import torch, triton" 2> /dev/null; then
   record "PyTorch and Triton in the same run" python3 bench/compare.py "$out/memory-records.json" \
     "$out/memory-peers.json" "$command"
   sed -n '/^| workload | metric/,$p' "$log" > "$out/memory-table.md"
+  # The ops library through its C ABI against torch.compile, eager PyTorch
+  # and a copy, all under one timer.
+  record "ops vs PyTorch, one timer" python3 bench/ops_vs_torch.py "$bundle/lib/libkiln_ops.so" \
+    "$out/ops-vs-torch.json" "$command"
+  sed -n '/^| workload | Kiln | torch.compile/,$p' "$log" > "$out/ops-table.md"
 fi
 fi
 
 echo
 cat "$results"
 [ -f "$out/memory-table.md" ] && cat "$out/memory-table.md"
+[ -f "$out/ops-table.md" ] && cat "$out/ops-table.md"
