@@ -311,6 +311,43 @@ LogicalResult LoadOp::verify() {
   return success();
 }
 
+/// A mask that is true everywhere (a constant): the access needs none.
+/// Kernels specialized for full blocks build such masks.
+static bool isAllTrue(Value mask) { return mask && matchPattern(mask, m_One()); }
+
+namespace {
+struct DropTrueLoadMask : OpRewritePattern<LoadOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(LoadOp op, PatternRewriter &rewriter) const override {
+    if (!isAllTrue(op.getMask()))
+      return failure();
+    rewriter.modifyOpInPlace(op, [&] {
+      op.getMaskMutable().clear();
+      op.getOtherMutable().clear();
+    });
+    return success();
+  }
+};
+
+struct DropTrueStoreMask : OpRewritePattern<StoreOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(StoreOp op, PatternRewriter &rewriter) const override {
+    if (!isAllTrue(op.getMask()))
+      return failure();
+    rewriter.modifyOpInPlace(op, [&] { op.getMaskMutable().clear(); });
+    return success();
+  }
+};
+} // namespace
+
+void LoadOp::getCanonicalizationPatterns(RewritePatternSet &patterns, MLIRContext *context) {
+  patterns.add<DropTrueLoadMask>(context);
+}
+
+void StoreOp::getCanonicalizationPatterns(RewritePatternSet &patterns, MLIRContext *context) {
+  patterns.add<DropTrueStoreMask>(context);
+}
+
 /// Which element types an atomic read-modify-write accepts.
 static bool isValidRMWElement(AtomicRMWKind kind, Type element) {
   unsigned width = element.getIntOrFloatBitWidth();

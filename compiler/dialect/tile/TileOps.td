@@ -275,6 +275,7 @@ def Tile_LoadOp : Tile_Op<"load", [
                    "::mlir::Value":$other)>
   ];
   let hasVerifier = 1;
+  let hasCanonicalizer = 1;
 }
 
 def Tile_StoreOp : Tile_Op<"store", [
@@ -305,6 +306,7 @@ def Tile_StoreOp : Tile_Op<"store", [
     (`cache` `=` $cache^)? (`evict` `=` $evict^)?
     attr-dict `:` type($ptr)
   }];
+  let hasCanonicalizer = 1;
 }
 
 def Tile_AtomicRMWOp : Tile_Op<"atomic_rmw", [

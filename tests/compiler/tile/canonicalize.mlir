@@ -38,3 +38,24 @@ tile.func @fold_identities(%p: !tile.ptr<f32>, %x: f32) {
   tile.store %ps, %b : tensor<4x4x!tile.ptr<f32>>
   tile.return
 }
+
+// A mask that is true everywhere is dropped from loads and stores (with the
+// load's `other`); any other mask stays.
+// CHECK-LABEL: tile.func @drop_true_masks
+tile.func @drop_true_masks(%p: !tile.ptr<f32>, %n: i32) {
+  %ps = tile.splat %p : !tile.ptr<f32> -> tensor<64x!tile.ptr<f32>>
+  %true = arith.constant dense<true> : tensor<64xi1>
+  %zero = arith.constant dense<0.0> : tensor<64xf32>
+  // CHECK: %[[V:.*]] = tile.load %{{[^,]*}} evict = evict_last : tensor<64x!tile.ptr<f32>>
+  %v = tile.load %ps, %true, %zero evict = evict_last : tensor<64x!tile.ptr<f32>>
+  // CHECK: tile.store %{{[^,]*}}, %[[V]] : tensor<64x!tile.ptr<f32>>
+  tile.store %ps, %v, %true : tensor<64x!tile.ptr<f32>>
+  %r = tile.range 0, 64 : tensor<64xi32>
+  %ns = tile.splat %n : i32 -> tensor<64xi32>
+  %m = arith.cmpi slt, %r, %ns : tensor<64xi32>
+  // CHECK: tile.load %{{.*}}, %{{.*}}, %{{.*}} : tensor<64x!tile.ptr<f32>>
+  %w = tile.load %ps, %m, %zero : tensor<64x!tile.ptr<f32>>
+  // CHECK: tile.store %{{.*}}, %{{.*}}, %{{.*}} : tensor<64x!tile.ptr<f32>>
+  tile.store %ps, %w, %m : tensor<64x!tile.ptr<f32>>
+  tile.return
+}
