@@ -52,7 +52,15 @@ struct Plan {
   bool wide = false;
   bool onePass = true;
   bool shifted = false; ///< layer norm: sums of x - x[row, 0] (one reduction) for mean and variance
+  /// The largest powers of two dividing N and the row count (capped): a
+  /// plan whose BLOCK_N divides N, or BLOCK_M the rows, needs no mask there.
+  int64_t columnAlign = 1, rowAlign = 1;
 };
+
+constexpr int64_t kColumnAlignCap = 65536, kRowAlignCap = 32;
+
+/// The largest power of two dividing n (n > 0), at most `cap`.
+int64_t alignmentOf(int64_t n, int64_t cap) { return std::min<int64_t>(n & -n, cap); }
 
 struct Params {
   Signature signature;
@@ -66,7 +74,8 @@ struct Params {
 std::string structureKey(const Request &r, const Plan &p) {
   std::string key = std::string("norm|") + normName(r.norm) + (p.onePass ? "|one" : "|two") +
                     (p.shifted ? "|shifted" : "") + (p.wide ? "|i64" : "|i32") +
-                    "|rows" + std::to_string(p.rowSizes.size());
+                    "|rows" + std::to_string(p.rowSizes.size()) + "|align" + std::to_string(p.columnAlign) + "x" +
+                    std::to_string(p.rowAlign);
   for (int s = 0; s < SLOTS; ++s) {
     key += "|";
     if (!r.has(static_cast<Slot>(s))) {
@@ -119,8 +128,12 @@ Kernel makeKernel(const std::string &key, const Request &r, const Plan &p, const
     const int64_t BM = cfg["BLOCK_M"], BN = cfg["BLOCK_N"];
     DType index = p.wide ? DType::i64 : DType::i32;
     Tensor rows = program_id(0).to(index) * BM + arange(0, BM).to(index);
-    Tensor rowMask = rows < args[q.rows];
     Tensor N = args[q.N];
+    // Masks of blocks that tile the problem exactly are constant true: the
+    // compiler drops them, and with them a compare and a select an element.
+    const bool fullRows = p.rowAlign % BM == 0, fullColumns = p.columnAlign % BN == 0;
+    Tensor rowMask = fullRows ? full({BM}, 1, DType::i1) : rows < args[q.rows];
+    auto columnMask = [&](const Tensor &cols) { return fullColumns ? full({BN}, 1, DType::i1) : cols < N; };
     std::vector<Tensor> coords = unflatten(rows, arguments_at(q.rowSizes, args));
     auto rowOffset = [&](int s) {
       return offset_of(coords, arguments_at(q.rowStrides[s], args), index);
@@ -174,7 +187,7 @@ Kernel makeKernel(const std::string &key, const Request &r, const Plan &p, const
 
     if (p.onePass) {
       Tensor cols = arange(0, BN).to(index);
-      Tensor colMask = cols < N;
+      Tensor colMask = columnMask(cols);
       Tensor mask = expand_dims(rowMask, 1) & expand_dims(colMask, 0);
       switch (norm) {
       case Norm::softmax:
@@ -235,9 +248,11 @@ Kernel makeKernel(const std::string &key, const Request &r, const Plan &p, const
     struct Chunk {
       Tensor start, cols, colMask, mask;
     };
-    auto chunkAt = [&](const Tensor &start) {
+    // A chunk fetched ahead may start past the row: its mask is real even
+    // when the chunks tile the row.
+    auto chunkAt = [&](const Tensor &start, bool ahead = false) {
       Tensor cols = start + arange(0, BN).to(index);
-      Tensor colMask = cols < N;
+      Tensor colMask = ahead ? cols < N : columnMask(cols);
       return Chunk{start, cols, colMask, expand_dims(rowMask, 1) & expand_dims(colMask, 0)};
     };
     using Fetch = std::function<std::vector<Tensor>(const Chunk &)>;
@@ -250,7 +265,7 @@ Kernel makeKernel(const std::string &key, const Request &r, const Plan &p, const
         std::vector<Tensor> current;
         for (auto &v : ahead)
           current.push_back(v->get());
-        std::vector<Tensor> next = fetch(chunkAt(start + BN)); // past the row: masked off
+        std::vector<Tensor> next = fetch(chunkAt(start + BN, /*ahead=*/true));
         for (size_t k = 0; k < ahead.size(); ++k)
           *ahead[k] = next[k];
         visit(chunkAt(start), current);
@@ -436,6 +451,8 @@ NormalizationLaunch prepare(const Request &r, const Stream &stream, const Config
   p.rowStrides = c.strides;
   for (int64_t d : p.rowSizes)
     p.rows *= d;
+  p.columnAlign = alignmentOf(N, kColumnAlignCap);
+  p.rowAlign = alignmentOf(p.rows, kRowAlignCap);
   std::vector<int64_t> sizes = p.rowSizes;
   sizes.push_back(N);
   std::vector<std::vector<int64_t>> all = p.rowStrides;

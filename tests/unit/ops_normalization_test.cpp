@@ -124,6 +124,38 @@ TEST(OpsNormalization, RmsNormAndOptionalOperands) {
   }
 }
 
+TEST(OpsNormalization, BlocksThatTileTheProblemExactly) {
+  // 8 rows of 256: one pass takes 8 rows of 256 a program and two walks
+  // chunks of 128, so neither needs a mask; the chunk two walks fetch
+  // ahead past the row's end still must not be read.
+  const std::vector<std::pair<std::string, Config>> plans{
+      {"one pass", {}}, {"one pass, shifted", {{"SHIFTED", 1}}}, {"two walks", twoWalks()},
+      {"two walks, Welford", with(twoWalks(), "SHIFTED", 0)}};
+  for (const auto &[label, plan] : plans) {
+    SCOPED_TRACE(label);
+    HostTensor x = HostTensor::random(DType::f32, {8, 256}, 46, -3, 5), w = HostTensor::random(DType::f32, {256}, 47);
+    HostTensor y = HostTensor::poisoned(DType::f32, {8, 256}), s = HostTensor::poisoned(DType::f32, {8, 256});
+    HostTensor r = HostTensor::poisoned(DType::f32, {8, 256});
+    layer_norm(x.view(), w.view(), {}, 1e-5, y.view(), {}, {}, cpu(), plan);
+    y.expect_near([&](const std::vector<int64_t> &at) {
+      Stats st = stats(rowOf(x, leadingOf(at)));
+      return (x.at(at) - st.mean) / std::sqrt(st.var + 1e-5) * w.at({at.back()});
+    }, 1e-5);
+    if (plan.has("SHIFTED"))
+      continue; // a layer-norm choice
+    softmax(x.view(), s.view(), cpu(), plan);
+    s.expect_near([&](const std::vector<int64_t> &at) {
+      Stats st = stats(rowOf(x, leadingOf(at)));
+      return std::exp(x.at(at) - st.max - st.logsum);
+    }, 2e-6);
+    rms_norm(x.view(), w.view(), 1e-6, r.view(), {}, cpu(), plan);
+    r.expect_near([&](const std::vector<int64_t> &at) {
+      Stats st = stats(rowOf(x, leadingOf(at)));
+      return x.at(at) / std::sqrt(st.meanSquare + 1e-6) * w.at({at.back()});
+    }, 1e-5);
+  }
+}
+
 TEST(OpsNormalization, StridedRowsAndColumns) {
   // x: every other row of a [20, 64] f32 matrix; y: a column-strided view.
   HostTensor base = HostTensor::random(DType::f32, {20, 64}, 46);
