@@ -8,14 +8,12 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "ops/lib/DeviceCheck.h"
 #include "ops/lib/MatmulPlan.h"
 #include "ops/lib/Space.h"
 #include "ops/lib/Tuned.h"
 
-#include <kiln/ops/expr.h>
-
 #include <cmath>
-#include <future>
 #include <memory>
 
 namespace kiln::ops {
@@ -37,85 +35,6 @@ Sizes sizesOf(const MatmulArgs &m) {
   s.K = m.a.shape[rank - 1];
   return s;
 }
-
-/// The default tile's out, kept in a buffer of its own on the device, and
-/// the largest relative difference of out from it: max over elements of
-/// |out - ref| / max(|ref|, 1), reduced on the device (rows, then the
-/// per-row maxima).
-class OutputCheck {
-public:
-  OutputCheck(const MatmulArgs &args, const Stream &stream) : args_(args), stream_(stream) {}
-
-  /// Makes the reference and loads the comparison's kernels: the default
-  /// tile's kernel compiles on a thread of its own while this one runs the
-  /// comparison once (compiling it; the result does not matter yet).
-  /// (When it fails part way, the first check starts over and reports.)
-  void prepare(const std::string &arch) {
-    if (ready_)
-      return;
-    allocate();
-    MatmulLaunch reference = prepare_matmul(referenceArgs(), stream_, {});
-    auto compiled = std::async(std::launch::async, [&] { reference.compile(arch); });
-    compare();
-    compiled.get();
-    reference.queue(stream_);
-    ready_ = true;
-  }
-
-  double largest_difference() {
-    if (!ready_) {
-      allocate();
-      prepare_matmul(referenceArgs(), stream_, {}).queue(stream_);
-      ready_ = true;
-    }
-    return compare();
-  }
-
-private:
-  std::vector<int64_t> leading() const { return {args_.out.shape.begin(), args_.out.shape.end() - 1}; }
-  int64_t rowCount() const {
-    int64_t n = 1;
-    for (int64_t d : leading())
-      n *= d;
-    return n;
-  }
-  TensorView reference_view() const { return TensorView::of(reference_, args_.out.dtype, args_.out.shape); }
-
-  void allocate() {
-    const Device &device = stream_.device();
-    reference_ = Buffer::allocate(device, args_.out.numel() * size_in_bytes(args_.out.dtype));
-    rowMax_ = Buffer::allocate(device, rowCount() * 4);
-    worst_ = Buffer::allocate(device, 4);
-  }
-
-  /// The product with the default tile, into the reference.
-  MatmulArgs referenceArgs() const {
-    MatmulArgs defaults = args_;
-    defaults.out = reference_view();
-    return defaults;
-  }
-
-  double compare() {
-    TensorView out = args_.out;
-    out.strides = out.effective_strides();
-    Reduction rows(Reduce::max, out.rank() - 1);
-    Expr got = rows.input(out), want = rows.input(reference_view());
-    rows.reduce(abs(got - want) / maximum(abs(want), 1.0));
-    rows.output(TensorView::of(rowMax_, DType::f32, leading()));
-    rows.run(stream_);
-    reduce(Reduce::max, TensorView::of(rowMax_, DType::f32, {rowCount()}), 0,
-           TensorView::of(worst_, DType::f32, {1}), stream_);
-    stream_.synchronize();
-    float worst = 0;
-    worst_.copy_to_host(&worst, sizeof worst);
-    return worst;
-  }
-
-  MatmulArgs args_;
-  Stream stream_;
-  Buffer reference_, rowMax_, worst_;
-  bool ready_ = false; ///< the reference holds the default tile's out
-};
 
 } // namespace
 
@@ -192,7 +111,17 @@ autotune::Task tuning_task(const MatmulArgs &args, const Stream &stream, const s
   // Each config's out against the default tile's, compared where they are
   // (a reduction of the ops library: the largest relative difference), so
   // that checking a config costs microseconds, not a copy of out.
-  auto checker = std::make_shared<OutputCheck>(args, stream);
+  auto withOut = [args](const TensorView &out) {
+    MatmulArgs defaults = args;
+    defaults.out = out;
+    return defaults;
+  };
+  auto checker = std::make_shared<DeviceCheck>(
+      args.out, stream,
+      [withOut](const TensorView &ref, const Stream &s) { prepare_matmul(withOut(ref), s, {}).queue(s); },
+      [withOut](const TensorView &ref, const Stream &s, const std::string &arch) {
+        prepare_matmul(withOut(ref), s, {}).compile(arch);
+      });
   const double tolerance = args.out.dtype == DType::f32 ? 1e-3 : args.out.dtype == DType::f16 ? 4e-3 : 3e-2;
   if (!arch.empty())
     task.prepare = [checker, arch] { checker->prepare(arch); };

@@ -4,51 +4,11 @@
 
 #include "ops/lib/Space.h"
 
-#include <kiln/numeric.h>
-
-#include <cstring>
 #include <iostream>
 #include <map>
 #include <mutex>
 
 namespace kiln::ops {
-
-/// Every element of a view as doubles, in row-major order of its shape.
-std::vector<double> contents(const TensorView &v, const Device &device) {
-  Arg extent = arg_of(v);
-  std::vector<uint8_t> raw(extent.bytes());
-  copy_to_host(device, v.address, raw.data(), raw.size());
-  std::vector<int64_t> strides = v.effective_strides(), at(v.shape.size(), 0);
-  std::vector<double> values;
-  values.reserve(v.numel());
-  const size_t width = size_in_bytes(v.dtype);
-  for (int64_t i = 0; i < v.numel(); ++i) {
-    int64_t offset = 0;
-    for (size_t d = 0; d < at.size(); ++d)
-      offset += at[d] * strides[d];
-    const uint8_t *at_bytes = raw.data() + offset * width;
-    if (v.dtype == DType::f32 || v.dtype == DType::bf16) { // the common cases, without the general decoder
-      uint32_t bits = 0;
-      if (v.dtype == DType::f32)
-        std::memcpy(&bits, at_bytes, 4);
-      else
-        bits = uint32_t(at_bytes[0] | at_bytes[1] << 8) << 16;
-      float f;
-      std::memcpy(&f, &bits, 4);
-      values.push_back(f);
-    } else {
-      uint64_t bits = 0;
-      std::memcpy(&bits, at_bytes, width);
-      values.push_back(decode_float(v.dtype, bits));
-    }
-    for (size_t d = at.size(); d-- > 0;) { // the next index, last dimension fastest
-      if (++at[d] < v.shape[d])
-        break;
-      at[d] = 0;
-    }
-  }
-  return values;
-}
 
 bool overlaps(const TensorView &a, const TensorView &b) {
   if (!a.address || !b.address)

@@ -1,8 +1,8 @@
 //===- Tuned.h - what the ops share with the autotuner --------*- C++ -*-===//
 //
-// Reading a view back (to check a tuned config's output), and the config a
-// call without one runs: the tuned one from the store, tuned now when
-// KILN_AUTOTUNE asks, or the op's defaults; remembered per process.
+// The config a call without one runs: the tuned one from the store, tuned
+// now when KILN_AUTOTUNE asks, or the op's defaults; remembered per
+// process. (Checking a tuned config's output: DeviceCheck.h.)
 //
 //===----------------------------------------------------------------------===//
 
@@ -16,9 +16,6 @@
 #include <vector>
 
 namespace kiln::ops {
-
-/// Every element of a view as doubles, in row-major order of its shape.
-std::vector<double> contents(const TensorView &v, const Device &device);
 
 /// Whether two views' extents share memory.
 bool overlaps(const TensorView &a, const TensorView &b);
