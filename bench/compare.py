@@ -1,8 +1,9 @@
 # The same memory-bound workloads in PyTorch (eager and torch.compile) and
 # Triton's compile and launch latencies, measured in the same device run as
 # memory_bench; writes records in bench/results' format comparing Kiln's
-# best configuration of each workload (the benchmark's own kernels, and the
-# ops library's) with each peer, and prints a table.
+# best configuration of each of the benchmark's own kernels with each peer,
+# and prints a table. (The ops library against the same peers, under one
+# timer: bench/ops_vs_torch.py.)
 #   python3 bench/compare.py kiln-records.json out-records.json "command"
 import datetime
 import json
@@ -56,8 +57,7 @@ for dt in (torch.float32, torch.bfloat16):
         w = torch.randn(cols, device="cuda", dtype=dt); bb = torch.randn(cols, device="cuda", dtype=dt)
         shape = f"{names[dt]} {rows}x{cols}"
         for op, fn in [("softmax", lambda t: torch.softmax(t, -1)),
-                       ("layer norm", lambda t: torch.nn.functional.layer_norm(t, (cols,), w, bb)),
-                       ("rms norm", lambda t: torch.nn.functional.rms_norm(t, (cols,), w, 1e-5))]:
+                       ("layer norm", lambda t: torch.nn.functional.layer_norm(t, (cols,), w, bb))]:
             compiled = torch.compile(fn); compiled(xm); torch.cuda.synchronize()
             peers[f"{op} {shape}"] = {"torch eager": tbps(nbytes, lambda: fn(xm)),
                                       "torch.compile": tbps(nbytes, lambda: compiled(xm))}
@@ -85,16 +85,14 @@ def record(workload, metric, kiln, peer, peer_value, ratio):
     records.append(dict(workload=workload, metric=metric, kiln=kiln, peer=peer, peer_value=peer_value,
                         ratio=ratio, device=device, date=date, command=command))
 
-# Each peer against Kiln's benchmark kernels and against the ops library.
+# Each peer against Kiln's benchmark kernels.
 for workload, by_peer in peers.items():
-    families = [("fused " + workload, "benchmark kernel"), ("ops pointwise " + workload, "ops library")] \
-        if workload.startswith("gelu") else [(workload, "benchmark kernel"), ("ops " + workload, "ops library")]
-    for prefix, family in families:
-        kiln = best_kiln(prefix)
-        if kiln is None:
-            continue
-        for peer, value in by_peer.items():
-            record(f"{prefix} ({family}, best config)", "TB/s", kiln, peer, value, kiln / value)
+    prefix = "fused " + workload if workload.startswith("gelu") else workload
+    kiln = best_kiln(prefix)
+    if kiln is None:
+        continue
+    for peer, value in by_peer.items():
+        record(f"{prefix} (benchmark kernel, best config)", "TB/s", kiln, peer, value, kiln / value)
 latency = {r["workload"]: r["kiln"] for r in kiln_records if r["metric"] in ("ms", "us")}
 for workload, metric, peer_value in [
         ("cold compile, small pointwise kernel (first in process)", "ms", triton_cold_ms),
