@@ -3,7 +3,7 @@
 # proves the statically linked tools run there, runs the GPU tests and the
 # examples on the GPU, and writes a results table to $OUT/results.md (and
 # the full log to $OUT/device.log).
-#   bash bench/device/run.sh .device/bundle [checks|benchmarks|matmul|tune-matmul|all]
+#   bash bench/device/run.sh .device/bundle [checks|benchmarks|ops|matmul|tune-matmul|all]
 # (matmul: the tensor-core tests and the matmul benchmark against cuBLAS;
 # MATMUL_SHAPES=llm|square|all picks its shapes)
 # (one device call holds at most 10 minutes: run the two parts apart when
@@ -87,7 +87,7 @@ if [ "$part" = matmul ]; then
   exit 0
 fi
 
-if [ "$part" != benchmarks ]; then
+if [ "$part" = checks ] || [ "$part" = all ]; then
 record "libkiln.so needs no LLVM" bash -c "! ldd $bundle/lib/libkiln.so | grep -qiE 'llvm|mlir|not found'"
 record "kiln-info sees the GPU" bash -c "$bundle/bin/kiln-info && $bundle/bin/kiln-info | grep -q 'device cuda:0'"
 record "kilnc --list" "$bundle/bin/kilnc" --list
@@ -116,7 +116,7 @@ if python3 -c "import torch" 2> /dev/null; then
 fi
 fi
 
-if [ "$part" != checks ]; then
+if [ "$part" = benchmarks ] || [ "$part" = all ]; then
 command="bash bench/device/run.sh (bundle from scripts/device-bundle.sh at $(cat "$bundle/REVISION" 2>/dev/null))"
 # BENCH_FILTER (a regular expression over benchmark names) runs a subset.
 record "memory benchmarks" "$bundle/bin/memory_bench" --benchmark_filter="${BENCH_FILTER:-.}" \
@@ -125,12 +125,17 @@ if python3 -c "import torch, triton" 2> /dev/null; then
   record "PyTorch and Triton in the same run" python3 bench/compare.py "$out/memory-records.json" \
     "$out/memory-peers.json" "$command"
   sed -n '/^| workload | metric/,$p' "$log" > "$out/memory-table.md"
-  # The ops library through its C ABI against torch.compile, eager PyTorch
-  # and a copy, all under one timer.
+fi
+fi
+
+# ops (or all): the ops library through its C ABI against torch.compile,
+# eager PyTorch and a copy, under one timer (about 3 minutes).
+if [ "$part" = ops ] || [ "$part" = all ]; then
+  command="bash bench/device/run.sh (bundle from scripts/device-bundle.sh at $(cat "$bundle/REVISION" 2>/dev/null)) ops"
+  export KILN_CACHE_DIR=$(mktemp -d)
   record "ops vs PyTorch, one timer" python3 bench/ops_vs_torch.py "$bundle/lib/libkiln_ops.so" \
     "$out/ops-vs-torch.json" "$command"
   sed -n '/^| workload | Kiln | torch.compile/,$p' "$log" > "$out/ops-table.md"
-fi
 fi
 
 echo

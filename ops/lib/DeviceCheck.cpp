@@ -6,6 +6,7 @@
 #include <kiln/ops/library.h>
 
 #include <future>
+#include <limits>
 
 namespace kiln::ops {
 
@@ -45,6 +46,12 @@ double DeviceCheck::largest_difference() {
   return compare();
 }
 
+void DeviceCheck::poison(const Stream &stream) const {
+  Pointwise fill;
+  fill.output(out_, Expr(std::numeric_limits<double>::quiet_NaN()));
+  fill.run(stream);
+}
+
 void DeviceCheck::allocate() {
   const Device &device = stream_.device();
   reference_ = Buffer::allocate(device, out_.numel() * size_in_bytes(out_.dtype));
@@ -59,8 +66,9 @@ double DeviceCheck::compare() {
   out.strides = out.effective_strides();
   Reduction rows(Reduce::max, out.rank() - 1);
   Expr got = rows.input(out), want = rows.input(referenceView());
-  Expr bothNaN = (got != got) & (want != want);
-  rows.reduce(where(bothNaN, 0.0, abs(got - want) / maximum(abs(want), 1.0)));
+  // Equal (infinities included) or both NaN: no difference.
+  Expr same = (got == want) | ((got != got) & (want != want));
+  rows.reduce(where(same, 0.0, abs(got - want) / maximum(abs(want), 1.0)));
   rows.output(TensorView::of(rowMax_, DType::f32, leadingOf(out_)));
   rows.run(stream_);
   reduce(Reduce::max, TensorView::of(rowMax_, DType::f32, {rowsOf(out_)}), 0, TensorView::of(worst_, DType::f32, {1}),

@@ -18,9 +18,10 @@ namespace kiln::ops {
 
 /// The default plan's output, kept in a device buffer of its own, and the
 /// largest relative difference of the output from it: the maximum over
-/// elements of |out - ref| / max(|ref|, 1), 0 where both are NaN, NaN where
-/// only one is (an unwritten element fails), reduced on the device along
-/// the last dimension and then over the rows.
+/// elements of |out - ref| / max(|ref|, 1), 0 where both are equal or both
+/// NaN, NaN where only one is, reduced on the device along the last
+/// dimension and then over the rows. The task poisons the output (NaN)
+/// before every run, so an element a config leaves unwritten fails.
 class DeviceCheck {
 public:
   /// `queueReference(view)` queues the default plan writing into `view`
@@ -37,6 +38,9 @@ public:
 
   /// out against the reference (made first if prepare did not run).
   double largest_difference();
+
+  /// Fills out with NaN (queued on `stream`): the task's `restore`.
+  void poison(const Stream &stream) const;
 
 private:
   void allocate();

@@ -125,6 +125,7 @@ autotune::Task tuning_task(const MatmulArgs &args, const Stream &stream, const s
   const double tolerance = args.out.dtype == DType::f32 ? 1e-3 : args.out.dtype == DType::f16 ? 4e-3 : 3e-2;
   if (!arch.empty())
     task.prepare = [checker, arch] { checker->prepare(arch); };
+  task.restore = [checker](const Stream &s) { checker->poison(s); };
   // Pattern search starts from the default tile (what the measurements
   // behind it found best) when it is in the space.
   Config seed = default_matmul_config(args.a.dtype, sz.batches, sz.M, sz.N, sz.K);

@@ -7,9 +7,9 @@
 //   a program loads BLOCK_M rows of BLOCK_N >= N, reduces, and writes them.
 // * A longer row is walked twice in BLOCK_N chunks: the first walk keeps
 //   per-lane partial statistics (online max and sum for softmax, Welford's
-//   count/mean/M2 for layer norm, a sum of squares for RMS norm), the second
-//   reads the row again (from L2, as the first walk just brought it there)
-//   and writes it.
+//   count/mean/M2 for layer norm or with SHIFTED sums of shifted values, a
+//   sum of squares for RMS norm), the second reads the row again (from L2,
+//   which the first walk's loads ask to keep it) and writes it.
 //
 //===----------------------------------------------------------------------===//
 
@@ -51,16 +51,8 @@ struct Plan {
   int64_t columnStride[SLOTS] = {};         ///< x, y, weight, bias: along N
   bool wide = false;
   bool onePass = true;
-  bool shifted = false; ///< layer norm: sums of x - x[row, 0] (one reduction) for mean and variance
-  /// The largest powers of two dividing N and the row count (capped): a
-  /// plan whose BLOCK_N divides N, or BLOCK_M the rows, needs no mask there.
-  int64_t columnAlign = 1, rowAlign = 1;
+  bool shifted = false; ///< layer norm, SHIFTED=1: sums of x - x[row, 0] (one reduction) for mean and variance
 };
-
-constexpr int64_t kColumnAlignCap = 65536, kRowAlignCap = 32;
-
-/// The largest power of two dividing n (n > 0), at most `cap`.
-int64_t alignmentOf(int64_t n, int64_t cap) { return std::min<int64_t>(n & -n, cap); }
 
 struct Params {
   Signature signature;
@@ -74,8 +66,7 @@ struct Params {
 std::string structureKey(const Request &r, const Plan &p) {
   std::string key = std::string("norm|") + normName(r.norm) + (p.onePass ? "|one" : "|two") +
                     (p.shifted ? "|shifted" : "") + (p.wide ? "|i64" : "|i32") +
-                    "|rows" + std::to_string(p.rowSizes.size()) + "|align" + std::to_string(p.columnAlign) + "x" +
-                    std::to_string(p.rowAlign);
+                    "|rows" + std::to_string(p.rowSizes.size());
   for (int s = 0; s < SLOTS; ++s) {
     key += "|";
     if (!r.has(static_cast<Slot>(s))) {
@@ -108,7 +99,7 @@ Params parameters(const Request &r, const Plan &p) {
       continue;
     for (int64_t st : p.rowStrides[s])
       q.rowStrides[s].push_back(st ? q.signature.scalar(index) : -1);
-    if (p.columnStride[s] > 1)
+    if (p.columnStride[s] != 1) // strided, or 0: broadcast along the row
       q.columnStrides[s] = q.signature.scalar(index);
   }
   return q;
@@ -131,7 +122,7 @@ Kernel makeKernel(const std::string &key, const Request &r, const Plan &p, const
     Tensor N = args[q.N];
     // Masks of blocks that tile the problem exactly are constant true: the
     // compiler drops them, and with them a compare and a select an element.
-    const bool fullRows = p.rowAlign % BM == 0, fullColumns = p.columnAlign % BN == 0;
+    const bool fullRows = cfg.get("FULL_ROWS", 0), fullColumns = cfg.get("FULL_COLUMNS", 0);
     Tensor rowMask = fullRows ? full({BM}, 1, DType::i1) : rows < args[q.rows];
     auto columnMask = [&](const Tensor &cols) { return fullColumns ? full({BN}, 1, DType::i1) : cols < N; };
     std::vector<Tensor> coords = unflatten(rows, arguments_at(q.rowSizes, args));
@@ -205,9 +196,9 @@ Kernel makeKernel(const std::string &key, const Request &r, const Plan &p, const
         Tensor n = N.to(DType::f32);
         Tensor mean, centered, rstd;
         if (p.shifted) {
-          // Mean and variance in one reduction of (d, d^2), d = x - x[0]:
-          // shifting by a value of the row keeps the sums' cancellation as
-          // small as the row's spread (the shifted-data algorithm).
+          // Mean and variance in one reduction of (d, d^2), d = x - x[0]
+          // (the shifted-data algorithm): the sums cancel as much as x[0]
+          // lies away from the mean, in units of the row's spread.
           Tensor first = rowFirst();
           Tensor d = where(mask, x - expand_dims(first, 1), 0.0);
           std::vector<Tensor> sums = kiln::reduce({d, d * d}, 1, [](const std::vector<Tensor> &a,
@@ -451,18 +442,21 @@ NormalizationLaunch prepare(const Request &r, const Stream &stream, const Config
   p.rowStrides = c.strides;
   for (int64_t d : p.rowSizes)
     p.rows *= d;
-  p.columnAlign = alignmentOf(N, kColumnAlignCap);
-  p.rowAlign = alignmentOf(p.rows, kRowAlignCap);
+  p.onePass = overrides.get("ONE_PASS", next_pow2(N) <= kOnePassMax);
+  // Shifted sums are faster on some long rows but lose the variance when
+  // x[row, 0] sits far out in the row (an outlier channel): opt-in, and a
+  // tuned choice only where they match the default's output.
+  p.shifted = r.norm == Norm::layer_norm && overrides.get("SHIFTED", 0);
+
+  int64_t BN = overrides.get("BLOCK_N", p.onePass ? next_pow2(N) : 8192);
+  // Index arithmetic covers the columns two walks fetch ahead (up to 2 BN
+  // past the last chunk's start).
   std::vector<int64_t> sizes = p.rowSizes;
-  sizes.push_back(N);
+  sizes.push_back(p.onePass ? N : N + 2 * BN);
   std::vector<std::vector<int64_t>> all = p.rowStrides;
   for (int s = 0; s < SLOTS; ++s)
     all[s].push_back(p.columnStride[s]);
   p.wide = !fits_i32(sizes, all);
-  p.onePass = overrides.get("ONE_PASS", next_pow2(N) <= kOnePassMax);
-  p.shifted = r.norm == Norm::layer_norm && overrides.get("SHIFTED", next_pow2(N) > 8192);
-
-  int64_t BN = overrides.get("BLOCK_N", p.onePass ? next_pow2(N) : 8192);
   if (p.onePass && BN < N)
     throw Error(op + ": BLOCK_N " + std::to_string(BN) + " is shorter than the rows (" + std::to_string(N) +
                 ") in one pass");
@@ -475,7 +469,11 @@ NormalizationLaunch prepare(const Request &r, const Stream &stream, const Config
   // 0.89 with 32; H100, 2026-11-23).
   const int64_t mostWarps = r.norm == Norm::softmax || r.norm == Norm::log_softmax ? 16 : 32;
   int64_t warps = overrides.get("num_warps", p.onePass ? std::clamp<int64_t>(BM * BN / 512, 1, mostWarps) : 32);
-  Config config{{"BLOCK_M", BM}, {"BLOCK_N", BN}, {"num_warps", warps}};
+  Config config{{"BLOCK_M", BM},
+                {"BLOCK_N", BN},
+                {"num_warps", warps},
+                {"FULL_ROWS", p.rows % BM == 0},
+                {"FULL_COLUMNS", N % BN == 0}};
   if (cdiv(p.rows, BM) >= (int64_t(1) << 31))
     throw Error(op + ": too many rows for one grid");
 

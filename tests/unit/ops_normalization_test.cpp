@@ -176,6 +176,36 @@ TEST(OpsNormalization, StridedRowsAndColumns) {
   }, 2e-6);
 }
 
+TEST(OpsNormalization, OperandsBroadcastAlongTheRow) {
+  // A weight of one value and a bias of one value seen as N (stride 0), and
+  // rows whose every column is one value: each read as what it is, nothing
+  // past it.
+  for (bool two : {false, true}) {
+    SCOPED_TRACE(two ? "two walks" : "one pass");
+    HostTensor x = HostTensor::random(DType::f32, {6, 300}, 48), w1 = HostTensor::random(DType::f32, {1}, 49),
+               b1 = HostTensor::random(DType::f32, {1}, 50);
+    auto broadcast = [](HostTensor &t, std::vector<int64_t> shape, std::vector<int64_t> strides) {
+      TensorView v = t.view();
+      v.shape = std::move(shape);
+      v.strides = std::move(strides);
+      return v;
+    };
+    TensorView w = broadcast(w1, {300}, {0}), b = broadcast(b1, {300}, {0});
+    HostTensor y = HostTensor::poisoned(DType::f32, {6, 300});
+    layer_norm(x.view(), w, b, 1e-5, y.view(), {}, {}, cpu(), two ? twoWalks() : Config{});
+    y.expect_near([&](const std::vector<int64_t> &at) {
+      Stats s = stats(rowOf(x, leadingOf(at)));
+      return (x.at(at) - s.mean) / std::sqrt(s.var + 1e-5) * w1.at({0}) + b1.at({0});
+    }, 1e-5);
+    HostTensor column = HostTensor::random(DType::f32, {6}, 51), r = HostTensor::poisoned(DType::f32, {6, 300});
+    rms_norm(broadcast(column, {6, 300}, {1, 0}), w, 1e-6, r.view(), {}, cpu(), two ? twoWalks() : Config{});
+    r.expect_near([&](const std::vector<int64_t> &at) {
+      double v = column.at({at[0]});
+      return v / std::sqrt(v * v + 1e-6) * w1.at({0});
+    }, 1e-5);
+  }
+}
+
 TEST(OpsNormalization, BadArgumentsAreClearErrors) {
   HostTensor x = HostTensor::random(DType::f32, {4, 8}, 47), y = HostTensor::poisoned(DType::f32, {4, 8});
   HostTensor w = HostTensor::random(DType::f32, {7}, 48), ints = HostTensor::random(DType::i32, {4, 8}, 49);
