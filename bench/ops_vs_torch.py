@@ -36,9 +36,10 @@ torch.manual_seed(0)
 
 
 def check(label, got, want, tolerance):
-    """Relative error with a tiny absolute floor: softmax's values are ~1e-4,
-    so an error relative to max(|want|, 1) would let zeros through."""
-    error = float(((got.double() - want).abs() / (want.abs() + tolerance * 1e-4)).max())
+    """Error relative to |want| plus the output's mean magnitude: outputs near
+    zero (layer norm) do not need full relative precision, and softmax's
+    values (~1/N) are not measured against 1, which would let zeros pass."""
+    error = float(((got.double() - want).abs() / (want.abs() + want.abs().mean())).max())
     if not error <= tolerance:
         raise SystemExit(f"{label}: Kiln's output is off by {error} (relative; tolerance {tolerance})")
 
