@@ -464,10 +464,15 @@ NormalizationLaunch prepare(const Request &r, const Stream &stream, const Config
   // 16 values a thread (32 for the longest rows), up to 32 warps; two walks
   // use a whole 1024-thread program per row, which keeps fewer rows in
   // flight, so that more of the second walk's reads hit L2.
-  // Softmax keeps two values a lane across its reductions less than the
-  // norms do: 16 warps suit it at 32768 (0.93 of a copy in bf16, against
-  // 0.89 with 32; H100, 2026-11-23).
-  const int64_t mostWarps = r.norm == Norm::softmax || r.norm == Norm::log_softmax ? 16 : 32;
+  // Softmax, and layer norm's two reductions on 16-bit rows, run best at
+  // 16 warps on rows of 32768 (H100, 2026-11-23: softmax bf16 0.93 of a
+  // copy against 0.89 with 32; layer norm bf16 0.94 against 0.89); f32
+  // layer norm would spill at 16.
+  const bool sixteenBit = size_in_bytes(x.dtype) == 2;
+  const int64_t mostWarps =
+      r.norm == Norm::softmax || r.norm == Norm::log_softmax || (r.norm == Norm::layer_norm && sixteenBit && !p.shifted)
+          ? 16
+          : 32;
   int64_t warps = overrides.get("num_warps", p.onePass ? std::clamp<int64_t>(BM * BN / 512, 1, mostWarps) : 32);
   Config config{{"BLOCK_M", BM},
                 {"BLOCK_N", BN},
