@@ -52,6 +52,19 @@ void DeviceCheck::poison(const Stream &stream) const {
   fill.run(stream);
 }
 
+void DeviceCheck::attach(const std::shared_ptr<DeviceCheck> &check, autotune::Task &task, double tolerance,
+                         const std::string &arch, const std::string &what) {
+  if (!arch.empty())
+    task.prepare = [check, arch] { check->prepare(arch); };
+  task.restore = [check](const Stream &s) { check->poison(s); };
+  task.check = [check, tolerance, what](const Config &) -> std::string {
+    double worst = check->largest_difference();
+    if (!(worst <= tolerance)) // NaN (an element the config left unwritten) fails too
+      return what + " by " + std::to_string(worst) + " (relative)";
+    return "";
+  };
+}
+
 void DeviceCheck::allocate() {
   const Device &device = stream_.device();
   reference_ = Buffer::allocate(device, out_.numel() * size_in_bytes(out_.dtype));

@@ -8,10 +8,12 @@
 
 #pragma once
 
+#include <kiln/autotune.h>
 #include <kiln/kiln.h>
 #include <kiln/ops/view.h>
 
 #include <functional>
+#include <memory>
 #include <string>
 
 namespace kiln::ops {
@@ -41,6 +43,13 @@ public:
 
   /// Fills out with NaN (queued on `stream`): the task's `restore`.
   void poison(const Stream &stream) const;
+
+  /// Makes `check` the task's output check: made ready by its `prepare`
+  /// (when `arch` names a target), poisoning in `restore`, and `check`
+  /// rejecting a config whose output differs by more than `tolerance`
+  /// ("<what> by <difference> (relative)").
+  static void attach(const std::shared_ptr<DeviceCheck> &check, autotune::Task &task, double tolerance,
+                     const std::string &arch, const std::string &what);
 
 private:
   void allocate();

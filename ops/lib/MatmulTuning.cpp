@@ -123,21 +123,13 @@ autotune::Task tuning_task(const MatmulArgs &args, const Stream &stream, const s
         prepare_matmul(withOut(ref), s, {}).compile(arch);
       });
   const double tolerance = args.out.dtype == DType::f32 ? 1e-3 : args.out.dtype == DType::f16 ? 4e-3 : 3e-2;
-  if (!arch.empty())
-    task.prepare = [checker, arch] { checker->prepare(arch); };
-  task.restore = [checker](const Stream &s) { checker->poison(s); };
+  DeviceCheck::attach(checker, task, tolerance, arch, "out differs from the default tile's");
   // Pattern search starts from the default tile (what the measurements
   // behind it found best) when it is in the space.
   Config seed = default_matmul_config(args.a.dtype, sz.batches, sz.M, sz.N, sz.K);
   if (!seed.has("SPLIT_K"))
     seed.set("SPLIT_K", 1);
   task.seeds.push_back(seed);
-  task.check = [checker, tolerance](const Config &) -> std::string {
-    double worst = checker->largest_difference();
-    if (!(worst <= tolerance)) // NaN (an unwritten element) fails too
-      return "out differs from the default tile's by " + std::to_string(worst) + " (relative)";
-    return "";
-  };
   task.flops = 2.0 * sz.batches * sz.M * sz.N * sz.K;
   task.bytes = static_cast<double>(args.a.numel()) * bytes + static_cast<double>(args.b.numel()) * bytes +
                static_cast<double>(args.out.numel()) * size_in_bytes(args.out.dtype);

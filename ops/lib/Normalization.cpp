@@ -522,11 +522,17 @@ NormalizationLaunch prepare_normalization(Normalization op, const NormalizationA
   return prepare(Request(op, args), stream, config);
 }
 
+void NormalizationLaunch::queue(const Stream &stream) const {
+  if (kernel.signature().size())
+    kernel.launch_with(grid, config, stream, args);
+}
+
+CompiledKernel NormalizationLaunch::compile(const std::string &arch) const {
+  return kernel.signature().size() ? kernel.compile(config, kernel.specialize(args), arch) : CompiledKernel{};
+}
+
 void normalize(Normalization op, const NormalizationArgs &args, const Stream &stream, const Config &config) {
-  NormalizationLaunch launch =
-      prepare(Request(op, args), stream, config.values().empty() ? chosen_plan(op, args, stream) : config);
-  if (launch.kernel.signature().size())
-    launch.kernel.launch_with(launch.grid, launch.config, stream, launch.args);
+  prepare(Request(op, args), stream, config.values().empty() ? chosen_plan(op, args, stream) : config).queue(stream);
 }
 
 void softmax(const TensorView &x, const TensorView &y, const Stream &stream, const Config &config) {

@@ -5,6 +5,7 @@
 #include <kiln/kiln.h>
 #include <kiln/ops/library.h>
 
+#include <string>
 #include <vector>
 
 namespace kiln::ops {
@@ -16,6 +17,11 @@ struct NormalizationLaunch {
   Config config;
   Grid grid;
   std::vector<Arg> args;
+
+  /// Queues the launch on `stream` (nothing when there is nothing to do).
+  void queue(const Stream &stream) const;
+  /// Compiles it for `arch` (a GPU target such as "sm_90a").
+  CompiledKernel compile(const std::string &arch) const;
 };
 
 /// Checks the arguments and plans the launch; `config` overrides the plan.

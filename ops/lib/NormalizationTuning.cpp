@@ -74,41 +74,23 @@ autotune::Task tuning_task(Normalization op, const NormalizationArgs &args, cons
                                                                    : std::string();
   if (!arch.empty())
     task.compile = [op, args, stream, arch](const Config &c) {
-      NormalizationLaunch launch = prepare_normalization(op, args, stream, c);
-      return launch.kernel.compile(launch.config, launch.kernel.specialize(launch.args), arch);
+      return prepare_normalization(op, args, stream, c).compile(arch);
     };
-  task.run = [op, args](const Config &c, const Stream &s) {
-    NormalizationLaunch launch = prepare_normalization(op, args, s, c);
-    if (launch.kernel.signature().size())
-      launch.kernel.launch_with(launch.grid, launch.config, s, launch.args);
-  };
+  task.run = [op, args](const Config &c, const Stream &s) { prepare_normalization(op, args, s, c).queue(s); };
   // Each plan's y against the default plan's, compared on the device
   // (DeviceCheck.h): checking a plan costs microseconds, not a copy of y.
-  auto queueDefault = [op, args](const TensorView &y, const Stream &s) {
+  auto defaultInto = [op, args](const TensorView &y, const Stream &s) {
     NormalizationArgs defaults = args;
     defaults.y = y;
-    NormalizationLaunch launch = prepare_normalization(op, defaults, s, {});
-    if (launch.kernel.signature().size())
-      launch.kernel.launch_with(launch.grid, launch.config, s, launch.args);
+    return prepare_normalization(op, defaults, s, {});
   };
-  auto compileDefault = [op, args](const TensorView &y, const Stream &s, const std::string &arch) {
-    NormalizationArgs defaults = args;
-    defaults.y = y;
-    NormalizationLaunch launch = prepare_normalization(op, defaults, s, {});
-    if (launch.kernel.signature().size())
-      launch.kernel.compile(launch.config, launch.kernel.specialize(launch.args), arch);
+  auto queueDefault = [defaultInto](const TensorView &y, const Stream &s) { defaultInto(y, s).queue(s); };
+  auto compileDefault = [defaultInto](const TensorView &y, const Stream &s, const std::string &arch) {
+    defaultInto(y, s).compile(arch);
   };
   auto checker = std::make_shared<DeviceCheck>(args.y, stream, queueDefault, compileDefault);
-  if (!arch.empty())
-    task.prepare = [checker, arch] { checker->prepare(arch); };
-  task.restore = [checker](const Stream &s) { checker->poison(s); };
   const double tolerance = args.y.dtype == DType::f32 ? 1e-4 : args.y.dtype == DType::f16 ? 4e-3 : 3e-2;
-  task.check = [checker, tolerance](const Config &) -> std::string {
-    double worst = checker->largest_difference();
-    if (!(worst <= tolerance)) // NaN (an element the plan left unwritten) fails too
-      return "y differs from the default plan's by " + std::to_string(worst) + " (relative)";
-    return "";
-  };
+  DeviceCheck::attach(checker, task, tolerance, arch, "y differs from the default plan's");
   task.bytes = static_cast<double>(args.x.numel()) * (size_in_bytes(args.x.dtype) + size_in_bytes(args.y.dtype));
   return task;
 }
