@@ -1,13 +1,18 @@
-//===- MmaToLLVM.cpp - tile.dot on tensor cores (mma.sync m16n8k16) -------===//
+//===- MmaToLLVM.cpp - tile.dot on tensor cores (mma.sync) ----------------===//
 //
 // Operands come from XOR-swizzled shared memory: a slot of a pipelining
 // ring when the operand is a kgpu.local_load (PipelineLoops.cpp), otherwise
 // the operand's registers are first stored to scratch in that form. Each
-// warp then walks K in steps of 16: `ldmatrix.x4` gives a 16x16 piece of A
+// warp then walks K in steps of one instruction's K (16 for f16/bf16,
+// m16n8k16; 8 for tf32, m16n8k8): `ldmatrix.x4` gives a 16-row piece of A
 // (or two 8-column pieces of B) in exactly the registers `mma.sync` wants;
-// `.trans` serves operands whose M (or N) dimension is the contiguous one.
-// The accumulator is in the MMA layout (Mma.h); another layout is converted
-// on the way in and out.
+// `.trans` serves 16-bit operands whose M (or N) dimension is the
+// contiguous one. ldmatrix cannot transpose 32-bit elements, so such tf32
+// operands are read one element per register instead. tf32 operands are
+// rounded to nearest (ties away, `cvt.rna`) as they arrive; tf32x3 also
+// keeps each one's rounding error as a second tf32 part and adds the two
+// cross products before the main one. The accumulator is in the MMA layout
+// (Mma.h); another layout is converted on the way in and out.
 //
 //===----------------------------------------------------------------------===//
 
@@ -44,6 +49,32 @@ SmallVector<Value> ldmatrix(OpBuilder &b, Location loc, const SwizzledTile &tile
   return unpack(b, loc, loaded);
 }
 
+/// An f32 rounded to tf32 (the b32 register mma.sync takes).
+Value roundToTf32(OpBuilder &b, Location loc, Value f32) {
+  return ptx(b, loc, b.getI32Type(), "cvt.rna.tf32.f32 $0, $1;", "=r,f", {f32}, /*sideEffects=*/false);
+}
+
+/// One operand fragment of a K step: its registers as mma.sync takes them
+/// and, for tf32x3, the rounding errors of those registers as tf32.
+struct Fragment {
+  SmallVector<Value> main, error;
+};
+
+/// Rounds the f32 values of a tf32 fragment (given as b32 registers).
+Fragment roundFragment(OpBuilder &b, Location loc, ArrayRef<Value> raw, bool split) {
+  Fragment f;
+  Type f32 = b.getF32Type();
+  for (Value r : raw) {
+    Value x = LLVM::BitcastOp::create(b, loc, f32, r);
+    Value hi = roundToTf32(b, loc, x);
+    f.main.push_back(hi);
+    if (split)
+      f.error.push_back(roundToTf32(
+          b, loc, LLVM::FSubOp::create(b, loc, x, LLVM::BitcastOp::create(b, loc, f32, hi)).getResult()));
+  }
+  return f;
+}
+
 struct MmaDotLowering : KilnPattern<tile::DotOp> {
   MmaDotLowering(const LoweringContext &context) : KilnPattern(context, /*benefit=*/2) {}
 
@@ -54,7 +85,10 @@ struct MmaDotLowering : KilnPattern<tile::DotOp> {
     auto aType = op.getA().getType(), bType = op.getB().getType(), cType = op.getC().getType();
     int64_t M = aType.getShape()[0], K = aType.getShape()[1], N = bType.getShape()[1];
     Type element = ctx.types.elementType(aType);
-    Type f32 = rewriter.getF32Type();
+    Type f32 = rewriter.getF32Type(), i32 = rewriter.getI32Type();
+    const bool tf32 = element.isF32(), split = tf32 && op.getPrecision() == tile::InputPrecision::tf32x3;
+    // One 8x8 ldmatrix piece is 8 rows of 16 bytes: 8 16-bit elements, or 4 tf32.
+    const int64_t chunk = tf32 ? 4 : 8, kStep = 2 * chunk;
 
     // Operand tiles: a ring slot, or the registers staged in scratch.
     auto [aTile, bTile] = dotOperandTiles(rewriter, loc, op, adaptor.getA(), adaptor.getB(), element,
@@ -81,50 +115,87 @@ struct MmaDotLowering : KilnPattern<tile::DotOp> {
     Value wn = LLVM::URemOp::create(rewriter, loc, ids.warp, c32(warps.n));
     Value wm = LLVM::URemOp::create(rewriter, loc, LLVM::UDivOp::create(rewriter, loc, ids.warp, c32(warps.n)),
                                     c32(warps.m));
+    Value warpRow = mul(wm, 16), warpCol = mul(wn, 8);
     Value piece = LLVM::LShrOp::create(rewriter, loc, ids.lane, c32(3)); // which 8x8 piece this lane addresses
     Value pieceRow = LLVM::AndOp::create(rewriter, loc, ids.lane, c32(7));
-    Value pieceLow = mul(LLVM::AndOp::create(rewriter, loc, piece, c32(1)), 8);  // (piece & 1) * 8
-    Value pieceHigh = mul(LLVM::LShrOp::create(rewriter, loc, piece, c32(1)), 8); // (piece >> 1) * 8
-    Value warpRow = mul(wm, 16), warpCol = mul(wn, 8);
+    Value pieceBit0 = LLVM::AndOp::create(rewriter, loc, piece, c32(1)), pieceBit1 = LLVM::LShrOp::create(rewriter, loc, piece, c32(1));
+    // A fragment register's row within its 8 (lane / 4) and K within its
+    // chunk (lane % 4), for fragments read element by element.
+    Value group = LLVM::LShrOp::create(rewriter, loc, ids.lane, c32(2));
+    Value inGroup = LLVM::AndOp::create(rewriter, loc, ids.lane, c32(3));
 
-    // Loads pieces at outer offset `outer` (M or N) and K offset `k`: rows
-    // are the outer dimension when K is contiguous, K otherwise.
-    auto load = [&](const OperandTile &t, Value outer, Value k) {
+    // ldmatrix pieces at outer offset `outer` (M or N) and K offset `k`:
+    // rows are the outer dimension when K is contiguous, K otherwise.
+    auto ldPieces = [&](const OperandTile &t, Value outer, Value k) {
       if (t.kContiguous())
         return ldmatrix(rewriter, loc, t.tile, add(outer, pieceRow), k, /*trans=*/false);
       return ldmatrix(rewriter, loc, t.tile, add(k, pieceRow), outer, /*trans=*/true);
     };
-    std::string shape = element.isBF16() ? "bf16" : "f16";
-    std::string text = "mma.sync.aligned.m16n8k16.row.col.f32." + shape + "." + shape +
+    // One element per register (tf32 with K not contiguous): (outer, k).
+    auto ldElement = [&](const OperandTile &t, Value outer, Value k) -> Value {
+      Value offset = t.kContiguous() ? t.tile.offset(rewriter, loc, outer, k) : t.tile.offset(rewriter, loc, k, outer);
+      Value value = LLVM::LoadOp::create(rewriter, loc, f32, gep(rewriter, loc, t.tile.base, t.tile.element, offset));
+      return LLVM::BitcastOp::create(rewriter, loc, i32, value);
+    };
+    // A's fragment of 16 rows from `rows` at K step `k`: (rows +0, k +0),
+    // (+8, +0), (+0, +chunk), (+8, +chunk).
+    auto loadA = [&](Value rows, int64_t k) -> SmallVector<Value> {
+      if (!tf32 || a.kContiguous())
+        return ldPieces(a, add(rows, mul(pieceBit0, 8)), add(c32(k), mul(pieceBit1, chunk)));
+      Value row = add(rows, group), col = add(c32(k), inGroup);
+      return {ldElement(a, row, col), ldElement(a, add(row, c32(8)), col), ldElement(a, row, add(col, c32(4))),
+              ldElement(a, add(row, c32(8)), add(col, c32(4)))};
+    };
+    // B's fragments of the 8-column pieces at `cols` and `cols + 8 *
+    // warps.n`: (tile 0, k +0), (0, +chunk), (1, +0), (1, +chunk).
+    auto loadBPair = [&](Value cols, int64_t k) -> SmallVector<Value> {
+      if (!tf32 || b.kContiguous())
+        return ldPieces(b, add(cols, mul(pieceBit1, 8 * warps.n)), add(c32(k), mul(pieceBit0, chunk)));
+      SmallVector<Value> regs;
+      for (int64_t t = 0; t < 2; ++t) {
+        Value col = add(cols, add(group, c32(t * 8 * warps.n))), row = add(c32(k), inGroup);
+        regs.push_back(ldElement(b, col, row));
+        regs.push_back(ldElement(b, col, add(row, c32(4))));
+      }
+      return regs;
+    };
+    std::string shape = tf32 ? "tf32" : element.isBF16() ? "bf16" : "f16";
+    std::string text = "mma.sync.aligned.m16n8k" + std::to_string(kStep) + ".row.col.f32." + shape + "." + shape +
                        ".f32 {$0, $1, $2, $3}, {$4, $5, $6, $7}, {$8, $9}, {$10, $11, $12, $13};";
     auto accType = LLVM::LLVMStructType::getLiteral(rewriter.getContext(), {f32, f32, f32, f32});
-    for (int64_t k = 0; k < K; k += 16) {
-      // A: pieces (rows +0, k +0), (+8, +0), (+0, +8), (+8, +8).
-      SmallVector<SmallVector<Value>> aRegs;
-      for (int64_t i = 0; i < mReps; ++i) {
-        Value rows = add(add(warpRow, c32(i * 16 * warps.m)), pieceLow);
-        aRegs.push_back(load(a, rows, add(c32(k), pieceHigh)));
-      }
-      // B: pieces (tile 2p, k +0), (2p, +8), (2p+1, +0), (2p+1, +8).
-      SmallVector<SmallVector<Value>> bRegs(nTiles);
+    auto mmaSync = [&](ArrayRef<Value> aRegs, ArrayRef<Value> bRegs, int64_t r) {
+      SmallVector<Value> operands(aRegs);
+      llvm::append_range(operands, bRegs);
+      for (int q = 0; q < 4; ++q)
+        operands.push_back(acc[r + q]);
+      Value out = ptx(rewriter, loc, accType, text, "=f,=f,=f,=f,r,r,r,r,r,r,f,f,f,f", operands,
+                      /*sideEffects=*/false);
+      SmallVector<Value> results = unpack(rewriter, loc, out);
+      for (int q = 0; q < 4; ++q)
+        acc[r + q] = results[q];
+    };
+    auto fragment = [&](SmallVector<Value> raw) {
+      return tf32 ? roundFragment(rewriter, loc, raw, split) : Fragment{std::move(raw), {}};
+    };
+    for (int64_t k = 0; k < K; k += kStep) {
+      SmallVector<Fragment> aFrags;
+      for (int64_t i = 0; i < mReps; ++i)
+        aFrags.push_back(fragment(loadA(add(warpRow, c32(i * 16 * warps.m)), k)));
+      SmallVector<Fragment> bFrags(nTiles);
       for (int64_t p = 0; p < nTiles / 2; ++p) {
-        Value cols = add(add(warpCol, c32(2 * p * 8 * warps.n)), mul(LLVM::LShrOp::create(rewriter, loc, piece, c32(1)), 8 * warps.n));
-        SmallVector<Value> regs = load(b, cols, add(c32(k), pieceLow));
-        bRegs[2 * p] = {regs[0], regs[1]};
-        bRegs[2 * p + 1] = {regs[2], regs[3]};
+        Fragment pair = fragment(loadBPair(add(warpCol, c32(2 * p * 8 * warps.n)), k));
+        auto half = [&](ArrayRef<Value> regs, int h) { return SmallVector<Value>(regs.slice(2 * h, 2)); };
+        bFrags[2 * p] = {half(pair.main, 0), split ? half(pair.error, 0) : SmallVector<Value>{}};
+        bFrags[2 * p + 1] = {half(pair.main, 1), split ? half(pair.error, 1) : SmallVector<Value>{}};
       }
       for (int64_t i = 0; i < mReps; ++i)
         for (int64_t j = 0; j < nTiles; ++j) {
           int64_t r = 4 * (j + nTiles * i);
-          SmallVector<Value> operands(aRegs[i]);
-          llvm::append_range(operands, bRegs[j]);
-          for (int q = 0; q < 4; ++q)
-            operands.push_back(acc[r + q]);
-          Value out = ptx(rewriter, loc, accType, text, "=f,=f,=f,=f,r,r,r,r,r,r,f,f,f,f", operands,
-                          /*sideEffects=*/false);
-          SmallVector<Value> results = unpack(rewriter, loc, out);
-          for (int q = 0; q < 4; ++q)
-            acc[r + q] = results[q];
+          if (split) { // the small cross terms first
+            mmaSync(aFrags[i].error, bFrags[j].main, r);
+            mmaSync(aFrags[i].main, bFrags[j].error, r);
+          }
+          mmaSync(aFrags[i].main, bFrags[j].main, r);
         }
     }
 

@@ -2,7 +2,8 @@
 //
 // When layout assignment gave a dot the wgmma accumulator layout (Mma.h),
 // each warpgroup (4 warps) multiplies its 64-row blocks of A by all of B,
-// 16 steps of K at a time, with `wgmma.mma_async.m64nNk16` reading both
+// 32 bytes of K at a time (`wgmma.mma_async.m64nNk16` for f16/bf16, `k8`
+// for tf32, whose operands the hardware truncates to tf32), reading both
 // operands straight from shared memory through matrix descriptors. The
 // operands must sit K-major in the swizzled layout, which for rows of 32,
 // 64 or 128 bytes is exactly the hardware's 32/64/128-byte swizzle (B may
@@ -73,7 +74,9 @@ struct WgmmaDotLowering : KilnPattern<tile::DotOp> {
     auto aType = op.getA().getType(), bType = op.getB().getType(), cType = op.getC().getType();
     int64_t M = aType.getShape()[0], K = aType.getShape()[1], N = bType.getShape()[1];
     Type element = ctx.types.elementType(aType);
-    const int64_t rowBytes = K * 2;
+    const int64_t bytes = element.getIntOrFloatBitWidth() / 8, rowBytes = K * bytes;
+    const int64_t kStep = 32 / bytes; // one instruction's K: 32 bytes of each K row
+    const bool tf32 = element.isF32();
 
     // Operand tiles: ring slots, which must be K-major (B: or N-major), or
     // registers staged K-major.
@@ -83,8 +86,8 @@ struct WgmmaDotLowering : KilnPattern<tile::DotOp> {
                    : -1;
     };
     int aMajor = ringMajor(op.getA()), bMajor = ringMajor(op.getB());
-    if (aMajor == 0 || (bMajor == 1 && N % 64 != 0))
-      return rewriter.notifyMatchFailure(op, "a wgmma operand's slot is neither K-major nor (B) N-major");
+    if (aMajor == 0 || (bMajor == 1 && (N % 64 != 0 || !gpu::wgmmaTakesNMajorB(op))))
+      return rewriter.notifyMatchFailure(op, "a wgmma operand's slot is neither K-major nor (B, 16-bit) N-major");
     auto [a, b] = dotOperandTiles(rewriter, loc, op, adaptor.getA(), adaptor.getB(), element, /*forWgmma=*/true,
                                   ctx.threadsPerWarp);
     // B N-major: 128-byte atoms of 64 columns x BLOCK_K rows side by side
@@ -111,17 +114,18 @@ struct WgmmaDotLowering : KilnPattern<tile::DotOp> {
     Value group = LLVM::UDivOp::create(rewriter, loc, ids.warp, c32(4));
     Value aBase = sharedAddress(rewriter, loc, a.base), bBase = sharedAddress(rewriter, loc, b.base);
 
-    std::string shape = element.isBF16() ? "bf16" : "f16";
+    std::string shape = tf32 ? "tf32" : element.isBF16() ? "bf16" : "f16";
     std::string text = "{ .reg .pred p; setp.ne.b32 p, $" + std::to_string(2 * perBlock + 2) +
-                       ", 0; wgmma.mma_async.sync.aligned.m64n" + std::to_string(N) + "k16.f32." + shape + "." + shape +
-                       " {";
+                       ", 0; wgmma.mma_async.sync.aligned.m64n" + std::to_string(N) + "k" + std::to_string(kStep) +
+                       ".f32." + shape + "." + shape + " {";
     std::string constraints;
     for (int64_t r = 0; r < perBlock; ++r) {
       text += (r ? ", $" : "$") + std::to_string(r);
       constraints += "=f,";
     }
-    text += "}, $" + std::to_string(2 * perBlock) + ", $" + std::to_string(2 * perBlock + 1) + ", p, 1, 1, 0, " +
-            (bNMajor ? "1" : "0") + "; }";
+    // Scale-d p, A and B scales 1, then (16-bit only) the transposes.
+    text += "}, $" + std::to_string(2 * perBlock) + ", $" + std::to_string(2 * perBlock + 1) + ", p, 1, 1" +
+            (tf32 ? std::string() : std::string(", 0, ") + (bNMajor ? "1" : "0")) + "; }";
     for (int64_t r = 0; r < perBlock; ++r)
       constraints += std::to_string(r) + ",";
     constraints += "l,l,r";
@@ -129,15 +133,16 @@ struct WgmmaDotLowering : KilnPattern<tile::DotOp> {
 
     ptx(rewriter, loc, Type(), "wgmma.fence.sync.aligned;", "", {});
     Value one = c32(1);
-    for (int64_t k = 0; k < K; k += 16) {
+    for (int64_t k = 0; k < K; k += kStep) {
       Value bDesc = bNMajor ? descriptor(rewriter, loc, LLVM::AddOp::create(rewriter, loc, bBase, c32(k * 128)),
                                          /*leading=*/K * 128, /*stride=*/1024, /*rowBytes=*/128)
-                            : descriptor(rewriter, loc, LLVM::AddOp::create(rewriter, loc, bBase, c32(k * 2)),
+                            : descriptor(rewriter, loc, LLVM::AddOp::create(rewriter, loc, bBase, c32(k * bytes)),
                                          /*leading=*/16, /*stride=*/8 * rowBytes, rowBytes);
       for (int64_t i = 0; i < blocks; ++i) {
         Value rows = LLVM::MulOp::create(rewriter, loc, LLVM::AddOp::create(rewriter, loc, group, c32(i * groups)),
                                          c32(64 * rowBytes));
-        Value aAddress = LLVM::AddOp::create(rewriter, loc, LLVM::AddOp::create(rewriter, loc, aBase, rows), c32(k * 2));
+        Value aAddress =
+            LLVM::AddOp::create(rewriter, loc, LLVM::AddOp::create(rewriter, loc, aBase, rows), c32(k * bytes));
         SmallVector<Value> operands(acc.begin() + i * perBlock, acc.begin() + (i + 1) * perBlock);
         operands.push_back(descriptor(rewriter, loc, aAddress, /*leading=*/16, /*stride=*/8 * rowBytes, rowBytes));
         operands.push_back(bDesc);

@@ -205,7 +205,8 @@ private:
         return;
       auto shape = tensorOf(dot.getC()).getShape();
       bool wgmma = wgmmaShapeFits(dot, computeCapability_, numWarps_) && loadedAlong(dot.getA(), 1) &&
-                   (loadedAlong(dot.getB(), 0) || (shape[1] % 64 == 0 && loadedAlong(dot.getB(), 1)));
+                   (loadedAlong(dot.getB(), 0) ||
+                    (wgmmaTakesNMajorB(dot) && shape[1] % 64 == 0 && loadedAlong(dot.getB(), 1)));
       Attribute layout = LinearEncodingAttr::get(
           context_, wgmma ? wgmmaAccumulatorLayout(shape[0], shape[1], numWarps_)
                           : mmaAccumulatorLayout(shape[0], shape[1], numWarps_));

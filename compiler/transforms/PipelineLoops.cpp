@@ -168,7 +168,7 @@ private:
         auto [bytes, dim] = copyVector(load);
         if (bytes < 4)
           continue; // cp.async moves 4, 8 or 16 bytes
-        bool nMajorB = kDim == 0 && columnsOf(operand) % 64 == 0;
+        bool nMajorB = kDim == 0 && columnsOf(operand) % 64 == 0 && wgmmaTakesNMajorB(dot);
         if (wgmma && dim != kDim && !nMajorB)
           continue; // wgmma reads K-major slots (N-major too for B); this operand is staged K-major instead
         auto type = cast<RankedTensorType>(load.getType());

@@ -1,7 +1,7 @@
 // Matrix products on tensor cores (mma.sync with ldmatrix from swizzled
 // shared memory, cp.async pipelining of the K loop) against a double
 // precision reference: both operand orders, ragged edges, every pipelining
-// depth, f16 and bf16. Without a GPU (--compile-only) the interpreter runs
+// depth, f16 and bf16, and f32 operands as tf32 or tf32x3. Without a GPU (--compile-only) the interpreter runs
 // the same cases, and KILN_CHECK_PTX compiles every variant through ptxas.
 #include "GpuTestSupport.h"
 
@@ -11,8 +11,8 @@ namespace kiln::testing {
 namespace {
 
 /// C (f32, row-major, M x N) = A (M x K) x B (K x N), operands of any
-/// strides, every edge masked.
-template <DType T>
+/// strides, every edge masked; f32 operands multiply as `P` says.
+template <DType T, Precision P = Precision::tf32>
 void matmul(const Config &cfg, ConstPtr<T> a, ConstPtr<T> b, Ptr<f32> c, Int M, Int N, Int K, Int stride_am,
             Int stride_ak, Int stride_bk, Int stride_bn) {
   const int64_t BM = cfg["BLOCK_M"], BN = cfg["BLOCK_N"], BK = cfg["BLOCK_K"];
@@ -26,7 +26,7 @@ void matmul(const Config &cfg, ConstPtr<T> a, ConstPtr<T> b, Ptr<f32> c, Int M, 
     Tensor b_mask = expand_dims(k + rk < K, 1) & expand_dims(rn < N, 0);
     Tensor av = load(a_tile + k * stride_ak, a_mask, 0.0);
     Tensor bv = load(b_tile + k * stride_bk, b_mask, 0.0);
-    return dot(av, bv, acc);
+    return dot(av, bv, acc, DotOptions{.precision = P});
   });
   store(c + expand_dims(rm, 1) * N + expand_dims(rn, 0), acc, expand_dims(rm < M, 1) & expand_dims(rn < N, 0));
 }
@@ -36,10 +36,30 @@ struct Case {
   int64_t M, N, K;
   bool a_column_major, b_column_major;
   Config config;
+  Precision precision = Precision::tf32; ///< f32 operands only
 };
 
+Kernel kernelFor(DType dtype, Precision precision) {
+  if (dtype == f16)
+    return jit(matmul<f16>, "matmul_f16");
+  if (dtype == bf16)
+    return jit(matmul<bf16>, "matmul_bf16");
+  return precision == Precision::tf32x3 ? jit(matmul<f32, Precision::tf32x3>, "matmul_tf32x3")
+                                        : jit(matmul<f32, Precision::tf32>, "matmul_tf32");
+}
+
+/// How far C may be from the exact product, relative to the sum of the
+/// products' magnitudes: f32 accumulation of exact products (16-bit
+/// operands), or of products of operands rounded to tf32 (2^-11 each), or
+/// of split tf32 operands (about 2^-21).
+double tolerance(DType dtype, Precision precision) {
+  if (dtype != f32)
+    return 1e-5;
+  return precision == Precision::tf32x3 ? 2e-5 : 1.5e-3;
+}
+
 void check(const Case &t) {
-  Kernel k = t.dtype == f16 ? jit(matmul<f16>, "matmul_f16") : jit(matmul<bf16>, "matmul_bf16");
+  Kernel k = kernelFor(t.dtype, t.precision);
   Array a = random_array(t.dtype, t.M * t.K, -1, 1, 31), b = random_array(t.dtype, t.K * t.N, -1, 1, 32);
   Array c = output_array(f32, t.M * t.N);
   // Element (i, j) of A sits at i * stride_am + j * stride_ak.
@@ -59,8 +79,7 @@ void check(const Case &t) {
         magnitude += std::fabs(product);
       }
       double got = result.at(i * t.N + j);
-      // f32 accumulation of exact products: a few ulps of the magnitude.
-      if (!(std::fabs(got - exact) <= 1e-5 * magnitude + 1e-6) && bad++ < 5)
+      if (!(std::fabs(got - exact) <= tolerance(t.dtype, t.precision) * magnitude + 1e-6) && bad++ < 5)
         ADD_FAILURE() << "C[" << i << "][" << j << "] = " << got << ", expected " << exact;
     }
   EXPECT_EQ(bad, 0u) << t.M << "x" << t.N << "x" << t.K << " " << name(t.dtype);
@@ -102,6 +121,29 @@ TEST(GpuMatmul, RaggedShapesAndUnpipelinedLoops) {
          {{"BLOCK_M", 64}, {"BLOCK_N", 128}, {"BLOCK_K", 32}, {"num_warps", 4}, {"num_stages", 1}}});
   check({bf16, 16, 16, 16, false, false,
          {{"BLOCK_M", 16}, {"BLOCK_N", 16}, {"BLOCK_K", 16}, {"num_warps", 4}, {"num_stages", 3}}});
+}
+
+TEST(GpuMatmul, Tf32TensorCoresInBothOperandOrders) {
+  // f32 operands (tf32 by default) take mma.sync m16n8k8 on sm_80+, sm_90a
+  // included: K-contiguous operands through ldmatrix, the others element by
+  // element; tf32x3 adds the two cross products of the rounding errors.
+  // On sm_90a tf32 with K-major A and B takes wgmma, which truncates the
+  // operands to tf32 instead of rounding them (within the tolerance).
+  auto config = [](int64_t bm, int64_t bn, int64_t bk, int64_t warps, int64_t stages) {
+    return Config{{"BLOCK_M", bm}, {"BLOCK_N", bn}, {"BLOCK_K", bk}, {"num_warps", warps}, {"num_stages", stages}};
+  };
+  check({f32, 256, 256, 256, false, false, config(128, 128, 32, 4, 3)});
+  check({f32, 128, 192, 160, true, true, config(64, 64, 32, 4, 4)});
+  check({f32, 192, 160, 96, false, true, config(128, 64, 16, 8, 2)}); // edges of M and N masked
+  check({f32, 128, 128, 128, true, false, config(64, 128, 8, 4, 1)}); // staged from registers, k8 steps
+  check({f32, 77, 45, 100, false, false, config(64, 64, 32, 4, 3)});  // K not a multiple of 8: scalar loads
+  // K-major A and B: wgmma (k8) on sm_90a, 128- and 64-byte rows, in
+  // flight or staged.
+  check({f32, 256, 256, 256, false, true, config(128, 128, 32, 8, 3)});
+  check({f32, 192, 160, 96, false, true, config(64, 64, 16, 4, 4)}); // edges of M and N masked
+  check({f32, 128, 128, 64, false, true, config(64, 128, 32, 4, 1)});
+  check({f32, 128, 192, 192, false, true, config(64, 64, 32, 4, 3), Precision::tf32x3});
+  check({f32, 96, 128, 160, true, false, config(32, 64, 16, 4, 2), Precision::tf32x3});
 }
 
 } // namespace

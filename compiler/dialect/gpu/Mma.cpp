@@ -13,12 +13,17 @@ bool usesMma(tile::DotOp op, int computeCapability) {
   if (a.getRank() != 2)
     return false;
   Type element = a.getElementType();
-  if (!(element.isF16() || element.isBF16()) || b.getElementType() != element)
+  if (b.getElementType() != element)
     return false;
   Type acc = c.getElementType();
+  int64_t M = a.getShape()[0], K = a.getShape()[1], N = b.getShape()[1];
+  if (element.isF32()) // tf32: m16n8k8; ieee f32 stays on FMAs
+    return op.getPrecision() != tile::InputPrecision::ieee && acc.isF32() && M % 16 == 0 && N % 16 == 0 &&
+           K % 8 == 0;
+  if (!(element.isF16() || element.isBF16()))
+    return false;
   if (!(acc.isF32() || (acc.isF16() && element.isF16())))
     return false;
-  int64_t M = a.getShape()[0], K = a.getShape()[1], N = b.getShape()[1];
   return M % 16 == 0 && N % 16 == 0 && K % 16 == 0;
 }
 
@@ -61,11 +66,14 @@ LinearLayout mmaAccumulatorLayout(int64_t M, int64_t N, int numWarps) {
 bool wgmmaShapeFits(tile::DotOp op, int computeCapability, int numWarps) {
   if (computeCapability != 90 || !usesMma(op, computeCapability) || numWarps % 4 != 0)
     return false;
+  // tf32x3 splits each operand in registers; wgmma reads them from memory.
+  if (op.getA().getType().getElementType().isF32() && op.getPrecision() != tile::InputPrecision::tf32)
+    return false;
   if (!op.getC().getType().getElementType().isF32())
     return false;
   int64_t M = op.getA().getType().getShape()[0], K = op.getA().getType().getShape()[1];
   int64_t N = op.getB().getType().getShape()[1];
-  int64_t rowBytes = K * 2;
+  int64_t rowBytes = K * (op.getA().getType().getElementType().getIntOrFloatBitWidth() / 8);
   return M % (64 * (numWarps / 4)) == 0 && N <= 256 && (rowBytes == 32 || rowBytes == 64 || rowBytes == 128);
 }
 
@@ -82,6 +90,8 @@ LinearLayout wgmmaAccumulatorLayout(int64_t M, int64_t N, int numWarps) {
     regs.push_back({static_cast<int32_t>(m), 0});
   return LinearLayout(bases, {M, N});
 }
+
+bool wgmmaTakesNMajorB(tile::DotOp op) { return op.getA().getType().getElementType().getIntOrFloatBitWidth() == 16; }
 
 bool isWgmmaDot(tile::DotOp op, int computeCapability, int numWarps) {
   auto c = op.getC().getType();

@@ -1,7 +1,9 @@
 //===- Mma.h - tensor-core dots: when, and in which layouts ----*- C++ -*-===//
 //
 // A tile.dot of f16/bf16 operands runs on the tensor cores (mma.sync
-// m16n8k16, sm_80+) when its shape splits into 16x16 pieces. Its
+// m16n8k16, sm_80+) when its shape splits into 16x16 pieces; one of f32
+// operands with precision tf32 or tf32x3 does too (m16n8k8, K a multiple
+// of 8), with its operands rounded to tf32 as they are loaded. Its
 // accumulator then lives in the MMA layout: each warp owns 16x8 pieces,
 // interleaved with the other warps' along N then M and repeated over the
 // block; within a piece, lane l holds rows l/4 and l/4 + 8, columns
@@ -30,11 +32,16 @@ MmaWarps mmaWarps(int64_t M, int64_t N, int numWarps);
 LinearLayout mmaAccumulatorLayout(int64_t M, int64_t N, int numWarps);
 
 /// Whether `op` may run as Hopper's wgmma (sm_90a, warpgroups of 4 warps):
-/// a tensor-core dot whose M splits into 64 rows per warpgroup, N at most
-/// 256, and whose K rows (K x 2 bytes) fit one 32/64/128-byte swizzle atom.
-/// (A must also be K-contiguous in shared memory, B K- or N-contiguous, N
-/// then a multiple of 64; layout assignment checks how they are loaded.)
+/// a tensor-core dot (16-bit, or tf32 but not tf32x3) whose M splits into 64
+/// rows per warpgroup, N at most 256, and whose K rows fit one
+/// 32/64/128-byte swizzle atom. (A must also be K-contiguous in shared
+/// memory, B K-contiguous or, see below, N-contiguous with N a multiple of
+/// 64; layout assignment checks how they are loaded.)
 bool wgmmaShapeFits(tile::DotOp op, int computeCapability, int numWarps);
+
+/// Whether wgmma may read `op`'s B N-major (transposing it): 16-bit
+/// operands only; tf32 wgmma takes both operands K-major.
+bool wgmmaTakesNMajorB(tile::DotOp op);
 
 /// The accumulator layout of a wgmma dot: the warps of a warpgroup stacked
 /// 16 rows each, warpgroups 64 rows apart, each thread holding every 8th
