@@ -5,7 +5,7 @@
 // elements) before it is timed; times are medians of CUDA-event-timed
 // launches after a warm-up.
 //
-//   matmul_bench [--records FILE] [--command TEXT] [--reps N] [--shapes llm|square|ragged|all]
+//   matmul_bench [--records FILE] [--command TEXT] [--reps N] [--shapes llm|square|ragged|tf32|all]
 //   matmul_bench --compile-only    (no GPU: ptxas's registers and spills per config)
 //
 // Records are bench/results' format (see memory_bench.cpp), ratio = Kiln's
@@ -14,7 +14,9 @@
 // (which splits K for skinny products) and with the tile its autotuner
 // picks (pattern search). Both go through the tuning store of
 // KILN_CACHE_DIR, which bench/device/run.sh makes fresh for each run, so the
-// default row is the default tile.
+// default row is the default tile. `--shapes tf32` multiplies f32 operands
+// on tensor cores (Kiln's tf32, the op with Precision::tf32) against
+// cuBLAS's CUBLAS_COMPUTE_32F_FAST_TF32.
 #include <kiln/kiln.h>
 #include <kiln/numeric.h>
 #include <kiln/autotune.h>
@@ -41,8 +43,8 @@ namespace {
 
 /// C = A x B, A and C row-major, B [K][N] row-major (stride_bn 1) or
 /// [N][K] (stride_bk 1, as torch.nn.Linear's weight), C in the operands'
-/// type, f32 accumulation; tiles visited in groups of GROUP_M rows so that
-/// neighbours share L2.
+/// type, f32 accumulation (f32 operands as tf32); tiles visited in groups of
+/// GROUP_M rows so that neighbours share L2.
 template <DType T>
 void matmul(const Config &cfg, ConstPtr<T> a, ConstPtr<T> b, Ptr<T> c, Int M, Int N, Int K, Int stride_bk,
             Int stride_bn) {
@@ -71,7 +73,16 @@ void matmul(const Config &cfg, ConstPtr<T> a, ConstPtr<T> b, Ptr<T> c, Int M, In
 
 // The slice of cuBLAS this benchmark calls.
 using cublasHandle = void *;
-enum { CUBLAS_OP_N = 0, CUBLAS_OP_T = 1, CUDA_R_16F = 2, CUDA_R_16BF = 14, CUBLAS_COMPUTE_32F = 68, CUBLAS_GEMM_DEFAULT = -1 };
+enum {
+  CUBLAS_OP_N = 0,
+  CUBLAS_OP_T = 1,
+  CUDA_R_32F = 0,
+  CUDA_R_16F = 2,
+  CUDA_R_16BF = 14,
+  CUBLAS_COMPUTE_32F = 68,
+  CUBLAS_COMPUTE_32F_FAST_TF32 = 77,
+  CUBLAS_GEMM_DEFAULT = -1
+};
 struct Cublas {
   int (*create)(cublasHandle *);
   int (*set_stream)(cublasHandle, void *);
@@ -96,16 +107,17 @@ struct Cublas {
       throw std::runtime_error("cuBLAS: cannot create a handle");
   }
   /// Row-major C = A x B as column-major C^T = B^T x A^T; B given as
-  /// [N][K] (`b_nk`) is B^T already.
+  /// [N][K] (`b_nk`) is B^T already. f32 operands multiply as tf32.
   void gemm(const Stream &stream, DType dtype, int64_t M, int64_t N, int64_t K, const Buffer &a, const Buffer &b,
             Buffer &c, bool b_nk) {
     float one = 1, zero = 0;
-    int type = dtype == f16 ? CUDA_R_16F : CUDA_R_16BF;
+    int type = dtype == f32 ? CUDA_R_32F : dtype == f16 ? CUDA_R_16F : CUDA_R_16BF;
+    int compute = dtype == f32 ? CUBLAS_COMPUTE_32F_FAST_TF32 : CUBLAS_COMPUTE_32F;
     if (set_stream(handle, stream.native()) != 0 ||
         gemm_ex(handle, b_nk ? CUBLAS_OP_T : CUBLAS_OP_N, CUBLAS_OP_N, int(N), int(M), int(K), &one,
                 reinterpret_cast<const void *>(b.address()), type, int(b_nk ? K : N),
                 reinterpret_cast<const void *>(a.address()),
-                type, int(K), &zero, reinterpret_cast<void *>(c.address()), type, int(N), CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT) != 0)
+                type, int(K), &zero, reinterpret_cast<void *>(c.address()), type, int(N), compute, CUBLAS_GEMM_DEFAULT) != 0)
       throw std::runtime_error("cublasGemmEx failed");
   }
 };
@@ -131,13 +143,40 @@ double median_ms(const Stream &stream, int reps, const std::function<void()> &la
   return times[reps / 2];
 }
 
-std::vector<uint16_t> random_half(DType dtype, size_t n, unsigned seed) {
+/// A matrix in the GPU's encoding and as the values it holds.
+struct HostMatrix {
+  std::vector<uint8_t> bytes;
+  std::vector<double> values;
+};
+
+/// Element `i` of `bytes` holding `dtype` (f32, f16 or bf16).
+double element(DType dtype, const std::vector<uint8_t> &bytes, size_t i) {
+  if (dtype == f32) {
+    float v;
+    std::memcpy(&v, &bytes[i * 4], 4);
+    return v;
+  }
+  uint16_t h;
+  std::memcpy(&h, &bytes[i * 2], 2);
+  return decode_float(dtype, h);
+}
+
+HostMatrix random_matrix(DType dtype, size_t n, unsigned seed) {
   std::mt19937 rng(seed);
   std::uniform_real_distribution<double> dist(-1, 1);
-  std::vector<uint16_t> v(n);
-  for (auto &x : v)
-    x = static_cast<uint16_t>(encode_float(dtype, round_to(dtype, dist(rng), Rounding::nearest_even, false)));
-  return v;
+  HostMatrix m{std::vector<uint8_t>(n * size_in_bytes(dtype)), std::vector<double>(n)};
+  for (size_t i = 0; i < n; ++i) {
+    double v = round_to(dtype, dist(rng), Rounding::nearest_even, false);
+    if (dtype == f32) {
+      float f = static_cast<float>(v);
+      std::memcpy(&m.bytes[i * 4], &f, 4);
+    } else {
+      uint16_t h = static_cast<uint16_t>(encode_float(dtype, v));
+      std::memcpy(&m.bytes[i * 2], &h, 2);
+    }
+    m.values[i] = element(dtype, m.bytes, i);
+  }
+  return m;
 }
 
 } // namespace
@@ -160,7 +199,8 @@ int main(int argc, char **argv) {
     else if (arg == "--compile-only")
       compile_only = true;
   }
-  // Candidate configurations; each shape reports its best (and which).
+  // Candidate configurations; each shape reports its best (and which):
+  // those whose pipelining rings fit (f32 operands take twice the bytes).
   std::vector<Config> configs = {
       {{"BLOCK_M", 128}, {"BLOCK_N", 128}, {"BLOCK_K", 32}, {"GROUP_M", 8}, {"num_warps", 4}, {"num_stages", 4}},
       {{"BLOCK_M", 128}, {"BLOCK_N", 256}, {"BLOCK_K", 32}, {"GROUP_M", 8}, {"num_warps", 8}, {"num_stages", 3}},
@@ -173,14 +213,23 @@ int main(int argc, char **argv) {
       {{"BLOCK_M", 256}, {"BLOCK_N", 128}, {"BLOCK_K", 64}, {"GROUP_M", 8}, {"num_warps", 8}, {"num_stages", 3}},
       {{"BLOCK_M", 128}, {"BLOCK_N", 256}, {"BLOCK_K", 32}, {"GROUP_M", 8}, {"num_warps", 8}, {"num_stages", 6}},
       {{"BLOCK_M", 128}, {"BLOCK_N", 128}, {"BLOCK_K", 64}, {"GROUP_M", 8}, {"num_warps", 4}, {"num_stages", 5}},
+      {{"BLOCK_M", 128}, {"BLOCK_N", 128}, {"BLOCK_K", 32}, {"GROUP_M", 8}, {"num_warps", 8}, {"num_stages", 3}},
+      {{"BLOCK_M", 128}, {"BLOCK_N", 128}, {"BLOCK_K", 32}, {"GROUP_M", 8}, {"num_warps", 4}, {"num_stages", 3}},
   };
-  Kernel kernels[2] = {jit(matmul<bf16>, "bench_matmul_bf16"), jit(matmul<f16>, "bench_matmul_f16")};
+  auto fitsRings = [](const Config &c, int64_t bytes) {
+    return c["num_stages"] * (c["BLOCK_M"] + c["BLOCK_N"]) * c["BLOCK_K"] * bytes <= 192 * 1024;
+  };
+  Kernel kernels[3] = {jit(matmul<bf16>, "bench_matmul_bf16"), jit(matmul<f16>, "bench_matmul_f16"),
+                       jit(matmul<f32>, "bench_matmul_tf32")};
+  auto kernelFor = [&](DType dtype) -> const Kernel & { return kernels[dtype == f16 ? 1 : dtype == f32 ? 2 : 0]; };
   if (compile_only) { // aligned pointers, sizes divisible by 16
     Specialization spec;
     spec.args.assign(8, ArgSpecialization{.divisible_by_16 = true});
     spec.args[6] = ArgSpecialization{.divisible_by_16 = false, .equal_to_1 = true}; // B [N][K]: wgmma on sm_90a
     for (const Kernel &k : kernels)
       for (const Config &config : configs) {
+        if (&k == &kernels[2] && !fitsRings(config, 4))
+          continue;
         CompiledKernel c = k.compile(config, spec, "sm_90a");
         std::printf("%s %s: %d registers, %d bytes spilled, %d bytes shared\n", k.name().c_str(),
                     config.str().c_str(), c.registers, c.spill_stores, c.shared_memory);
@@ -198,9 +247,12 @@ int main(int argc, char **argv) {
   std::vector<Problem> shapes;
   if (which == "ragged") // K not a multiple of any BLOCK_K: masked K loops (the op only; this file's kernel has no masks)
     shapes = {{4096, 4096, 4040, true}, {128, 4096, 4040, true}, {16, 4096, 11000, true}};
+  else if (which == "tf32")
+    shapes = {{4096, 4096, 4096, false}, {8192, 8192, 8192, false}, {4096, 4096, 4096, true},
+              {8192, 8192, 8192, true}, {128, 4096, 4096, true}, {4096, 11008, 4096, true}};
   else if (which != "llm")
     shapes = {{4096, 4096, 4096, false}, {8192, 8192, 8192, false}, {4096, 4096, 4096, true}, {8192, 8192, 8192, true}};
-  if (which != "square" && which != "ragged")
+  if (which != "square" && which != "ragged" && which != "tf32")
     for (int64_t M : {16, 128, 4096})
       for (auto [N, K] : std::vector<std::pair<int64_t, int64_t>>{{4096, 4096}, {11008, 4096}, {4096, 11008}})
         if (!(which == "all" && M == N && N == K)) // 4096^3 is already among the square shapes
@@ -212,35 +264,39 @@ int main(int argc, char **argv) {
   std::strftime(date, sizeof date, "%Y-%m-%d", std::gmtime(&now));
   std::printf("%-30s %-5s %10s %10s %7s  %s\n", "shape (MxNxK)", "dtype", "Kiln TF/s", "cuBLAS", "ratio", "Kiln config");
   std::vector<std::string> op_rows;
-  for (DType dtype : {bf16, f16}) {
+  const std::vector<DType> dtypes = which == "tf32" ? std::vector<DType>{f32} : std::vector<DType>{bf16, f16};
+  for (DType dtype : dtypes) {
+    const int64_t bytes = size_in_bytes(dtype);
     for (const Problem &s : shapes) {
       if (dtype == f16 && (s.M != s.N || s.b_nk))
         continue; // f16: the square shapes, B [K][N], only
-      Buffer a = Buffer::allocate(device, s.M * s.K * 2), b = Buffer::allocate(device, s.K * s.N * 2);
-      Buffer c = Buffer::allocate(device, s.M * s.N * 2), ref = Buffer::allocate(device, s.M * s.N * 2);
-      std::vector<uint16_t> ha = random_half(dtype, s.M * s.K, 1), hb = random_half(dtype, s.K * s.N, 2);
-      a.copy_from_host(ha.data(), ha.size() * 2);
-      b.copy_from_host(hb.data(), hb.size() * 2);
+      Buffer a = Buffer::allocate(device, s.M * s.K * bytes), b = Buffer::allocate(device, s.K * s.N * bytes);
+      Buffer c = Buffer::allocate(device, s.M * s.N * bytes), ref = Buffer::allocate(device, s.M * s.N * bytes);
+      HostMatrix ha = random_matrix(dtype, s.M * s.K, 1), hb = random_matrix(dtype, s.K * s.N, 2);
+      a.copy_from_host(ha.bytes.data(), ha.bytes.size());
+      b.copy_from_host(hb.bytes.data(), hb.bytes.size());
       cublas.gemm(stream, dtype, s.M, s.N, s.K, a, b, ref, s.b_nk);
       stream.synchronize();
-      std::vector<uint16_t> expected(s.M * s.N), got(s.M * s.N);
-      ref.copy_to_host(expected.data(), expected.size() * 2);
+      std::vector<uint8_t> expected(s.M * s.N * bytes), got(s.M * s.N * bytes);
+      ref.copy_to_host(expected.data(), expected.size());
       double flop = 2.0 * s.M * s.N * s.K;
       double cublas_ms = median_ms(stream, reps, [&] { cublas.gemm(stream, dtype, s.M, s.N, s.K, a, b, ref, s.b_nk); });
-      const Kernel &k = kernels[dtype == f16];
+      const Kernel &k = kernelFor(dtype);
       int64_t sbk = s.b_nk ? 1 : s.N, sbn = s.b_nk ? s.K : 1;
       // Runs `launch` on a poisoned c and counts wrong elements: against
       // cuBLAS everywhere (both round f32 sums once), and exactly computed
-      // sums at sampled elements.
+      // sums at sampled elements. tf32 products carry operand rounding
+      // errors (2^-11 each, random in sign), which add up as sqrt(K).
+      const double spread = dtype == f32 ? 2e-3 * std::sqrt(double(s.K)) : 0.0;
       auto wrong = [&](const std::function<void()> &launch) {
         c.fill_bytes(0xFF);
         launch();
         stream.synchronize();
-        c.copy_to_host(got.data(), got.size() * 2);
+        c.copy_to_host(got.data(), got.size());
         size_t bad = 0;
-        for (size_t i = 0; i < got.size(); ++i) {
-          double g = decode_float(dtype, got[i]), e = decode_float(dtype, expected[i]);
-          if (!(std::fabs(g - e) <= 2e-2 * std::max(1.0, std::fabs(e))))
+        for (size_t i = 0; i < size_t(s.M * s.N); ++i) {
+          double g = element(dtype, got, i), e = element(dtype, expected, i);
+          if (!(std::fabs(g - e) <= 2e-2 * std::max(1.0, std::fabs(e)) + spread))
             ++bad;
         }
         std::mt19937 rng(3);
@@ -248,9 +304,9 @@ int main(int argc, char **argv) {
           int64_t i = rng() % s.M, j = rng() % s.N;
           double exact = 0;
           for (int64_t l = 0; l < s.K; ++l)
-            exact += decode_float(dtype, ha[i * s.K + l]) * decode_float(dtype, hb[s.b_nk ? j * s.K + l : l * s.N + j]);
-          double g = decode_float(dtype, got[i * s.N + j]);
-          if (!(std::fabs(g - exact) <= 1e-2 * std::max(1.0, std::fabs(exact))))
+            exact += ha.values[i * s.K + l] * hb.values[s.b_nk ? j * s.K + l : l * s.N + j];
+          double g = element(dtype, got, i * s.N + j);
+          if (!(std::fabs(g - exact) <= 1e-2 * std::max(1.0, std::fabs(exact)) + spread))
             ++bad;
         }
         return bad;
@@ -258,7 +314,7 @@ int main(int argc, char **argv) {
       double best_ms = 1e30;
       std::string best_config;
       for (const Config &config : configs) {
-        if (s.K % config["BLOCK_K"] != 0)
+        if (s.K % config["BLOCK_K"] != 0 || !fitsRings(config, bytes))
           continue;
         Grid grid(cdiv(s.M, config["BLOCK_M"]) * cdiv(s.N, config["BLOCK_N"]));
         auto launch = [&] { k.launch(grid, config, stream, a, b, c, s.M, s.N, s.K, sbk, sbn); };
@@ -274,7 +330,11 @@ int main(int argc, char **argv) {
       // them), then the tuned tile.
       ops::TensorView bv = ops::TensorView::of(b, dtype, {s.K, s.N});
       bv.strides = {sbk, sbn};
-      ops::MatmulArgs op_args{ops::TensorView::of(a, dtype, {s.M, s.K}), bv, ops::TensorView::of(c, dtype, {s.M, s.N})};
+      ops::MatmulArgs op_args;
+      op_args.a = ops::TensorView::of(a, dtype, {s.M, s.K});
+      op_args.b = bv;
+      op_args.out = ops::TensorView::of(c, dtype, {s.M, s.N});
+      op_args.precision = Precision::tf32; // f32 operands on tensor cores, as cuBLAS's FAST_TF32
       auto time_op = [&](const Config &config) {
         auto launch = [&] { ops::matmul(op_args, stream, config); };
         if (size_t bad = wrong(launch)) {
@@ -292,13 +352,15 @@ int main(int argc, char **argv) {
       double cublas_tf = flop / cublas_ms / 1e9;
       std::string shape = std::to_string(s.M) + "x" + std::to_string(s.N) + "x" + std::to_string(s.K) +
                           (s.b_nk ? " B[N][K]" : "");
+      const std::string type = dtype == f32 ? "tf32" : std::string(name(dtype));
       auto report = [&](const std::string &what, double ms, const std::string &config) {
         double tf = ms < 1e30 ? flop / ms / 1e9 : 0.0;
-        out.push_back({{"workload", what + " " + shape + " " + std::string(name(dtype))},
+        out.push_back({{"workload", what + " " + shape + " " + type},
                        {"metric", "TFLOP/s"},
                        {"kiln", tf},
                        {"kiln_config", config},
-                       {"peer", "cuBLAS (cublasGemmEx, " + cublas.library + ")"},
+                       {"peer", "cuBLAS (cublasGemmEx" + std::string(dtype == f32 ? ", FAST_TF32, " : ", ") +
+                                    cublas.library + ")"},
                        {"peer_value", cublas_tf},
                        {"ratio", tf / cublas_tf},
                        {"device", device.name()},
@@ -309,11 +371,11 @@ int main(int argc, char **argv) {
       double kiln_tf = report("matmul", best_ms, best_config);
       double defaults_tf = report("matmul op (default tile)", defaults_ms, "defaults");
       double tuned_tf = report("matmul op (tuned tile)", tuned_ms, tuned_config);
-      std::printf("%-30s %-5s %10.1f %10.1f %7.3f  %s\n", shape.c_str(), std::string(name(dtype)).c_str(), kiln_tf,
+      std::printf("%-30s %-5s %10.1f %10.1f %7.3f  %s\n", shape.c_str(), type.c_str(), kiln_tf,
                   cublas_tf, kiln_tf / cublas_tf, best_config.c_str());
       char row[320];
       std::snprintf(row, sizeof row, "%-30s %-5s %10.1f %7.3f %10.1f %7.3f  %s (%d timed)", shape.c_str(),
-                    std::string(name(dtype)).c_str(), defaults_tf, defaults_tf / cublas_tf, tuned_tf,
+                    type.c_str(), defaults_tf, defaults_tf / cublas_tf, tuned_tf,
                     tuned_tf / cublas_tf, tuned_config.c_str(), tuned.timed);
       op_rows.push_back(row);
       std::fflush(stdout);

@@ -36,6 +36,7 @@ usage: autotune --op OP --rows R --cols C [options]
   --m M, --n N, --k K   a matmul's problem: [M, K] x [K, N] -> [M, N] (row-major, out in --dtype)
   --bias, --activation A  matmul epilogue: a bias of N values; none, relu, gelu or silu
   --dtype T             f32 (default), f16 or bf16
+  --precision P         how a matmul multiplies f32: ieee (default, FMAs), tf32 or tf32x3 (tensor cores)
   --config C            tune only these configs (repeatable; "BLOCK_M=128,BLOCK_N=128,..."; axes left
                         out take their first value)
   --strategy S          exhaustive (default) or pattern
@@ -145,7 +146,7 @@ int main(int argc, char **argv) {
       return 0;
     }
 
-    std::string op, dtypeName = "f32", arch = "sm_90a";
+    std::string op, dtypeName = "f32", precisionName = "ieee", arch = "sm_90a";
     int64_t rows = 0, cols = 0, m = 0, n = 0, k = 0;
     bool bias = false;
     std::string activation = "none";
@@ -172,6 +173,7 @@ int main(int argc, char **argv) {
       else if (a == "--config") only.push_back(Config::parse(value(a)));
       else if (a == "--activation") activation = value(a);
       else if (a == "--dtype") dtypeName = value(a);
+      else if (a == "--precision") precisionName = value(a);
       else if (a == "--arch") arch = value(a);
       else if (a == "--reps") options.reps = static_cast<int>(number(a, value(a).c_str()));
       else if (a == "--budget-s") options.budget_s = static_cast<double>(number(a, value(a).c_str()));
@@ -208,6 +210,12 @@ int main(int argc, char **argv) {
     if (!dtypes.count(dtypeName))
       fail("unsupported --dtype '" + dtypeName + "' (f32, f16, bf16)");
     DType dtype = dtypes[dtypeName];
+    std::map<std::string, Precision> precisions{
+        {"ieee", Precision::ieee}, {"tf32", Precision::tf32}, {"tf32x3", Precision::tf32x3}};
+    if (!precisions.count(precisionName))
+      fail("unknown --precision '" + precisionName + "' (ieee, tf32, tf32x3)");
+    if (precisionName != "ieee" && (!isMatmul || dtype != DType::f32))
+      fail("--precision is for matmuls of f32 operands");
 
     bool gpu = Device::cuda_available() && !std::getenv("KILN_INTERPRET");
     if (!gpu && !dryRun)
@@ -225,7 +233,9 @@ int main(int argc, char **argv) {
       tensors.emplace_back(device, dtype, std::vector<int64_t>{k, n}, 2, gpu);
       tensors.emplace_back(device, dtype, std::vector<int64_t>{m, n}, 3, false);
       tensors.emplace_back(device, dtype, std::vector<int64_t>{n}, 4, gpu);
-      ops::MatmulArgs margs{tensors[0].view, tensors[1].view, tensors[2].view, {}, {}, 1.0, activations[activation]};
+      ops::MatmulArgs margs{tensors[0].view, tensors[1].view, tensors[2].view};
+      margs.activation = activations[activation];
+      margs.precision = precisions[precisionName];
       if (bias)
         margs.bias = tensors[3].view;
       task = ops::tuning_task(margs, stream, target);

@@ -22,7 +22,7 @@ extern "C" {
 #endif
 
 /** The version of this header's ABI: a library of another version refuses nothing, but check it. */
-#define KILN_OPS_ABI_VERSION 1
+#define KILN_OPS_ABI_VERSION 2
 
 enum {
   KILN_OK = 0,
@@ -48,6 +48,13 @@ enum {
   KILN_ACTIVATION_RELU = 1,
   KILN_ACTIVATION_GELU = 2, /**< exact (erf) */
   KILN_ACTIVATION_SILU = 3
+};
+
+/** How kiln_matmul multiplies f32 operands (16-bit ones are exact). */
+enum {
+  KILN_PRECISION_IEEE = 0,  /**< FMAs in full f32 (PyTorch's default) */
+  KILN_PRECISION_TF32 = 1,  /**< tensor cores, operands rounded to tf32 (10 mantissa bits) */
+  KILN_PRECISION_TF32X3 = 2 /**< tensor cores, three tf32 products per pair: near f32 */
 };
 
 /** KILN_OPS_ABI_VERSION of the library. */
@@ -89,9 +96,10 @@ int kiln_rms_norm(const DLTensor *x, const DLTensor *weight, double eps, const D
  *  out [M, N] (or all with a leading batch dimension; a or b may have batch
  *  1), any strides. a and b both f16, bf16 (tensor cores) or f32; out,
  *  bias ([N]) and residual (out's shape; may be out) f32, f16 or bf16;
- *  bias and residual may be NULL. Accumulates in f32. */
+ *  bias and residual may be NULL. Accumulates in f32. `precision`
+ *  (KILN_PRECISION_*) says how f32 operands multiply. */
 int kiln_matmul(const DLTensor *a, const DLTensor *b, const DLTensor *bias, const DLTensor *residual, double alpha,
-                int activation, const DLTensor *out, void *stream);
+                int activation, int precision, const DLTensor *out, void *stream);
 
 #ifdef __cplusplus
 }

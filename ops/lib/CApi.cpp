@@ -270,10 +270,12 @@ int kiln_rms_norm(const DLTensor *x, const DLTensor *weight, double eps, const D
 }
 
 int kiln_matmul(const DLTensor *a, const DLTensor *b, const DLTensor *bias, const DLTensor *residual, double alpha,
-                int activation, const DLTensor *out, void *stream) {
+                int activation, int precision, const DLTensor *out, void *stream) {
   return guarded([&] {
     if (activation < KILN_ACTIVATION_NONE || activation > KILN_ACTIVATION_SILU)
       throw InvalidArgument("kiln_matmul: unknown activation " + std::to_string(activation));
+    if (precision < KILN_PRECISION_IEEE || precision > KILN_PRECISION_TF32X3)
+      throw InvalidArgument("kiln_matmul: unknown precision " + std::to_string(precision));
     DeviceOf devices;
     MatmulArgs args;
     args.a = viewOf(a, "a", devices);
@@ -283,6 +285,9 @@ int kiln_matmul(const DLTensor *a, const DLTensor *b, const DLTensor *bias, cons
     args.residual = optionalView(residual, "residual", devices);
     args.alpha = alpha;
     args.activation = static_cast<Activation>(activation);
+    args.precision = precision == KILN_PRECISION_TF32     ? Precision::tf32
+                     : precision == KILN_PRECISION_TF32X3 ? Precision::tf32x3
+                                                          : Precision::ieee;
     matmul(args, streamFor(devices, stream));
   });
 }

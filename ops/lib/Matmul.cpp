@@ -1,7 +1,7 @@
 //===- Matmul.cpp - matrix products with fused epilogues ------------------===//
 //
 // One DSL kernel per structure (dtypes, which epilogue inputs exist, the
-// activation, batched or not, whether BLOCK_K divides K, 32- or 64-bit
+// activation, f32 operands' precision, batched or not, whether BLOCK_K divides K, 32- or 64-bit
 // offsets); sizes and strides are runtime arguments, so unit strides and
 // sizes divisible by 16 specialize at launch (vectorized, pipelined loads).
 // Each program computes a BLOCK_M x BLOCK_N tile of one batch, tiles
@@ -43,14 +43,19 @@ struct Structure {
   bool present[OPERANDS] = {true, true, true, false, false, false};
   Phase phase = Phase::whole;
   Activation activation = Activation::none;
+  Precision precision = Precision::ieee; ///< f32 operands only
   bool batched = false, evenK = true, wide = false;
 
   std::string key() const {
     std::string k = std::string("matmul|") + name(phase);
     for (int o = 0; o < OPERANDS; ++o)
       k += "|" + (present[o] ? std::string(name(dtypes[o])) : std::string("-"));
-    return k + "|" + name(activation) + (batched ? "|batched" : "") + (evenK ? "|evenK" : "|maskK") +
-           (wide ? "|i64" : "|i32");
+    k += std::string("|") + name(activation);
+    k += std::string("|") + ops::name(precision);
+    k += batched ? "|batched" : "";
+    k += evenK ? "|evenK" : "|maskK";
+    k += wide ? "|i64" : "|i32";
+    return k;
   }
 };
 
@@ -136,11 +141,11 @@ Kernel makeKernel(const std::string &key, const Structure &s, const Params &q) {
       }
       acc = for_range(begin, end, BK, carry(zeros({BM, BN}, DType::f32)), [&](const Tensor &k, const Tensor &acc) {
         Tensor a_at = a_tile + k * stride(A, 2), b_at = b_tile + k * stride(B, 1);
-        DotOptions full{.precision = Precision::ieee}; // f32 operands multiply in f32, not tf32
+        DotOptions options{.precision = s.precision};
         if (s.evenK)
-          return dot(load(a_at), load(b_at), acc, full);
+          return dot(load(a_at), load(b_at), acc, options);
         Tensor in_k = k + rk < K;
-        return dot(load(a_at, expand_dims(in_k, 0), 0.0), load(b_at, expand_dims(in_k, 1), 0.0), acc, full);
+        return dot(load(a_at, expand_dims(in_k, 0), 0.0), load(b_at, expand_dims(in_k, 1), 0.0), acc, options);
       });
       if (s.phase == Phase::partial) {
         store(partialTile(program_id(2)), acc, inside);
@@ -181,13 +186,21 @@ bool isMatmulFloat(DType t) { return t == DType::f32 || t == DType::f16 || t == 
 /// (bench/results/2026-11-23-h100-matmul-split-k.md). 16-row tiles with long
 /// K steps for M <= 16; up to M = 128, 64x128 tiles while they make at most
 /// ~one wave (128 programs), else 128x128; 128x256 (two warpgroups) for
-/// larger products (128x128 when N < 256); small FMA tiles for f32.
+/// larger products (128x128 when N < 256); small FMA tiles for ieee f32;
+/// for tf32 (operands twice as wide) 128x256x32 with B stored [N][K]
+/// (wgmma on the H100), else 128x128x32 (mma.sync); 128x64x32 for M <= 128,
+/// split while chunks keep 1024 elements of K.
 /// Tensor-core products with few tiles and a long K split it until about
 /// 128 programs run, each chunk keeping at least 8 BLOCK_K steps and 4096
 /// elements of K (2048 for 16-row tiles, whose chunks are cheaper to combine
 /// than the longer ones' few, large partial planes cost).
-Config default_matmul_config(DType operands, int64_t batches, int64_t M, int64_t N, int64_t K) {
-  if (operands == DType::f32)
+bool on_tensor_cores(DType operands, Precision precision) {
+  return operands != DType::f32 || precision != Precision::ieee;
+}
+
+Config default_matmul_config(DType operands, Precision precision, bool kMajorB, int64_t batches, int64_t M,
+                             int64_t N, int64_t K) {
+  if (!on_tensor_cores(operands, precision))
     return Config{{"BLOCK_M", 32}, {"BLOCK_N", 32}, {"BLOCK_K", 16}, {"GROUP_M", 8}, {"num_warps", 4}, {"num_stages", 1}};
   constexpr int64_t kWave = 128; // programs that about fill the H100 (132 multiprocessors) once
   auto tile = [](int64_t bm, int64_t bn, int64_t bk, int64_t warps, int64_t stages) {
@@ -195,7 +208,9 @@ Config default_matmul_config(DType operands, int64_t batches, int64_t M, int64_t
                   {"num_stages", stages}};
   };
   Config c;
-  if (M <= 16)
+  if (operands == DType::f32) // two warpgroups of wgmma need B K-major; mma.sync wants fewer registers
+    c = M <= 128 ? tile(128, 64, 32, 8, 3) : kMajorB ? tile(128, 256, 32, 8, 3) : tile(128, 128, 32, 4, 3);
+  else if (M <= 16)
     c = tile(16, 64, 128, 4, 5);
   else if (M <= 128 && batches * cdiv(M, 64) * cdiv(N, 128) <= kWave)
     c = tile(64, 128, 64, 4, 4);
@@ -204,13 +219,22 @@ Config default_matmul_config(DType operands, int64_t batches, int64_t M, int64_t
   else
     c = tile(128, 256, 64, 8, 3);
   const int64_t tiles = batches * cdiv(M, c["BLOCK_M"]) * cdiv(N, c["BLOCK_N"]), steps = cdiv(K, c["BLOCK_K"]);
-  const int64_t minChunk = c["BLOCK_M"] <= 16 ? 2048 : 4096;
+  const int64_t minChunk = operands == DType::f32 ? 1024 : c["BLOCK_M"] <= 16 ? 2048 : 4096;
   int64_t split = 1;
   while (tiles * split * 2 <= kWave && steps / (split * 2) >= 8 && K / (split * 2) >= minChunk)
     split *= 2;
   if (split > 1)
     c.set("SPLIT_K", split);
   return c;
+}
+
+const char *name(Precision p) {
+  switch (p) {
+  case Precision::ieee: return "ieee";
+  case Precision::tf32: return "tf32";
+  case Precision::tf32x3: return "tf32x3";
+  }
+  return "?";
 }
 
 const char *name(Activation a) {
@@ -280,7 +304,10 @@ MatmulLaunch prepare_matmul(const MatmulArgs &m, const Stream &stream, const Con
   if (m.out.numel() == 0)
     return {};
 
-  Config config = default_matmul_config(m.a.dtype, batches, M, N, K);
+  // Precision says how f32 operands multiply; 16-bit ones are exact.
+  s.precision = m.a.dtype == DType::f32 ? m.precision : Precision::ieee;
+  const bool kMajorB = m.b.effective_strides()[rank - 2] == 1 && N > 1;
+  Config config = default_matmul_config(m.a.dtype, s.precision, kMajorB, batches, M, N, K);
   // A given config (a user's, a tuned one) runs unsplit unless it says
   // otherwise: the default split belongs to the default tile.
   if (!overrides.values().empty() && !overrides.has("SPLIT_K"))

@@ -28,8 +28,13 @@ struct MatmulLaunch {
   CompiledKernel compile(const std::string &arch) const;
 };
 
-/// The tile a problem gets without tuning (SPLIT_K only where above 1).
-Config default_matmul_config(DType operands, int64_t batches, int64_t M, int64_t N, int64_t K);
+/// Whether a product of `operands` at `precision` runs on tensor cores.
+bool on_tensor_cores(DType operands, Precision precision);
+
+/// The tile a problem gets without tuning (SPLIT_K only where above 1);
+/// `kMajorB`: b's K stride is 1 (b stored [N][K]).
+Config default_matmul_config(DType operands, Precision precision, bool kMajorB, int64_t batches, int64_t M,
+                             int64_t N, int64_t K);
 
 /// Checks the arguments and plans the launch; `config` overrides the tile.
 MatmulLaunch prepare_matmul(const MatmulArgs &args, const Stream &stream, const Config &config);

@@ -43,6 +43,8 @@ std::string matmul_problem_key(const MatmulArgs &m) {
   std::string key = "m=" + std::to_string(autotune::bucket(s.M)) + ",n=" + std::to_string(autotune::bucket(s.N)) +
                     ",k=" + std::to_string(autotune::bucket(s.K)) + ",dtype=" + std::string(name(m.a.dtype)) +
                     ",out=" + std::string(name(m.out.dtype));
+  if (m.a.dtype == DType::f32 && m.precision != Precision::ieee)
+    key += std::string(",") + name(m.precision);
   if (s.batches > 1)
     key += ",batch=" + std::to_string(autotune::bucket(s.batches));
   // Operands stored transposed (columns not contiguous) load and lower
@@ -67,7 +69,7 @@ autotune::Task tuning_task(const MatmulArgs &args, const Stream &stream, const s
   task.key = matmul_problem_key(args);
   const Sizes sz = sizesOf(args);
   const int64_t bytes = size_in_bytes(args.a.dtype);
-  const bool tensorCores = args.a.dtype != DType::f32;
+  const bool tensorCores = on_tensor_cores(args.a.dtype, args.precision);
   const int64_t rowsAtMost = std::max<int64_t>(16, next_pow2(sz.M));
   task.space.axis("BLOCK_M", {16, 32, 64, 128, 256})
       .axis("BLOCK_N", {32, 64, 128, 256})
@@ -126,7 +128,9 @@ autotune::Task tuning_task(const MatmulArgs &args, const Stream &stream, const s
   DeviceCheck::attach(checker, task, tolerance, arch, "out differs from the default tile's");
   // Pattern search starts from the default tile (what the measurements
   // behind it found best) when it is in the space.
-  Config seed = default_matmul_config(args.a.dtype, sz.batches, sz.M, sz.N, sz.K);
+  const int rank = args.b.rank();
+  const bool kMajorB = rank >= 2 && args.b.effective_strides()[rank - 2] == 1 && sz.N > 1;
+  Config seed = default_matmul_config(args.a.dtype, args.precision, kMajorB, sz.batches, sz.M, sz.N, sz.K);
   if (!seed.has("SPLIT_K"))
     seed.set("SPLIT_K", 1);
   task.seeds.push_back(seed);

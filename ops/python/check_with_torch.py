@@ -21,13 +21,15 @@ failures = 0
 TOLERANCE = {torch.float32: 2e-5, torch.float16: 2e-3, torch.bfloat16: 1.6e-2}
 
 
-def check(name, got, want, tolerance):
+def check(name, got, want, tolerance, scale=None):
+    """Largest error relative to `scale` (default: |want|, at least 1)."""
     global failures
     got64, want64 = got.double(), want.double()
     if got.dtype == torch.int64:
         error = float((got64 != want64).sum())
     else:
-        error = float(((got64 - want64).abs() / want64.abs().clamp(min=1)).max())
+        scale = want64.abs().clamp(min=1) if scale is None else scale
+        error = float(((got64 - want64).abs() / scale).max())
     ok = error <= tolerance and not torch.isnan(got64).any().item()
     failures += not ok
     rows.append((name, tuple(got.shape), str(got.dtype).replace("torch.", ""), error, tolerance, ok))
@@ -114,6 +116,16 @@ for dtype in (torch.float32, torch.float16, torch.bfloat16):
         ops.matmul(a, bt.t(), out, bias=bias, alpha=0.5, activation=kiln_ops.ACTIVATION_GELU)
         ref = torch.nn.functional.gelu(0.5 * (a.double() @ bt.t().double()) + bias.double())
         check(f"matmul gelu(0.5 a@b.t() + bias) [{m}, {n}, {k}]", out, ref, 2e-4 * max(1, k // 64))
+# f32 on tensor cores: tf32 (operands rounded to 10 mantissa bits: errors
+# of about 2^-10 of sum |a*b|) and tf32x3 (near f32), both operand orders.
+for precision, name, tolerance in ((kiln_ops.PRECISION_TF32, "tf32", 2e-3), (kiln_ops.PRECISION_TF32X3, "tf32x3", 2e-5)):
+    for (m, n, k), b_transposed in (((256, 384, 512), False), ((77, 45, 100), True), ((512, 256, 1024), True)):
+        a = torch.randn(m, k, device=device)
+        b = torch.randn(n, k, device=device).t() if b_transposed else torch.randn(k, n, device=device)
+        out = empty((m, n), torch.float32)
+        ops.matmul(a, b, out, precision=precision)
+        check(f"matmul {name} [{m}, {n}, {k}]{' b.t()' if b_transposed else ''} (error / sum |a*b|)", out,
+              a.double() @ b.double(), tolerance, scale=a.double().abs() @ b.double().abs())
 a3 = torch.randn(4, 96, 160, device=device, dtype=torch.bfloat16)
 b3 = torch.randn(4, 160, 64, device=device, dtype=torch.bfloat16)
 res = torch.randn(4, 96, 64, device=device, dtype=torch.bfloat16)

@@ -15,6 +15,9 @@ import ctypes
 SUM, MEAN, MAX, MIN, ARGMAX, ARGMIN, VAR = range(7)
 # kiln_matmul activations (KILN_ACTIVATION_*)
 ACTIVATION_NONE, ACTIVATION_RELU, ACTIVATION_GELU, ACTIVATION_SILU = range(4)
+# how kiln_matmul multiplies f32 operands (KILN_PRECISION_*)
+PRECISION_IEEE, PRECISION_TF32, PRECISION_TF32X3 = range(3)
+ABI_VERSION = 2
 
 
 class DLDevice(ctypes.Structure):
@@ -73,7 +76,9 @@ class Library:
         lib.kiln_log_softmax.argtypes = [T, T, ctypes.c_void_p]
         lib.kiln_layer_norm.argtypes = [T, T, T, ctypes.c_double, T, T, T, ctypes.c_void_p]
         lib.kiln_rms_norm.argtypes = [T, T, ctypes.c_double, T, T, ctypes.c_void_p]
-        lib.kiln_matmul.argtypes = [T, T, T, T, ctypes.c_double, ctypes.c_int, T, ctypes.c_void_p]
+        lib.kiln_matmul.argtypes = [T, T, T, T, ctypes.c_double, ctypes.c_int, ctypes.c_int, T, ctypes.c_void_p]
+        if lib.kiln_ops_abi_version() != ABI_VERSION:
+            raise KilnError(f"{path} has ABI {lib.kiln_ops_abi_version()}, this binding speaks {ABI_VERSION}")
         self.lib = lib
         self.version = lib.kiln_ops_version().decode()
 
@@ -127,10 +132,11 @@ class Library:
         self._check(self.lib.kiln_rms_norm(_pointer(b[0]), _pointer(b[1]), eps, _pointer(b[2]), _pointer(b[3]),
                                            self._stream(x)))
 
-    def matmul(self, a, b, out, bias=None, residual=None, alpha=1.0, activation=ACTIVATION_NONE):
+    def matmul(self, a, b, out, bias=None, residual=None, alpha=1.0, activation=ACTIVATION_NONE,
+               precision=PRECISION_IEEE):
         t = [_Borrowed(x) if x is not None else None for x in (a, b, bias, residual, out)]
         self._check(self.lib.kiln_matmul(_pointer(t[0]), _pointer(t[1]), _pointer(t[2]), _pointer(t[3]), alpha,
-                                         activation, _pointer(t[4]), self._stream(out)))
+                                         activation, precision, _pointer(t[4]), self._stream(out)))
 
 
 def load(path):

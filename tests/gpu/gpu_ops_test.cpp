@@ -178,13 +178,18 @@ TEST(GpuOps, MatmulWithEpiloguesBatchesAndTransposes) {
   // Default tiles (tensor cores, pipelined when sizes allow) and a small
   // explicit tile; K not a multiple of BLOCK_K; a transposed B; a batch
   // with a broadcast A; the gelu + bias + residual epilogue; split-K (the
-  // default for a skinny product, and 3 chunks with a ragged last one).
+  // default for a skinny product, and 3 chunks with a ragged last one); f32
+  // as tf32 and tf32x3 on tensor cores.
   struct Case {
     DType dtype;
     std::vector<int64_t> a, b, out;
     bool bTransposed;
     Config config;
+    Precision precision = Precision::ieee;
   };
+  // The interpreter rounds tf32 operands to nearest; Hopper's wgmma
+  // truncates them (2^-10 of a product at most, random in sign over K).
+  auto tolerance = [](const Case &c) { return c.precision == Precision::tf32 ? 2e-2 : 2e-4; };
   Config small{{"BLOCK_M", 32}, {"BLOCK_N", 64}, {"BLOCK_K", 32}, {"GROUP_M", 4}, {"num_warps", 4}, {"num_stages", 3}};
   std::vector<Case> cases{{DType::bf16, {256, 192}, {192, 320}, {256, 320}, false, {}},
                           {DType::f16, {100, 72}, {72, 90}, {100, 90}, false, small},
@@ -192,22 +197,25 @@ TEST(GpuOps, MatmulWithEpiloguesBatchesAndTransposes) {
                           {DType::f16, {1, 64, 96}, {3, 96, 128}, {3, 64, 128}, false, small},
                           {DType::f32, {40, 24}, {24, 56}, {40, 56}, false, {}},
                           {DType::bf16, {16, 2048}, {128, 2048}, {16, 128}, true, {}},
-                          {DType::f16, {100, 72}, {72, 90}, {100, 90}, false, Config(small).set("SPLIT_K", 3)}};
+                          {DType::f16, {100, 72}, {72, 90}, {100, 90}, false, Config(small).set("SPLIT_K", 3)},
+                          {DType::f32, {256, 192}, {192, 320}, {256, 320}, false, {}, Precision::tf32},
+                          {DType::f32, {128, 80}, {96, 80}, {128, 96}, true, {}, Precision::tf32},
+                          {DType::f32, {100, 72}, {72, 90}, {100, 90}, false, small, Precision::tf32x3}};
   for (const Case &c : cases) {
     Pair a(HostTensor::random(c.dtype, c.a, 21)), b(HostTensor::random(c.dtype, c.b, 22));
     const int64_t N = c.out.back();
     Pair bias(HostTensor::random(DType::f32, {N}, 23)), residual(HostTensor::random(DType::bf16, c.out, 24));
     Pair out(HostTensor::poisoned(DType::f32, c.out));
-    SCOPED_TRACE(std::string(name(c.dtype)) + " out " + std::to_string(c.out[0]) + "x" + std::to_string(c.out[1]));
+    SCOPED_TRACE(std::string(name(c.dtype)) + " " + name(c.precision) + " out " + std::to_string(c.out[0]) + "x" + std::to_string(c.out[1]));
     expect_same({&out}, [&](bool gpu, const Stream &s) {
       auto v = [&](Pair &p) { return gpu ? p.gpu(p.tensor().view()) : p.tensor().view(); };
-      MatmulArgs args{v(a), v(b), v(out), v(bias), v(residual), 0.75, Activation::gelu};
+      MatmulArgs args{v(a), v(b), v(out), v(bias), v(residual), 0.75, Activation::gelu, c.precision};
       if (c.bTransposed) { // b holds [N, K]: view it as [K, N]
         args.b.shape = {c.b[1], c.b[0]};
         args.b.strides = {1, c.b[1]};
       }
       matmul(args, s, c.config);
-    }, 2e-4);
+    }, tolerance(c));
   }
 }
 

@@ -1,6 +1,7 @@
 // The ops library's C ABI: results through DLTensors on the interpreter,
 // and every kind of bad input returning a status and a message (never a
 // crash or a silent wrong answer).
+#include <kiln/numeric.h>
 #include <kiln_ops.h>
 
 #include <gtest/gtest.h>
@@ -75,7 +76,7 @@ TEST(OpsCApi, MatmulWithBiasAndActivation) {
     b.data[i] = static_cast<float>(i % 3) - 1;
   for (size_t i = 0; i < bias.data.size(); ++i)
     bias.data[i] = static_cast<float>(i) * 0.5f;
-  ASSERT_EQ(kiln_matmul(&a.dl, &b.dl, &bias.dl, nullptr, 2.0, KILN_ACTIVATION_RELU, &out.dl, nullptr), KILN_OK)
+  ASSERT_EQ(kiln_matmul(&a.dl, &b.dl, &bias.dl, nullptr, 2.0, KILN_ACTIVATION_RELU, KILN_PRECISION_IEEE, &out.dl, nullptr), KILN_OK)
       << error();
   for (int i = 0; i < 3; ++i)
     for (int j = 0; j < 5; ++j) {
@@ -84,10 +85,41 @@ TEST(OpsCApi, MatmulWithBiasAndActivation) {
         s += a.data[i * 4 + k] * b.data[k * 5 + j];
       EXPECT_EQ(out.data[i * 5 + j], std::max(2 * s + bias.data[j], 0.0)) << i << "," << j;
     }
-  EXPECT_EQ(kiln_matmul(&a.dl, &a.dl, nullptr, nullptr, 1.0, KILN_ACTIVATION_NONE, &out.dl, nullptr), KILN_ERROR_FAILED);
+  EXPECT_EQ(kiln_matmul(&a.dl, &a.dl, nullptr, nullptr, 1.0, KILN_ACTIVATION_NONE, KILN_PRECISION_IEEE, &out.dl, nullptr), KILN_ERROR_FAILED);
   EXPECT_NE(error().find("shapes do not multiply"), std::string::npos) << error();
-  EXPECT_EQ(kiln_matmul(&a.dl, &b.dl, nullptr, nullptr, 1.0, 9, &out.dl, nullptr), KILN_ERROR_INVALID_ARGUMENT);
+  EXPECT_EQ(kiln_matmul(&a.dl, &b.dl, nullptr, nullptr, 1.0, 9, KILN_PRECISION_IEEE, &out.dl, nullptr), KILN_ERROR_INVALID_ARGUMENT);
   EXPECT_NE(error().find("unknown activation 9"), std::string::npos) << error();
+}
+
+TEST(OpsCApi, MatmulF32PrecisionChoosesTf32) {
+  // Low bits that tf32 (10 mantissa bits, ties away) drops or rounds up:
+  // the tf32 product is the sum of rounded products; ieee keeps them.
+  Tensor a({2, 4}, 0), b({4, 3}, 0), out({2, 3}, NAN);
+  for (size_t i = 0; i < a.data.size(); ++i)
+    a.data[i] = 1.0f + std::ldexp(1.0f, -12) * static_cast<float>(i % 5);
+  for (size_t i = 0; i < b.data.size(); ++i)
+    b.data[i] = 1.0f - std::ldexp(1.0f, -13) * static_cast<float>(i % 3);
+  auto product = [&](bool tf32, int i, int j) {
+    double s = 0;
+    for (int k = 0; k < 4; ++k) {
+      float x = a.data[i * 4 + k], y = b.data[k * 3 + j];
+      s += tf32 ? double(kiln::round_to_tf32(x)) * kiln::round_to_tf32(y) : double(x) * y;
+    }
+    return s;
+  };
+  for (int precision : {KILN_PRECISION_TF32, KILN_PRECISION_IEEE}) {
+    ASSERT_EQ(kiln_matmul(&a.dl, &b.dl, nullptr, nullptr, 1.0, KILN_ACTIVATION_NONE, precision, &out.dl, nullptr),
+              KILN_OK)
+        << error();
+    for (int i = 0; i < 2; ++i)
+      for (int j = 0; j < 3; ++j)
+        EXPECT_NEAR(out.data[i * 3 + j], product(precision == KILN_PRECISION_TF32, i, j), 1e-6)
+            << "precision " << precision << " at " << i << "," << j;
+  }
+  EXPECT_NE(product(true, 1, 1), product(false, 1, 1)); // the case tells them apart
+  EXPECT_EQ(kiln_matmul(&a.dl, &b.dl, nullptr, nullptr, 1.0, KILN_ACTIVATION_NONE, 7, &out.dl, nullptr),
+            KILN_ERROR_INVALID_ARGUMENT);
+  EXPECT_NE(error().find("unknown precision 7"), std::string::npos) << error();
 }
 
 TEST(OpsCApi, BadInputsReturnStatusesAndReasons) {

@@ -203,6 +203,38 @@ TEST(OpsMatmul, DefaultTilesAndTheTuningSpace) {
   EXPECT_NE(task.space.check(wide), "");
 }
 
+TEST(OpsMatmul, F32OperandsAsTf32OrTf32x3) {
+  // tf32: the product of tf32-rounded operands (tensor cores on the GPU);
+  // tf32x3: close to the f32 product; both operand orders, ragged sizes.
+  const int64_t M = 37, N = 45, K = 40;
+  HostTensor a = HostTensor::random(DType::f32, {M, K}, 21), b = HostTensor::random(DType::f32, {N, K}, 22);
+  auto product = [&](const std::vector<int64_t> &at, bool rounded) {
+    double s = 0;
+    for (int64_t k = 0; k < K; ++k) {
+      float x = static_cast<float>(a.at({at[0], k})), y = static_cast<float>(b.at({at[1], k}));
+      s += rounded ? double(round_to_tf32(x)) * round_to_tf32(y) : double(x) * y;
+    }
+    return s;
+  };
+  for (Precision p : {Precision::tf32, Precision::tf32x3}) {
+    HostTensor out = HostTensor::poisoned(DType::f32, {M, N});
+    MatmulArgs args{a.view(), transposed(b), out.view()};
+    args.precision = p;
+    matmul(args, cpu(), small());
+    out.expect_near([&](const std::vector<int64_t> &at) { return product(at, p == Precision::tf32); }, 1e-5);
+    autotune::Task task = tuning_task(args, cpu(), "sm_90a");
+    EXPECT_EQ(task.key, std::string("m=64,n=64,k=64,dtype=f32,out=f32,") + name(p) + ",bT");
+    for (const Config &c : task.space.valid({}))
+      EXPECT_GE(c["num_stages"], 2) << "tensor-core tiles are pipelined";
+  }
+  // The same numbers with full f32 products differ: the test can tell them apart.
+  double difference = 0;
+  for (int64_t m = 0; m < M; ++m)
+    for (int64_t n = 0; n < N; ++n)
+      difference = std::max(difference, std::fabs(product({m, n}, true) - product({m, n}, false)));
+  EXPECT_GT(difference, 1e-4);
+}
+
 TEST(OpsMatmul, BadArgumentsAreRejectedWithReasons) {
   HostTensor a = HostTensor::random(DType::f16, {8, 16}, 14), b = HostTensor::random(DType::f16, {12, 8}, 15);
   HostTensor b32 = HostTensor::random(DType::f32, {16, 8}, 16), out = HostTensor::poisoned(DType::f32, {8, 8});

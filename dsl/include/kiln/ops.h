@@ -3,6 +3,7 @@
 // docs/dsl.md describes every operation's semantics.
 #pragma once
 
+#include <kiln/precision.h>
 #include <kiln/tensor.h>
 
 #include <array>
@@ -209,10 +210,6 @@ std::vector<Tensor> scan(const std::vector<Tensor> &xs, int axis, const CombineM
 Tensor cumsum(const Tensor &x, int axis, bool reverse = false, Loc loc = Loc::current());
 Tensor cumprod(const Tensor &x, int axis, bool reverse = false, Loc loc = Loc::current());
 
-/// How `dot` treats f32 operands: `tf32` rounds them to tf32 first (tensor
-/// cores; the default, as in Triton), `tf32x3` recovers near-f32 accuracy
-/// with three tf32 products, `ieee` multiplies in full f32.
-enum class Precision { tf32, tf32x3, ieee };
 struct DotOptions {
   Precision precision = Precision::tf32;
   /// Accumulator dtype when no accumulator is given: f32 for float inputs

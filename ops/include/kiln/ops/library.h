@@ -11,6 +11,7 @@
 #include <kiln/config.h>
 #include <kiln/ops/expr.h>
 #include <kiln/ops/view.h>
+#include <kiln/precision.h>
 #include <kiln/runtime.h>
 
 #include <cstdint>
@@ -152,18 +153,24 @@ void rms_norm(const TensorView &x, const TensorView &weight, double eps, const T
 enum class Activation { none, relu, gelu, silu };
 /// "none", "relu", "gelu", "silu".
 const char *name(Activation a);
+/// "ieee", "tf32", "tf32x3".
+const char *name(Precision p);
 
 /// out = act(alpha * (a x b) + bias) + residual, in f32, stored as out's
 /// dtype. a is [M, K] and b [K, N] (any strides: row- or column-major), out
 /// [M, N]; with a leading batch dimension (rank 3) each batch multiplies on
 /// its own (a or b may broadcast over it with stride 0 or size 1). f16 and
-/// bf16 operands run on tensor cores (docs/tensor-cores.md), f32 ones with
-/// FMAs in full f32; out is f32, f16 or bf16. bias ([N]) and residual
-/// (out's shape; may be out itself) are optional (empty views).
+/// bf16 operands run on tensor cores (docs/tensor-cores.md); f32 ones as
+/// `precision` says: `ieee` (the default, as PyTorch's) with FMAs in full
+/// f32, `tf32` on tensor cores with each operand rounded to tf32 (10
+/// mantissa bits), `tf32x3` on tensor cores with three tf32 products per
+/// pair (near f32 accuracy). out is f32, f16 or bf16. bias ([N]) and
+/// residual (out's shape; may be out itself) are optional (empty views).
 struct MatmulArgs {
   TensorView a, b, out, bias, residual;
   double alpha = 1;
   Activation activation = Activation::none;
+  Precision precision = Precision::ieee; ///< f32 operands only
 };
 /// Runs it. `config` may set the tile: BLOCK_M, BLOCK_N, BLOCK_K, GROUP_M
 /// (tiles along M walked together, for L2 reuse), num_warps, num_stages;
