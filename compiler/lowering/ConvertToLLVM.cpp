@@ -80,8 +80,18 @@ struct ConvertKGpuToLLVM : impl::ConvertKGpuToLLVMBase<ConvertKGpuToLLVM> {
     populateWgmmaPatterns(patterns, lowering);
     populateSharedPatterns(patterns, lowering);
     populateDebugPatterns(patterns, lowering);
-    if (failed(applyPartialConversion(module, target, std::move(patterns))))
+    if (failed(applyPartialConversion(module, target, std::move(patterns)))) {
       signalPassFailure();
+      return;
+    }
+    // Occupancy asked for: ptxas then limits each thread's registers so that
+    // this many programs fit on a multiprocessor (spilling if it must).
+    if (minBlocksPerSm > 0)
+      module.walk([&](LLVM::LLVMFuncOp func) {
+        if (func->hasAttr(NVVM::NVVMDialect::getKernelFuncAttrName()))
+          func->setAttr(NVVM::NVVMDialect::getMinctasmAttrName(),
+                        IntegerAttr::get(IntegerType::get(context, 32), minBlocksPerSm));
+      });
   }
 };
 

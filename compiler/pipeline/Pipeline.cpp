@@ -58,6 +58,7 @@ void addGpuPasses(mlir::PassManager &pm, const CompileOptions &options) {
 void addLLVMPasses(mlir::PassManager &pm, const CompileOptions &options) {
   ConvertKGpuToLLVMOptions lowering;
   lowering.computeCapability = gpu::computeCapabilityOf(options.arch);
+  lowering.minBlocksPerSm = options.min_blocks_per_sm;
   pm.addPass(createConvertKGpuToLLVM(lowering));
   pm.addPass(mlir::createCanonicalizerPass());
   pm.addPass(mlir::createCSEPass());

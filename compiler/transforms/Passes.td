@@ -70,7 +70,9 @@ def ConvertKGpuToLLVM : Pass<"kgpu-to-llvm", "mlir::ModuleOp"> {
     Records the shared memory a program needs as `kgpu.shared_memory`.
   }];
   let options = [
-    Option<"computeCapability", "compute-capability", "int", "90", "target compute capability">
+    Option<"computeCapability", "compute-capability", "int", "90", "target compute capability">,
+    Option<"minBlocksPerSm", "min-blocks-per-sm", "int", "0",
+           "programs each multiprocessor must hold at once (nvvm.minctasm: ptxas caps registers to fit); 0: no bound">
   ];
   let dependentDialects = ["::mlir::LLVM::LLVMDialect", "::mlir::NVVM::NVVMDialect",
                            "::mlir::scf::SCFDialect"];

@@ -165,6 +165,7 @@ CompiledKernel compileThroughDiskCache(const Kernel &k, const Config &config, co
   options.arch = arch;
   options.num_warps = config.num_warps();
   options.num_stages = config.num_stages();
+  options.min_blocks_per_sm = config.min_blocks_per_sm();
   std::string key = sha256_hex(std::string(version()) + "\n" + build_id() + "\n" + arch + "\n" +
                                config.str() + "\n" + spec.str() + "\n" + module.str(false));
   BlobStore store(cache_root() + "/kernels");

@@ -479,6 +479,9 @@ NormalizationLaunch prepare(const Request &r, const Stream &stream, const Config
                 {"num_warps", warps},
                 {"FULL_ROWS", p.rows % BM == 0},
                 {"FULL_COLUMNS", N % BN == 0}};
+  // Programs a multiprocessor must hold at once (ptxas caps registers to fit).
+  if (int64_t blocks = overrides.get("min_blocks_per_sm", 0))
+    config.set("min_blocks_per_sm", blocks);
   if (cdiv(p.rows, BM) >= (int64_t(1) << 31))
     throw Error(op + ": too many rows for one grid");
 

@@ -65,7 +65,10 @@ autotune::Task tuning_task(Normalization op, const NormalizationArgs &args, cons
                   [](const Config &c) { return c["BLOCK_M"] * c["BLOCK_N"] <= 64 * 32 * c["num_warps"]; })
       .constraint("every thread holds a value", [](const Config &c) { return c["BLOCK_M"] * c["BLOCK_N"] >= 32 * c["num_warps"]; })
       .constraint("no more rows a program than the problem has",
-                  [=](const Config &c) { return c["BLOCK_M"] <= autotune::bucket(rows); });
+                  [=](const Config &c) { return c["BLOCK_M"] <= autotune::bucket(rows); })
+      .axis("min_blocks_per_sm", {0, 2, 3, 4})
+      .constraint("the programs asked to share a multiprocessor fit its 2048 threads",
+                  [](const Config &c) { return c["min_blocks_per_sm"] * c["num_warps"] * 32 <= 2048; });
   if (op == Normalization::layer_norm)
     task.space.axis("SHIFTED", {0, 1});
 

@@ -27,6 +27,7 @@ struct CompileOptions {
   std::string arch = "sm_90a"; ///< target of the GPU stages
   int num_warps = 4;           ///< warps per program
   int num_stages = 3;          ///< software-pipelining depth of loops
+  int min_blocks_per_sm = 0;   ///< programs a multiprocessor must hold at once (caps registers); 0: no bound
   bool locations = false;      ///< print source locations in IR text
   /// When set, compile() writes every stage there (KILN_DUMP_DIR).
   std::string dump_dir;

@@ -44,6 +44,10 @@ public:
 
   int num_warps() const { return static_cast<int>(get("num_warps", 4)); }
   int num_stages() const { return static_cast<int>(get("num_stages", 3)); }
+  /// Programs each multiprocessor must hold at once (0: no bound); the
+  /// compiler caps registers per thread to fit them, as CUDA's
+  /// __launch_bounds__ minimum blocks.
+  int min_blocks_per_sm() const { return static_cast<int>(get("min_blocks_per_sm", 0)); }
 
   const std::map<std::string, int64_t, std::less<>> &values() const { return values_; }
   /// "BLOCK=1024,num_warps=4" (names sorted): printable and a cache key.
