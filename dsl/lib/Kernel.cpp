@@ -58,10 +58,12 @@ void validate(const Kernel &kernel, const Config &config) {
     reject("num_warps must be a power of two from 1 to 32, got " + std::to_string(warps));
   if (config.num_stages() < 1 || config.num_stages() > 8)
     reject("num_stages must be 1..8, got " + std::to_string(config.num_stages()));
-  // 64K registers of a multiprocessor over at least 24 a thread (ptxas's floor).
-  if (config.min_blocks_per_sm() < 0 || config.min_blocks_per_sm() * warps * 32 * 24 > 65536)
-    reject("min_blocks_per_sm " + std::to_string(config.min_blocks_per_sm()) + " programs of " +
-           std::to_string(warps) + " warps cannot share a multiprocessor's 65536 registers");
+  // A multiprocessor holds at most 32 programs and 2048 threads, and 64K
+  // registers at no fewer than 24 a thread (ptxas's floor).
+  const int64_t blocks = config.get("min_blocks_per_sm", 0), threads = blocks * warps * 32;
+  if (blocks < 0 || blocks > 32 || threads > 2048 || threads * 24 > 65536)
+    reject("min_blocks_per_sm " + std::to_string(blocks) + " programs of " + std::to_string(warps) +
+           " warps cannot share a multiprocessor (at most 32 programs, 2048 threads, 65536 registers)");
   std::string reason = kernel.config_space().check(config);
   if (!reason.empty())
     reject(reason);
