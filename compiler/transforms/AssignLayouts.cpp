@@ -207,6 +207,8 @@ private:
       bool wgmma = wgmmaShapeFits(dot, computeCapability_, numWarps_) && loadedAlong(dot.getA(), 1) &&
                    (loadedAlong(dot.getB(), 0) ||
                     (wgmmaTakesNMajorB(dot) && shape[1] % 64 == 0 && loadedAlong(dot.getB(), 1)));
+      if (wgmma)
+        dot->setAttr(kWgmmaAttr, UnitAttr::get(context_));
       Attribute layout = LinearEncodingAttr::get(
           context_, wgmma ? wgmmaAccumulatorLayout(shape[0], shape[1], numWarps_)
                           : mmaAccumulatorLayout(shape[0], shape[1], numWarps_));

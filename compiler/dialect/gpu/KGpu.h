@@ -31,6 +31,9 @@ constexpr const char *kTargetAttr = "kgpu.target"; ///< e.g. "sm_90a"
 /// On kgpu.async_wait: the slots it waits for are read by wgmma (the async
 /// proxy), so the lowering fences the generic proxy's writes.
 constexpr const char *kFenceAsyncProxy = "kgpu.fence_async_proxy";
+/// On tile.dot: layout assignment chose wgmma for it (the pipeliner and the
+/// lowering follow that decision rather than guess it from the layout).
+constexpr const char *kWgmmaAttr = "kgpu.wgmma";
 
 int getNumWarps(mlir::ModuleOp module);
 /// "sm_90a" -> 90.

@@ -95,7 +95,8 @@ bool wgmmaTakesNMajorB(tile::DotOp op) { return op.getA().getType().getElementTy
 
 bool isWgmmaDot(tile::DotOp op, int computeCapability, int numWarps) {
   auto c = op.getC().getType();
-  if (!wgmmaShapeFits(op, computeCapability, numWarps) || !isa_and_nonnull<LayoutEncodingAttr>(c.getEncoding()))
+  if (!op->hasAttr(kWgmmaAttr) || !wgmmaShapeFits(op, computeCapability, numWarps) ||
+      !isa_and_nonnull<LayoutEncodingAttr>(c.getEncoding()))
     return false;
   return linearLayoutOf(c) == wgmmaAccumulatorLayout(c.getShape()[0], c.getShape()[1], numWarps);
 }

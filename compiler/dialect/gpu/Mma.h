@@ -49,8 +49,9 @@ bool wgmmaTakesNMajorB(tile::DotOp op);
 /// 64-row blocks repeated down M.
 LinearLayout wgmmaAccumulatorLayout(int64_t M, int64_t N, int numWarps);
 
-/// Whether layout assignment chose wgmma for `op` (its accumulator has the
-/// wgmma layout and the shape fits).
+/// Whether layout assignment chose wgmma for `op` (it marked the dot, the
+/// shape fits and the accumulator still has the wgmma layout; the MMA
+/// layout can equal it, so the layout alone does not tell).
 bool isWgmmaDot(tile::DotOp op, int computeCapability, int numWarps);
 
 /// The swizzled shared encoding of a tile whose dimension `order[0]` is

@@ -340,3 +340,52 @@ tile.func @tf32x3_on_hopper(%a: !tile.ptr<f32> {tile.divisibility = 16 : i32}, %
   tile.return
 }
 }
+
+// -----
+
+// Layout assignment's choice is recorded on the dot (kgpu.wgmma): an
+// M-major A keeps this 256x32 dot on mma.sync even though its MMA layout
+// (4 warps stacked along M) equals the wgmma layout.
+// CHECK-LABEL: llvm.func @m_major_a_keeps_mma
+// CHECK-NOT: wgmma
+// CHECK: mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32
+// CHECK-NOT: wgmma
+// CHECK: llvm.return
+module attributes {kgpu.num_warps = 4 : i32, kgpu.threads_per_warp = 32 : i32, kgpu.target = "sm_90a"} {
+tile.func @m_major_a_keeps_mma(%a: !tile.ptr<f32> {tile.divisibility = 16 : i32}, %b: !tile.ptr<f32> {tile.divisibility = 16 : i32}, %c: !tile.ptr<f32> {tile.divisibility = 16 : i32}) {
+  %zero = arith.constant dense<0.0> : tensor<256x32xf32>
+  %cmk = arith.constant dense<256> : tensor<1x16xi32>
+  %ckn = arith.constant dense<16> : tensor<1x32xi32>
+  %cnm = arith.constant dense<32> : tensor<256x1xi32>
+  %rm = tile.range 0, 256 : tensor<256xi32>
+  %rk = tile.range 0, 16 : tensor<16xi32>
+  %rn = tile.range 0, 32 : tensor<32xi32>
+  %am = tile.expand_dims %rm {axis = 1 : i32} : tensor<256xi32> -> tensor<256x1xi32>
+  %ak = tile.expand_dims %rk {axis = 0 : i32} : tensor<16xi32> -> tensor<1x16xi32>
+  %aks = arith.muli %ak, %cmk : tensor<1x16xi32>
+  %amb = tile.broadcast %am : tensor<256x1xi32> -> tensor<256x16xi32>
+  %akb = tile.broadcast %aks : tensor<1x16xi32> -> tensor<256x16xi32>
+  %aoff = arith.addi %amb, %akb : tensor<256x16xi32>
+  %as = tile.splat %a : !tile.ptr<f32> -> tensor<256x16x!tile.ptr<f32>>
+  %ap = tile.addptr %as, %aoff : tensor<256x16x!tile.ptr<f32>>, tensor<256x16xi32>
+  %bk = tile.expand_dims %rk {axis = 1 : i32} : tensor<16xi32> -> tensor<16x1xi32>
+  %bn = tile.expand_dims %rn {axis = 0 : i32} : tensor<32xi32> -> tensor<1x32xi32>
+  %bns = arith.muli %bn, %ckn : tensor<1x32xi32>
+  %bkb = tile.broadcast %bk : tensor<16x1xi32> -> tensor<16x32xi32>
+  %bnb = tile.broadcast %bns : tensor<1x32xi32> -> tensor<16x32xi32>
+  %boff = arith.addi %bkb, %bnb : tensor<16x32xi32>
+  %bs = tile.splat %b : !tile.ptr<f32> -> tensor<16x32x!tile.ptr<f32>>
+  %bp = tile.addptr %bs, %boff : tensor<16x32x!tile.ptr<f32>>, tensor<16x32xi32>
+  %x = tile.load %ap : tensor<256x16x!tile.ptr<f32>>
+  %y = tile.load %bp : tensor<16x32x!tile.ptr<f32>>
+  %d = tile.dot %x, %y, %zero precision = tf32 : tensor<256x16xf32> * tensor<16x32xf32> -> tensor<256x32xf32>
+  %cms = arith.muli %am, %cnm : tensor<256x1xi32>
+  %cmb = tile.broadcast %cms : tensor<256x1xi32> -> tensor<256x32xi32>
+  %cnb = tile.broadcast %bn : tensor<1x32xi32> -> tensor<256x32xi32>
+  %coff = arith.addi %cmb, %cnb : tensor<256x32xi32>
+  %cs = tile.splat %c : !tile.ptr<f32> -> tensor<256x32x!tile.ptr<f32>>
+  %cp = tile.addptr %cs, %coff : tensor<256x32x!tile.ptr<f32>>, tensor<256x32xi32>
+  tile.store %cp, %d : tensor<256x32x!tile.ptr<f32>>
+  tile.return
+}
+}
