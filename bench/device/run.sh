@@ -3,9 +3,11 @@
 # proves the statically linked tools run there, runs the GPU tests and the
 # examples on the GPU, and writes a results table to $OUT/results.md (and
 # the full log to $OUT/device.log).
-#   bash bench/device/run.sh .device/bundle [checks|benchmarks|ops|matmul|tune-matmul|all]
+#   bash bench/device/run.sh .device/bundle [checks|benchmarks|ops|matmul|tune-matmul|norm-occupancy|all]
 # (matmul: the tensor-core tests and the matmul benchmark against cuBLAS;
-# MATMUL_SHAPES=llm|square|all picks its shapes)
+# MATMUL_SHAPES=llm|square|tf32|all picks its shapes; norm-occupancy: the
+# 16384x8192 normalizations against torch.compile with the default plans,
+# then with plans asking for 4 programs a multiprocessor)
 # (one device call holds at most 10 minutes: run the two parts apart when
 # both do not fit).
 set -uo pipefail
@@ -62,6 +64,31 @@ if [ "$part" = tune-matmul ]; then
   if python3 -c "import torch" 2> /dev/null; then
     record "ops from Python (ctypes, DLPack) vs PyTorch" python3 ops/python/check_with_torch.py "$bundle/lib/libkiln_ops.so" cuda
   fi
+  cat "$results"
+  exit 0
+fi
+
+if [ "$part" = norm-occupancy ]; then
+  # The same ops_vs_torch.py run twice, each from a fresh tuning store: the
+  # default plans, then plans that set min_blocks_per_sm=4 (stored by
+  # autotune --config, which library calls then use); and the defaults
+  # again, for the spread between runs.
+  lib="$bundle/lib/libkiln_ops.so"
+  plan=BLOCK_M=1,BLOCK_N=8192,num_warps=16,ONE_PASS=1
+  command="bash bench/device/run.sh (bundle from scripts/device-bundle.sh at $(cat "$bundle/REVISION" 2>/dev/null)) norm-occupancy"
+  export KILN_CACHE_DIR=$(mktemp -d)
+  record "ops vs torch, default plans" python3 bench/ops_vs_torch.py "$lib" "$out/defaults.json" "$command" 16384x8192
+  export KILN_CACHE_DIR=$(mktemp -d)
+  for op in layer_norm rms_norm; do
+    for dtype in f32 bf16; do
+      record "autotune stores $op $dtype with 4 programs a multiprocessor" "$bundle/bin/autotune" --op $op \
+        --rows 16384 --cols 8192 --dtype $dtype --config "$plan,min_blocks_per_sm=4"
+    done
+  done
+  record "ops vs torch, min_blocks_per_sm=4" python3 bench/ops_vs_torch.py "$lib" "$out/four-programs.json" "$command" 16384x8192
+  export KILN_CACHE_DIR=$(mktemp -d)
+  record "ops vs torch, default plans again" python3 bench/ops_vs_torch.py "$lib" "$out/defaults-again.json" "$command" 16384x8192
+  grep "^|" "$log" > "$out/tables.md"
   cat "$results"
   exit 0
 fi
