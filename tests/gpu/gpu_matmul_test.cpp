@@ -85,6 +85,11 @@ void check(const Case &t) {
   EXPECT_EQ(bad, 0u) << t.M << "x" << t.N << "x" << t.K << " " << name(t.dtype);
 }
 
+/// A tile: BLOCK_M x BLOCK_N x BLOCK_K, warps, pipelining depth.
+Config config(int64_t bm, int64_t bn, int64_t bk, int64_t warps, int64_t stages) {
+  return Config{{"BLOCK_M", bm}, {"BLOCK_N", bn}, {"BLOCK_K", bk}, {"num_warps", warps}, {"num_stages", stages}};
+}
+
 TEST(GpuMatmul, PipelinedTilesInBothOperandOrders) {
   Config big{{"BLOCK_M", 128}, {"BLOCK_N", 128}, {"BLOCK_K", 32}, {"num_warps", 4}, {"num_stages", 3}};
   Config deep{{"BLOCK_M", 64}, {"BLOCK_N", 64}, {"BLOCK_K", 64}, {"num_warps", 4}, {"num_stages", 4}};
@@ -99,9 +104,6 @@ TEST(GpuMatmul, HopperWgmmaWithKMajorOperands) {
   // A row-major and B column-major ([N][K]) or row-major: A K-major and B
   // K- or N-major in shared memory, so sm_90a runs wgmma (128-, 64- and 32-byte swizzled rows for BLOCK_K
   // 64, 32 and 16), one or two warpgroups, N up to 256, pipelined or staged.
-  auto config = [](int64_t bm, int64_t bn, int64_t bk, int64_t warps, int64_t stages) {
-    return Config{{"BLOCK_M", bm}, {"BLOCK_N", bn}, {"BLOCK_K", bk}, {"num_warps", warps}, {"num_stages", stages}};
-  };
   check({bf16, 256, 256, 512, false, true, config(128, 128, 64, 8, 3)});
   check({f16, 128, 256, 256, false, true, config(64, 256, 64, 4, 3)});
   check({bf16, 192, 160, 320, false, true, config(128, 64, 32, 8, 4)}); // edges of M and N masked
@@ -129,9 +131,6 @@ TEST(GpuMatmul, Tf32TensorCoresInBothOperandOrders) {
   // element; tf32x3 adds the two cross products of the rounding errors.
   // On sm_90a tf32 with K-major A and B takes wgmma, which truncates the
   // operands to tf32 instead of rounding them (within the tolerance).
-  auto config = [](int64_t bm, int64_t bn, int64_t bk, int64_t warps, int64_t stages) {
-    return Config{{"BLOCK_M", bm}, {"BLOCK_N", bn}, {"BLOCK_K", bk}, {"num_warps", warps}, {"num_stages", stages}};
-  };
   check({f32, 256, 256, 256, false, false, config(128, 128, 32, 4, 3)});
   check({f32, 128, 192, 160, true, true, config(64, 64, 32, 4, 4)});
   check({f32, 192, 160, 96, false, true, config(128, 64, 16, 8, 2)}); // edges of M and N masked
