@@ -1,8 +1,8 @@
 //===- Matmul.cpp - matrix products with fused epilogues ------------------===//
 //
 // One DSL kernel per structure (dtypes, which epilogue inputs exist, the
-// activation, f32 operands' precision, batched or not, whether BLOCK_K divides K, 32- or 64-bit
-// offsets); sizes and strides are runtime arguments, so unit strides and
+// activation, f32 operands' precision, batched or not, whether BLOCK_K
+// divides K, 32- or 64-bit offsets); sizes and strides are runtime arguments, so unit strides and
 // sizes divisible by 16 specialize at launch (vectorized, pipelined loads).
 // Each program computes a BLOCK_M x BLOCK_N tile of one batch, tiles
 // ordered in groups of GROUP_M rows so that neighbours share L2; rows and
@@ -182,6 +182,14 @@ bool isMatmulFloat(DType t) { return t == DType::f32 || t == DType::f16 || t == 
 
 } // namespace
 
+bool on_tensor_cores(DType operands, Precision precision) {
+  return operands != DType::f32 || precision != Precision::ieee;
+}
+
+bool stores_b_k_major(const TensorView &b) {
+  return b.rank() >= 2 && b.effective_strides()[b.rank() - 2] == 1 && b.shape[b.rank() - 1] > 1;
+}
+
 /// The default tile for a problem: the winners of the H100 measurements
 /// (bench/results/2026-11-23-h100-matmul-split-k.md). 16-row tiles with long
 /// K steps for M <= 16; up to M = 128, 64x128 tiles while they make at most
@@ -194,10 +202,6 @@ bool isMatmulFloat(DType t) { return t == DType::f32 || t == DType::f16 || t == 
 /// 128 programs run, each chunk keeping at least 8 BLOCK_K steps and 4096
 /// elements of K (2048 for 16-row tiles, whose chunks are cheaper to combine
 /// than the longer ones' few, large partial planes cost).
-bool on_tensor_cores(DType operands, Precision precision) {
-  return operands != DType::f32 || precision != Precision::ieee;
-}
-
 Config default_matmul_config(DType operands, Precision precision, bool kMajorB, int64_t batches, int64_t M,
                              int64_t N, int64_t K) {
   if (!on_tensor_cores(operands, precision))
@@ -306,8 +310,7 @@ MatmulLaunch prepare_matmul(const MatmulArgs &m, const Stream &stream, const Con
 
   // Precision says how f32 operands multiply; 16-bit ones are exact.
   s.precision = m.a.dtype == DType::f32 ? m.precision : Precision::ieee;
-  const bool kMajorB = m.b.effective_strides()[rank - 2] == 1 && N > 1;
-  Config config = default_matmul_config(m.a.dtype, s.precision, kMajorB, batches, M, N, K);
+  Config config = default_matmul_config(m.a.dtype, s.precision, stores_b_k_major(m.b), batches, M, N, K);
   // A given config (a user's, a tuned one) runs unsplit unless it says
   // otherwise: the default split belongs to the default tile.
   if (!overrides.values().empty() && !overrides.has("SPLIT_K"))

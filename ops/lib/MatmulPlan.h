@@ -30,6 +30,8 @@ struct MatmulLaunch {
 
 /// Whether a product of `operands` at `precision` runs on tensor cores.
 bool on_tensor_cores(DType operands, Precision precision);
+/// Whether b ([.., K, N]) is stored K-major ([N][K], as nn.Linear's weight).
+bool stores_b_k_major(const TensorView &b);
 
 /// The tile a problem gets without tuning (SPLIT_K only where above 1);
 /// `kMajorB`: b's K stride is 1 (b stored [N][K]).

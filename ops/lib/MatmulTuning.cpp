@@ -135,9 +135,8 @@ autotune::Task tuning_task(const MatmulArgs &args, const Stream &stream, const s
   DeviceCheck::attach(checker, task, tolerance, arch, "out differs from the default tile's");
   // Pattern search starts from the default tile (what the measurements
   // behind it found best) when it is in the space.
-  const int rank = args.b.rank();
-  const bool kMajorB = rank >= 2 && args.b.effective_strides()[rank - 2] == 1 && sz.N > 1;
-  Config seed = default_matmul_config(args.a.dtype, args.precision, kMajorB, sz.batches, sz.M, sz.N, sz.K);
+  Config seed =
+      default_matmul_config(args.a.dtype, args.precision, stores_b_k_major(args.b), sz.batches, sz.M, sz.N, sz.K);
   if (!seed.has("SPLIT_K"))
     seed.set("SPLIT_K", 1);
   task.seeds.push_back(seed);
