@@ -3,11 +3,13 @@
 # proves the statically linked tools run there, runs the GPU tests and the
 # examples on the GPU, and writes a results table to $OUT/results.md (and
 # the full log to $OUT/device.log).
-#   bash bench/device/run.sh .device/bundle [checks|benchmarks|ops|matmul|tune-matmul|norm-occupancy|all]
+#   bash bench/device/run.sh .device/bundle [checks|benchmarks|ops|matmul|tune-matmul|norm-occupancy|profile-matmul|all]
 # (matmul: the tensor-core tests and the matmul benchmark against cuBLAS;
 # MATMUL_SHAPES=llm|square|tf32|all picks its shapes; norm-occupancy: the
 # 16384x8192 normalizations against torch.compile with the default plans,
-# then with plans asking for 4 programs a multiprocessor)
+# then with plans asking for 4 programs a multiprocessor; profile-matmul:
+# Kiln's matmul op, Triton with the same tile and cuBLAS at 4096^3 bf16,
+# timed, under Nsight Compute, and the SASS of both DSL kernels)
 # (one device call holds at most 10 minutes: run the two parts apart when
 # both do not fit).
 set -uo pipefail
@@ -88,6 +90,27 @@ if [ "$part" = norm-occupancy ]; then
   record "ops vs torch, min_blocks_per_sm=4" python3 bench/ops_vs_torch.py "$lib" "$out/four-programs.json" "$command" 16384x8192
   export KILN_CACHE_DIR=$(mktemp -d)
   record "ops vs torch, default plans again" python3 bench/ops_vs_torch.py "$lib" "$out/defaults-again.json" "$command" 16384x8192
+  grep "^|" "$log" > "$out/tables.md"
+  cat "$results"
+  exit 0
+fi
+
+if [ "$part" = profile-matmul ]; then
+  lib="$bundle/lib/libkiln_ops.so"
+  export KILN_CACHE_DIR=$(mktemp -d) KILN_DUMP_DIR="$out/kiln-dump" TRITON_CACHE_DIR="$out/triton-cache"
+  for order in kn nk; do
+    record "matmul 4096^3 bf16 B $order: Kiln, Triton, cuBLAS" python3 bench/device/profile_matmul.py "$lib" 4096 4096 4096 $order
+  done
+  ncu=$(command -v ncu || ls /usr/local/cuda/bin/ncu 2>/dev/null)
+  for order in kn nk; do
+    record "Nsight Compute, B $order" "$ncu" --profile-from-start off --section SpeedOfLight --section ComputeWorkloadAnalysis \
+      --section WarpStateStats --section SchedulerStats --section Occupancy --section LaunchStats \
+      --section MemoryWorkloadAnalysis --section InstructionStats --metrics smsp__inst_executed.sum,sm__pipe_tensor_op_hmma_cycles_active.avg.pct_of_peak_sustained_active \
+      python3 bench/device/profile_matmul.py "$lib" 4096 4096 4096 $order
+  done
+  for cubin in $(find "$out/kiln-dump" "$out/triton-cache" -name '*.cubin' 2>/dev/null); do
+    cuobjdump -sass "$cubin" > "$cubin.sass" 2>&1 || true
+  done
   grep "^|" "$log" > "$out/tables.md"
   cat "$results"
   exit 0
