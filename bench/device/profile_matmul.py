@@ -16,34 +16,11 @@ import sys
 
 import torch
 import triton
-import triton.language as tl
 from triton.testing import do_bench
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "ops", "python"))
 import kiln_ops  # noqa: E402
-
-
-@triton.jit
-def triton_matmul(a, b, c, M, N, K, stride_bk, stride_bn, BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr):
-    pid = tl.program_id(0)
-    tiles_n = tl.cdiv(N, BN)
-    group = pid // (8 * tiles_n)
-    first_m = group * 8
-    rows = min(tl.cdiv(M, BM) - first_m, 8)
-    pid_m = first_m + pid % rows
-    pid_n = (pid % (8 * tiles_n)) // rows
-    rm = (pid_m * BM + tl.arange(0, BM)) % M
-    rn = (pid_n * BN + tl.arange(0, BN)) % N
-    rk = tl.arange(0, BK)
-    pa = a + rm[:, None] * K + rk[None, :]
-    pb = b + rk[:, None] * stride_bk + rn[None, :] * stride_bn
-    acc = tl.zeros((BM, BN), dtype=tl.float32)
-    for k in range(0, K, BK):
-        acc += tl.dot(tl.load(pa + k), tl.load(pb + k * stride_bk))
-    om = pid_m * BM + tl.arange(0, BM)
-    on = pid_n * BN + tl.arange(0, BN)
-    tl.store(c + om[:, None] * N + on[None, :], acc.to(tl.bfloat16), mask=(om[:, None] < M) & (on[None, :] < N))
-
+from triton_matmul import triton_matmul  # noqa: E402
 
 ops = kiln_ops.load(sys.argv[1])
 M, N, K = (int(v) for v in sys.argv[2:5]) if len(sys.argv) > 4 else (4096, 4096, 4096)

@@ -108,9 +108,12 @@ if [ "$part" = profile-matmul ]; then
       --section MemoryWorkloadAnalysis --section InstructionStats --metrics smsp__inst_executed.sum,sm__pipe_tensor_op_hmma_cycles_active.avg.pct_of_peak_sustained_active \
       python3 bench/device/profile_matmul.py "$lib" 4096 4096 4096 $order
   done
-  for cubin in $(find "$out/kiln-dump" "$out/triton-cache" -name '*.cubin' 2>/dev/null); do
+  # Kiln's dump holds its SASS already; Triton's cache holds a cubin. One
+  # archive, as the device tool returns neither deep folders nor many files.
+  for cubin in $(find "$out/triton-cache" -name '*.cubin' 2>/dev/null); do
     cuobjdump -sass "$cubin" > "$cubin.sass" 2>&1 || true
   done
+  tar czf "$out/kernels.tgz" -C "$out" kiln-dump triton-cache && rm -rf "$out/kiln-dump" "$out/triton-cache"
   grep "^|" "$log" > "$out/tables.md"
   cat "$results"
   exit 0
