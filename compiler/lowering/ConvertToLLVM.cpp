@@ -47,14 +47,19 @@ struct ConvertKGpuToLLVM : impl::ConvertKGpuToLLVMBase<ConvertKGpuToLLVM> {
     // them share offset 0 and the program needs the largest.
     int64_t shared = 0;
     module.walk([&](Operation *op) { shared = std::max(shared, scratchBytes(op, numWarps, threadsPerWarp)); });
-    // Buffers alive for the whole program (pipelining rings) come after it.
-    module.walk([&](gpu::LocalAllocOp alloc) {
-      auto type = alloc.getType();
-      int64_t bytes = type.getNumElements() * std::max<unsigned>(1, type.getElementTypeBitWidth() / 8);
-      shared = llvm::alignTo(shared, 1024); // wgmma's 128-byte swizzle atoms are 1024-byte aligned
-      alloc->setAttr("kgpu.offset", IntegerAttr::get(IntegerType::get(context, 32), shared));
-      shared += bytes;
-    });
+    // Buffers alive for the whole program come after it: the copy engine's
+    // barriers (1-d, 8 bytes each), then the pipelining rings, 1024-byte
+    // aligned (the 128-byte swizzle atoms of wgmma and the copy engine).
+    for (bool rings : {false, true})
+      module.walk([&](gpu::LocalAllocOp alloc) {
+        auto type = alloc.getType();
+        if ((type.getRank() >= 2) != rings)
+          return;
+        int64_t bytes = type.getNumElements() * std::max<unsigned>(1, type.getElementTypeBitWidth() / 8);
+        shared = llvm::alignTo(shared, rings ? 1024 : 8);
+        alloc->setAttr("kgpu.offset", IntegerAttr::get(IntegerType::get(context, 32), shared));
+        shared += bytes;
+      });
     module->setAttr("kgpu.shared_memory", IntegerAttr::get(IntegerType::get(context, 32), shared));
 
     gpu::AxisInfoAnalysis axis(module);
@@ -79,6 +84,7 @@ struct ConvertKGpuToLLVM : impl::ConvertKGpuToLLVMBase<ConvertKGpuToLLVM> {
     populateMmaPatterns(patterns, lowering);
     populateWgmmaPatterns(patterns, lowering);
     populateSharedPatterns(patterns, lowering);
+    populateTmaPatterns(patterns, lowering);
     populateDebugPatterns(patterns, lowering);
     if (failed(applyPartialConversion(module, target, std::move(patterns)))) {
       signalPassFailure();

@@ -26,6 +26,16 @@ struct FuncLowering : KilnPattern<tile::FuncOp> {
     kernel->setAttr(NVVM::NVVMDialect::getKernelFuncAttrName(), rewriter.getUnitAttr());
     kernel->setAttr(NVVM::NVVMDialect::getMaxntidAttrName(),
                     rewriter.getDenseI32ArrayAttr({ctx.numWarps * ctx.threadsPerWarp, 1, 1}));
+    // Tensor maps: 128 bytes in the parameter space, 64-byte aligned, whose
+    // address the copy engine takes (grid constant: never copied to local
+    // memory).
+    for (auto [i, type] : llvm::enumerate(func.getArgumentTypes()))
+      if (isa<tile::TensorMapType>(type)) {
+        auto bytes = LLVM::LLVMArrayType::get(rewriter.getI8Type(), 128);
+        kernel.setArgAttr(i, LLVM::LLVMDialect::getByValAttrName(), TypeAttr::get(bytes));
+        kernel.setArgAttr(i, LLVM::LLVMDialect::getAlignAttrName(), rewriter.getI64IntegerAttr(64));
+        kernel.setArgAttr(i, NVVM::NVVMDialect::getGridConstantAttrName(), rewriter.getUnitAttr());
+      }
     rewriter.inlineRegionBefore(func.getBody(), kernel.getBody(), kernel.end());
     if (failed(rewriter.convertRegionTypes(&kernel.getBody(), *getTypeConverter(), &signature)))
       return failure();

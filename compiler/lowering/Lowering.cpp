@@ -21,6 +21,8 @@ KilnTypeConverter::KilnTypeConverter(MLIRContext *context) : LLVMTypeConverter(c
   addConversion([this](tile::PointerType type) -> Type {
     return LLVM::LLVMPointerType::get(type.getContext(), type.getAddressSpace());
   });
+  // A tensor map is passed by value; the kernel sees its address.
+  addConversion([](tile::TensorMapType type) -> Type { return LLVM::LLVMPointerType::get(type.getContext()); });
   addConversion([](RankedTensorType type) -> std::optional<Type> {
     if (!isa_and_nonnull<gpu::SharedEncodingAttr>(type.getEncoding()))
       return std::nullopt;

@@ -211,6 +211,7 @@ void populateDotPatterns(mlir::RewritePatternSet &patterns, const LoweringContex
 void populateMmaPatterns(mlir::RewritePatternSet &patterns, const LoweringContext &context);
 void populateWgmmaPatterns(mlir::RewritePatternSet &patterns, const LoweringContext &context);
 void populateSharedPatterns(mlir::RewritePatternSet &patterns, const LoweringContext &context);
+void populateTmaPatterns(mlir::RewritePatternSet &patterns, const LoweringContext &context);
 void populateDebugPatterns(mlir::RewritePatternSet &patterns, const LoweringContext &context);
 /// math.erf on f32 without division (ErfToLLVM.cpp); applied before the
 /// math dialect's generic approximations.

@@ -40,6 +40,11 @@ void addTilePasses(mlir::PassManager &pm) {
 }
 
 void addGpuPasses(mlir::PassManager &pm, const CompileOptions &options) {
+  LowerDescriptorsOptions descriptors;
+  descriptors.numStages = options.num_stages;
+  descriptors.target = options.arch;
+  pm.addPass(createLowerDescriptors(descriptors));
+  pm.addPass(mlir::createCSEPass());
   AssignLayoutsOptions layouts;
   layouts.numWarps = options.num_warps;
   layouts.target = options.arch;
@@ -160,6 +165,15 @@ CompiledKernel compile(const Module &module, const CompileOptions &options) {
   auto llvmModule = *working.impl().module;
   if (auto shared = llvmModule->getAttrOfType<mlir::IntegerAttr>("kgpu.shared_memory"))
     kernel.shared_memory = static_cast<int>(shared.getInt());
+  if (auto maps = llvmModule->getAttrOfType<mlir::ArrayAttr>(gpu::kTensorMapsAttr))
+    for (auto entry : maps.getAsRange<mlir::DictionaryAttr>()) {
+      TensorMapSpec spec;
+      spec.parameter = static_cast<int>(mlir::cast<mlir::IntegerAttr>(entry.get("parameter")).getInt());
+      for (int32_t size : mlir::cast<mlir::DenseI32ArrayAttr>(entry.get("box")).asArrayRef())
+        spec.box.push_back(static_cast<uint32_t>(size));
+      spec.swizzle_bytes = static_cast<int>(mlir::cast<mlir::IntegerAttr>(entry.get("swizzle")).getInt());
+      kernel.tensor_maps.push_back(spec);
+    }
   std::string llvmIR;
   kernel.ptx = nvptx::toPTX(llvmModule, options.arch, dir.empty() ? nullptr : &llvmIR);
   dump(dir, "4-llvm-ir.ll", llvmIR);

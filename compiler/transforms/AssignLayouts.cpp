@@ -254,8 +254,15 @@ private:
 
   /// Whether `operand` is loaded with `dim` its most contiguous dimension,
   /// 8 elements or more: then its shared-memory copy is `dim`-major, which
-  /// decides whether wgmma can read it.
+  /// decides whether wgmma can read it. (Descriptor loads still here are
+  /// copy-engine loads: LowerDescriptors rewrote the others.)
   bool loadedAlong(Value operand, int dim) {
+    // Copy-engine loads fill rows along the descriptor's last dimension.
+    if (operand.getDefiningOp<tile::DescriptorLoadOp>())
+      return dim == 1 && tensorOf(operand).getShape()[1] >= 8;
+    if (auto trans = operand.getDefiningOp<tile::TransOp>())
+      if (trans.getSrc().getDefiningOp<tile::DescriptorLoadOp>())
+        return dim == 0 && tensorOf(operand).getShape()[0] >= 8;
     auto load = operand.getDefiningOp<tile::LoadOp>();
     if (!load || !tensorOf(load.getPtr()))
       return false;

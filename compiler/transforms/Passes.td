@@ -5,6 +5,31 @@
 
 include "mlir/Pass/PassBase.td"
 
+def LowerDescriptors : Pass<"kgpu-lower-descriptors", "mlir::ModuleOp"> {
+  let summary = "Keep the descriptor loads the copy engine takes; rewrite the rest as masked loads";
+  let description = [{
+    A `tile.descriptor_load` stays (for PipelineLoops to turn into
+    copy-engine copies, `kgpu.tma_load`) when the target is sm_90 or later,
+    loops are pipelined (`num-stages` >= 2), the block is 2-d with rows of
+    16 bytes or more (a power of two) and at most 256 rows, it (or its
+    transpose, its only use) is an operand of a tensor-core dot in the same
+    loop body and has no other use,
+    its offsets are pure arithmetic on the induction variable and
+    loop-invariant or loop-carried values, the specialization proves the
+    tensor's base 16-byte aligned, its innermost stride 1 and its other
+    strides multiples of 16 bytes, the loop's rings still fit shared
+    memory, and every such load of one descriptor uses the same box. The
+    boxes are recorded in the module's `kgpu.tensor_maps`. Every other
+    descriptor load and every descriptor store becomes the masked pointer
+    load or store its definition describes.
+  }];
+  let options = [
+    Option<"numStages", "num-stages", "int", "3", "software-pipelining depth of loops">,
+    Option<"target", "target", "std::string", "\"sm_90a\"", "GPU target">
+  ];
+  let dependentDialects = ["::kiln::gpu::KGpuDialect", "::mlir::arith::ArithDialect"];
+}
+
 def AssignLayouts : Pass<"kgpu-assign-layouts", "mlir::ModuleOp"> {
   let summary = "Give every block a layout over the GPU's threads";
   let description = [{

@@ -30,11 +30,20 @@
 // proves every warpgroup finished iteration k-2's dot, and slot (k-2) mod
 // (S+1) = (k+S-1) mod (S+1) is the one refilled.
 //
+// Descriptor loads that LowerDescriptors kept are filled by the copy engine
+// instead: one thread announces the slot's bytes on the slot's transaction
+// barrier (mbarrier_expect) and starts the boxes (tma_load); each iteration
+// every thread waits for the barrier's phase (parity carried with the read
+// slot), then the program barrier orders the refill after everyone's reads
+// as above. The barriers are set up before the prologue and invalidated
+// after the loop, so a loop run once per tile starts afresh each time.
+//
 //===----------------------------------------------------------------------===//
 
 #include "compiler/transforms/Passes.h"
 
 #include "compiler/analysis/AxisInfo.h"
+#include "compiler/transforms/AddressSlice.h"
 #include "compiler/dialect/gpu/KGpu.h"
 #include "compiler/dialect/gpu/Mma.h"
 
@@ -56,57 +65,30 @@ using namespace kiln::gpu;
 
 namespace {
 
-/// Shared memory the rings of one program may take (H100: 227 KB per
-/// block; the rest is left to scratch).
-constexpr int64_t kRingBudgetBytes = 192 * 1024;
-
 int64_t elementBytes(Type t) { return std::max<unsigned>(1, t.getIntOrFloatBitWidth() / 8); }
 
 /// The last dimension's size of a 2-D operand (N for B).
 int64_t columnsOf(Value v) { return cast<RankedTensorType>(v.getType()).getShape()[1]; }
 
-/// A load that can become an async copy, and what its copies need.
+/// A load that can become an async copy (cp.async from each thread, or the
+/// copy engine for a descriptor load), and what its copies need.
 struct Candidate {
-  mutable tile::LoadOp load; // (op handles are used through const refs)
+  mutable Operation *load;
   unsigned contiguousDim; ///< the tile dimension its vectors run along
-};
+  bool tma;               ///< a descriptor load, copied by the copy engine
+  mutable Operation *transpose = nullptr; ///< (tma) the tile.trans the dot reads, if any
 
-/// The loop-body operations that `roots` depend on, in program order, and
-/// the loop-carried values among their inputs; fails when something they
-/// depend on is not pure address arithmetic.
-struct AddressSlice {
-  llvm::SetVector<Operation *> ops;
-  llvm::SetVector<unsigned> carried; ///< iter_arg numbers
-};
-
-bool collectSlice(scf::ForOp loop, ArrayRef<Value> roots, AddressSlice &slice) {
-  Block *body = loop.getBody();
-  SmallVector<Value> work(roots.begin(), roots.end());
-  while (!work.empty()) {
-    Value v = work.pop_back_val();
-    if (!v)
-      continue;
-    if (auto arg = dyn_cast<BlockArgument>(v)) {
-      if (arg.getOwner() != body || arg == loop.getInductionVar())
-        continue;
-      unsigned index = arg.getArgNumber() - loop.getNumInductionVars();
-      if (slice.carried.insert(index)) // its next value must be address arithmetic too
-        work.push_back(loop.getYieldedValues()[index]);
-      continue;
-    }
-    Operation *def = v.getDefiningOp();
-    if (def->getBlock() != body)
-      continue; // defined outside the loop: available everywhere
-    if (!isPure(def) || def->getNumRegions() != 0)
-      return false;
-    if (slice.ops.insert(def))
-      llvm::append_range(work, def->getOperands());
+  /// The value the dot reads (which the ring slot replaces).
+  Value result() const { return (transpose ? transpose : load)->getResult(0); }
+  RankedTensorType type() const { return cast<RankedTensorType>(result().getType()); }
+  /// What its address depends on: pointers and mask, or the offsets.
+  SmallVector<Value> addressRoots() const {
+    if (auto d = dyn_cast<tile::DescriptorLoadOp>(load))
+      return llvm::to_vector(d.getOffsets());
+    auto l = cast<tile::LoadOp>(load);
+    return {l.getPtr(), l.getMask()};
   }
-  SmallVector<Operation *> sorted(slice.ops.begin(), slice.ops.end());
-  llvm::sort(sorted, [](Operation *a, Operation *b) { return a->isBeforeInBlock(b); });
-  slice.ops = llvm::SetVector<Operation *>(sorted.begin(), sorted.end());
-  return true;
-}
+};
 
 class LoopPipeliner {
 public:
@@ -120,10 +102,8 @@ public:
     inFlight_ = findInFlightDot(candidates);
     slots_ = inFlight_ ? stages_ + 1 : stages_;
     SmallVector<Value> roots;
-    for (const Candidate &c : candidates) {
-      roots.push_back(c.load.getPtr());
-      roots.push_back(c.load.getMask());
-    }
+    for (const Candidate &c : candidates)
+      llvm::append_range(roots, c.addressRoots());
     AddressSlice slice;
     if (!collectSlice(loop_, roots, slice))
       return;
@@ -153,6 +133,16 @@ private:
 
   SmallVector<Candidate> findCandidates() {
     SmallVector<Candidate> found;
+    // Descriptor loads first: LowerDescriptors kept only those whose rings
+    // fit, and reserved their shared memory.
+    for (auto load : loop_.getBody()->getOps<tile::DescriptorLoadOp>()) {
+      auto type = cast<RankedTensorType>(load.getType());
+      ringBytes_ += stages_ * type.getNumElements() * elementBytes(type.getElementType());
+      // A transposed block is stored as it arrives: its rows run along the
+      // dot operand's dimension 0.
+      auto transpose = dyn_cast<tile::TransOp>(*load->getUsers().begin());
+      found.push_back({load, transpose ? 0u : 1u, /*tma=*/true, transpose});
+    }
     for (auto dot : loop_.getBody()->getOps<tile::DotOp>()) {
       if (!usesMma(dot, computeCapability_))
         continue;
@@ -176,7 +166,7 @@ private:
         if (ringBytes_ + stages_ * slotBytes > kRingBudgetBytes)
           continue;
         ringBytes_ += stages_ * slotBytes;
-        found.push_back({load, dim});
+        found.push_back({load, dim, /*tma=*/false});
         fenceAsyncProxy_ |= wgmma;
       }
     }
@@ -197,7 +187,7 @@ private:
         !dot.getType().getElementType().isF32())
       return {};
     auto fromRing = [&](Value operand) {
-      return llvm::any_of(candidates, [&](const Candidate &c) { return c.load.getResult() == operand; });
+      return llvm::any_of(candidates, [&](const Candidate &c) { return c.result() == operand; });
     };
     if (!fromRing(dot.getA()) || !fromRing(dot.getB()))
       return {};
@@ -225,22 +215,40 @@ private:
   }
 
   /// Clones the slice with the induction variable and the carried address
-  /// state replaced, then issues the copies into `slot` and commits.
-  /// Returns the next address state.
+  /// state replaced, then issues the copies into `slot` (cp.async ones
+  /// committed as one group; copy-engine ones announced on the slot's
+  /// barrier first). Returns the next address state.
   SmallVector<Value> issue(OpBuilder &b, Location loc, ArrayRef<Candidate> candidates,
-                           const AddressSlice &slice, ArrayRef<Value> buffers, Value iv, Value inRange,
-                           ArrayRef<Value> state, Value slot) {
+                           const AddressSlice &slice, ArrayRef<Value> buffers, Value barriers, Value iv,
+                           Value inRange, ArrayRef<Value> state, Value slot) {
     IRMapping map;
     map.map(loop_.getInductionVar(), iv);
     for (auto [index, value] : llvm::zip(slice.carried, state))
       map.map(loop_.getRegionIterArgs()[index], value);
     for (Operation *op : slice.ops)
       b.clone(*op, map);
+    int64_t tmaBytes = 0;
+    for (const Candidate &c : candidates)
+      if (c.tma)
+        tmaBytes += c.type().getNumElements() * elementBytes(c.type().getElementType());
+    if (tmaBytes > 0)
+      MBarrierExpectOp::create(b, loc, barriers, slot, static_cast<int32_t>(tmaBytes), inRange);
+    bool pointerCopies = false;
     for (auto [c, buffer] : llvm::zip(candidates, buffers)) {
-      Value mask = c.load.getMask() ? map.lookupOrDefault(c.load.getMask()) : Value();
-      AsyncCopyOp::create(b, loc, map.lookupOrDefault(c.load.getPtr()), buffer, slot, mask, inRange);
+      if (auto d = dyn_cast<tile::DescriptorLoadOp>(c.load)) {
+        SmallVector<Value> coords;
+        for (Value offset : d.getOffsets())
+          coords.push_back(map.lookupOrDefault(offset));
+        TmaLoadOp::create(b, loc, d.getMap(), coords, buffer, slot, barriers, inRange);
+        continue;
+      }
+      auto load = cast<tile::LoadOp>(c.load);
+      Value mask = load.getMask() ? map.lookupOrDefault(load.getMask()) : Value();
+      AsyncCopyOp::create(b, loc, map.lookupOrDefault(load.getPtr()), buffer, slot, mask, inRange);
+      pointerCopies = true;
     }
-    AsyncCommitOp::create(b, loc);
+    if (pointerCopies)
+      AsyncCommitOp::create(b, loc);
     SmallVector<Value> next;
     for (unsigned index : slice.carried)
       next.push_back(map.lookupOrDefault(loop_.getYieldedValues()[index]));
@@ -253,17 +261,25 @@ private:
     IRRewriter b(context);
     b.setInsertionPoint(loop_);
     auto i32 = [&](int64_t v) { return arith::ConstantOp::create(b, loc, b.getI32IntegerAttr(v)); };
+    const bool tma = llvm::any_of(candidates, [](const Candidate &c) { return c.tma; });
+    const bool pointerCopies = llvm::any_of(candidates, [](const Candidate &c) { return !c.tma; });
 
-    // The rings.
+    // The rings, and the copy engine's barriers (one per slot).
     SmallVector<Value> buffers;
     for (const Candidate &c : candidates) {
-      auto type = cast<RankedTensorType>(c.load.getType());
+      auto type = c.type();
       SmallVector<int64_t> shape{slots_};
       llvm::append_range(shape, type.getShape());
       unsigned other = 1 - c.contiguousDim;
       auto encoding = swizzledEncoding(context, type.getShape()[c.contiguousDim],
                                        elementBytes(type.getElementType()), {c.contiguousDim, other});
       buffers.push_back(LocalAllocOp::create(b, loc, RankedTensorType::get(shape, type.getElementType(), encoding)));
+    }
+    Value barriers;
+    if (tma) {
+      auto flat = SharedEncodingAttr::get(context, 1, 1, 1, {0});
+      barriers = LocalAllocOp::create(b, loc, RankedTensorType::get({slots_}, b.getI64Type(), flat));
+      MBarrierInitOp::create(b, loc, barriers);
     }
 
     // Prologue: the first S-1 iterations' copies.
@@ -272,42 +288,57 @@ private:
       state.push_back(loop_.getInitArgs()[index]);
     for (int i = 0; i < stages_ - 1; ++i) {
       auto [iv, inRange] = iterationAhead(b, loc, loop_.getLowerBound(), i);
-      state = issue(b, loc, candidates, slice, buffers, iv, inRange, state, i32(i));
+      state = issue(b, loc, candidates, slice, buffers, barriers, iv, inRange, state, i32(i));
     }
 
-    // The loop carries the ahead state and the two slot numbers.
+    // The loop carries the ahead state, the two slot numbers and (with the
+    // copy engine) the phase of the read slot's barrier.
     SmallVector<Value> inits = state;
     inits.push_back(i32(0));
     inits.push_back(i32(stages_ - 1));
+    const size_t added = tma ? 3 : 2;
+    if (tma)
+      inits.push_back(i32(0));
     // (Called with the new loop's empty body, which the old body's
     // operations then follow: what is built here comes first.)
     auto yields = [&](OpBuilder &, Location, ArrayRef<BlockArgument> args) -> SmallVector<Value> {
       Block *body = args.front().getOwner();
-      Value readSlot = args[args.size() - 2], writeSlot = args.back();
+      Value readSlot = args[args.size() - added], writeSlot = args[args.size() - added + 1];
+      Value phase = tma ? Value(args.back()) : Value();
       OpBuilder inner(context);
       inner.setInsertionPointToStart(body);
-      auto wait = AsyncWaitOp::create(inner, loc, stages_ - 2);
-      if (fenceAsyncProxy_)
-        wait->setAttr(kFenceAsyncProxy, UnitAttr::get(context));
+      auto c32 = [&](int64_t v) { return arith::ConstantOp::create(inner, loc, inner.getI32IntegerAttr(v)); };
+      if (tma)
+        MBarrierWaitOp::create(inner, loc, barriers, readSlot, phase);
+      if (pointerCopies) {
+        auto wait = AsyncWaitOp::create(inner, loc, stages_ - 2);
+        if (fenceAsyncProxy_)
+          wait->setAttr(kFenceAsyncProxy, UnitAttr::get(context));
+      } else {
+        BarrierOp::create(inner, loc); // every thread is done with the slot refilled below
+      }
       for (auto [c, buffer] : llvm::zip(candidates, buffers)) {
-        auto read = LocalLoadOp::create(inner, loc, c.load.getType(), buffer, readSlot);
-        c.load.getResult().replaceAllUsesWith(read);
+        auto read = LocalLoadOp::create(inner, loc, c.type(), buffer, readSlot);
+        c.result().replaceAllUsesWith(read);
       }
       Value iv = body->getArgument(0);
       auto [ahead, inRange] = iterationAhead(inner, loc, iv, stages_ - 1);
-      SmallVector<Value> aheadState(args.begin(), args.end() - 2);
+      SmallVector<Value> aheadState(args.begin(), args.end() - added);
       SmallVector<Value> next =
-          issue(inner, loc, candidates, slice, buffers, ahead, inRange, aheadState, writeSlot);
+          issue(inner, loc, candidates, slice, buffers, barriers, ahead, inRange, aheadState, writeSlot);
       auto advance = [&](Value slot) -> Value {
-        Value plus = arith::AddIOp::create(inner, loc, slot,
-                                           arith::ConstantOp::create(inner, loc, inner.getI32IntegerAttr(1)));
-        Value wraps = arith::CmpIOp::create(inner, loc, arith::CmpIPredicate::eq, plus,
-                                            arith::ConstantOp::create(inner, loc, inner.getI32IntegerAttr(slots_)));
-        return arith::SelectOp::create(inner, loc, wraps,
-                                       arith::ConstantOp::create(inner, loc, inner.getI32IntegerAttr(0)), plus);
+        Value plus = arith::AddIOp::create(inner, loc, slot, c32(1));
+        Value wraps = arith::CmpIOp::create(inner, loc, arith::CmpIPredicate::eq, plus, c32(slots_));
+        return arith::SelectOp::create(inner, loc, wraps, c32(0), plus);
       };
-      next.push_back(advance(readSlot));
+      Value nextRead = advance(readSlot);
+      next.push_back(nextRead);
       next.push_back(advance(writeSlot));
+      if (tma) { // the barrier's next phase when the read slot wraps
+        Value wrapped = arith::CmpIOp::create(inner, loc, arith::CmpIPredicate::eq, nextRead, c32(0));
+        next.push_back(arith::SelectOp::create(inner, loc, wrapped,
+                                               arith::XOrIOp::create(inner, loc, phase, c32(1)), phase));
+      }
       return next;
     };
     FailureOr<LoopLikeOpInterface> replaced =
@@ -316,10 +347,16 @@ private:
     if (failed(replaced))
       return;
     auto newLoop = cast<scf::ForOp>(replaced->getOperation());
-    for (const Candidate &c : candidates)
-      c.load.erase();
+    for (const Candidate &c : candidates) {
+      if (c.transpose)
+        c.transpose->erase();
+      c.load->erase();
+    }
     b.setInsertionPointAfter(newLoop);
-    AsyncWaitOp::create(b, loc, 0); // nothing may still write the rings after the loop
+    if (pointerCopies)
+      AsyncWaitOp::create(b, loc, 0); // nothing may still write the rings after the loop
+    if (tma) // (every copy started was waited for in the loop)
+      MBarrierInvalOp::create(b, loc, barriers);
     if (inFlight_)
       keepInFlight(b, newLoop);
   }

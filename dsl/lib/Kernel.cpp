@@ -101,7 +101,7 @@ Module Kernel::trace(const Config &config_in, const Specialization &spec) const 
   for (size_t i = 0; i < arg_types.size(); ++i) {
     const ElementType &type = impl_->signature[i];
     bool one = i < spec.args.size() && spec.args[i].equal_to_1 && !type.is_pointer &&
-               is_integer(type.dtype);
+               type.descriptor_rank == 0 && is_integer(type.dtype);
     args.push_back(one ? make_constant(0, 1, false, type.dtype, {}, Loc())
                        : TraceAccess::wrap(entry->getArgument(i), type, Loc()));
   }

@@ -2,6 +2,9 @@
 
 #pragma once
 
+#include "runtime/cuda/Kernel.h"
+
+#include <kiln/compiler.h>
 #include <kiln/kernel.h>
 
 #include <map>
@@ -15,9 +18,12 @@ namespace kiln {
 namespace interp {
 class Program;
 }
-namespace cuda {
-struct LoadedKernel;
-}
+
+/// A kernel loaded on a GPU, and the tensor maps its launches build.
+struct GpuKernel {
+  cuda::LoadedKernel loaded;
+  std::vector<TensorMapSpec> tensor_maps;
+};
 
 struct Kernel::Impl {
   std::string name;
@@ -29,7 +35,7 @@ struct Kernel::Impl {
   /// Compiled code per "config|specialization" (and, for GPUs, device).
   std::mutex mutex;
   std::map<std::string, std::shared_ptr<const interp::Program>> interpreted;
-  std::map<std::string, std::shared_ptr<const cuda::LoadedKernel>> loaded;
+  std::map<std::string, std::shared_ptr<const GpuKernel>> loaded;
   /// What compile() made in this process, per "config|specialization|arch":
   /// a launch after a compile (the autotuner's) neither traces nor reads
   /// the disk cache again.
@@ -41,7 +47,7 @@ struct Kernel::Impl {
     Config config;
     uint64_t specialization;
     int device;
-    std::shared_ptr<const cuda::LoadedKernel> kernel;
+    std::shared_ptr<const GpuKernel> kernel;
   };
   std::vector<RecentLaunch> recent;
 };

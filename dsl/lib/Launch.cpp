@@ -11,6 +11,7 @@
 #include "dsl/lib/KernelImpl.h"
 
 #include "runtime/cuda/Kernel.h"
+#include "runtime/cuda/TensorMap.h"
 #include "runtime/interp/Interpreter.h"
 
 #include <kiln/cache.h>
@@ -83,10 +84,11 @@ std::string dumpDir() {
 
 /// Parameter values as the driver takes them: one pointer per parameter
 /// (on the stack for up to kInline parameters: the launch path allocates
-/// nothing).
+/// nothing), tensor maps built for the descriptors the kernel reads by TMA.
 class Parameters {
 public:
-  Parameters(const std::vector<ElementType> &signature, std::span<const Arg> args, const std::string &kernel) {
+  Parameters(const std::vector<ElementType> &signature, std::span<const Arg> args, const std::string &kernel,
+             const std::vector<TensorMapSpec> &tensorMaps) {
     if (args.size() > kInline) {
       heapStorage_.resize(args.size());
       heapPointers_.resize(args.size());
@@ -94,30 +96,68 @@ public:
     uint64_t *storage = args.size() > kInline ? heapStorage_.data() : inlineStorage_;
     pointers_ = args.size() > kInline ? heapPointers_.data() : inlinePointers_;
     for (size_t i = 0; i < args.size(); ++i) {
+      if (signature[i].descriptor_rank > 0) {
+        maps_.push_back(tensorMap(signature, args, i, kernel, tensorMaps));
+        continue; // pointed to below, once maps_ stops moving
+      }
       storage[i] = value(signature[i], args[i], i, kernel);
       pointers_[i] = &storage[i];
     }
+    for (size_t i = 0, m = 0; i < args.size(); ++i)
+      if (signature[i].descriptor_rank > 0)
+        pointers_[i] = &maps_[m++];
   }
   void **pointers() { return pointers_; }
 
 private:
   static constexpr size_t kInline = 32;
 
+  [[noreturn]] static void bad(size_t i, const std::string &kernel, const std::string &why) {
+    throw Error("argument #" + std::to_string(i) + " of kernel '" + kernel + "': " + why);
+  }
+
+  /// The tensor map of the descriptor whose parameters start at `i`: built
+  /// from the base, sizes and strides after it when the kernel reads it by
+  /// TMA, else never read (zeros).
+  static cuda::TensorMap tensorMap(const std::vector<ElementType> &signature, std::span<const Arg> args, size_t i,
+                                   const std::string &kernel, const std::vector<TensorMapSpec> &tensorMaps) {
+    const int rank = signature[i].descriptor_rank;
+    if (args[i].kind() != Arg::Kind::tensor_map || args[i].integer() != rank)
+      bad(i, kernel, "the kernel expects a rank-" + std::to_string(rank) + " descriptor (a TensorArg with " +
+                         std::to_string(rank) + " sizes)");
+    cuda::TensorMap map;
+    for (const TensorMapSpec &spec : tensorMaps) {
+      if (spec.parameter != static_cast<int>(i))
+        continue;
+      int64_t sizes[5], strides[5];
+      for (int d = 0; d < rank; ++d) {
+        sizes[d] = args[i + 2 + d].integer();
+        strides[d] = args[i + 2 + rank + d].integer();
+      }
+      try {
+        map = cuda::encode_tensor_map(signature[i].dtype, args[i + 1].address(), {sizes, size_t(rank)},
+                                      {strides, size_t(rank)}, spec.box, spec.swizzle_bytes);
+      } catch (const Error &e) {
+        bad(i, kernel, e.what());
+      }
+    }
+    return map;
+  }
+
   static uint64_t value(const ElementType &type, const Arg &arg, size_t i, const std::string &kernel) {
-    auto bad = [&](const std::string &why) -> uint64_t {
-      throw Error("argument #" + std::to_string(i) + " of kernel '" + kernel + "': " + why);
-    };
+    if (arg.kind() == Arg::Kind::tensor_map)
+      bad(i, kernel, "a descriptor (TensorArg) where the kernel expects a single value");
     uint64_t slot = 0;
     if (type.is_pointer) {
       if (arg.kind() != Arg::Kind::memory)
-        return bad("the kernel expects a pointer, the launch passed a number");
+        bad(i, kernel, "the kernel expects a pointer, the launch passed a number");
       if (arg.device() != DeviceKind::cuda)
-        return bad("the GPU needs device memory (a Buffer of a CUDA device), not host memory");
+        bad(i, kernel, "the GPU needs device memory (a Buffer of a CUDA device), not host memory");
       return arg.address();
     }
     if (is_float(type.dtype)) {
       if (arg.kind() == Arg::Kind::memory)
-        return bad("the kernel expects a float, the launch passed memory");
+        bad(i, kernel, "the kernel expects a float, the launch passed memory");
       double v = arg.kind() == Arg::Kind::floating ? arg.floating() : static_cast<double>(arg.integer());
       if (type.dtype == DType::f64) {
         std::memcpy(&slot, &v, 8);
@@ -125,16 +165,16 @@ private:
         float f = static_cast<float>(v);
         std::memcpy(&slot, &f, 4);
       } else {
-        return bad("scalar parameters of " + std::string(name(type.dtype)) + " are not supported; pass f32");
+        bad(i, kernel, "scalar parameters of " + std::string(name(type.dtype)) + " are not supported; pass f32");
       }
       return slot;
     }
     if (arg.kind() != Arg::Kind::integer)
-      return bad("the kernel expects an integer");
+      bad(i, kernel, "the kernel expects an integer");
     int64_t v = arg.integer();
     int width = bit_width(type.dtype);
     if (width < 64 && (v < -(int64_t(1) << (width - 1)) || v >= (int64_t(1) << width)))
-      return bad(std::to_string(v) + " does not fit " + std::string(name(type.dtype)));
+      bad(i, kernel, std::to_string(v) + " does not fit " + std::string(name(type.dtype)));
     std::memcpy(&slot, &v, 8); // little endian: the low bytes first
     return slot;
   }
@@ -143,6 +183,7 @@ private:
   void *inlinePointers_[kInline];
   std::vector<uint64_t> heapStorage_;
   std::vector<void *> heapPointers_;
+  std::vector<cuda::TensorMap> maps_; ///< (empty, so not allocated, without descriptors)
   void **pointers_ = nullptr;
 };
 
@@ -182,6 +223,9 @@ CompiledKernel compileThroughDiskCache(const Kernel &k, const Config &config, co
         kernel.spill_stores = meta.at("spill_stores");
         kernel.spill_loads = meta.at("spill_loads");
         kernel.stack_frame = meta.at("stack_frame");
+        for (const auto &map : meta.at("tensor_maps"))
+          kernel.tensor_maps.push_back({map.at("parameter").get<int>(), map.at("box").get<std::vector<uint32_t>>(),
+                                        map.at("swizzle").get<int>()});
         kernel.cubin = entry->files["kernel.cubin"];
         auto &ptx = entry->files["kernel.ptx"];
         kernel.ptx.assign(ptx.begin(), ptx.end());
@@ -199,9 +243,12 @@ CompiledKernel compileThroughDiskCache(const Kernel &k, const Config &config, co
                          {"spill_stores", kernel.spill_stores},
                          {"spill_loads", kernel.spill_loads},
                          {"stack_frame", kernel.stack_frame},
+                         {"tensor_maps", nlohmann::json::array()},
                          {"config", config.str()},
                          {"specialization", spec.str()},
                          {"kiln", version()}};
+  for (const TensorMapSpec &map : kernel.tensor_maps)
+    meta["tensor_maps"].push_back({{"parameter", map.parameter}, {"box", map.box}, {"swizzle", map.swizzle_bytes}});
   BlobStore::Entry entry;
   entry.metadata = meta.dump();
   entry.files["kernel.ptx"] = std::vector<char>(kernel.ptx.begin(), kernel.ptx.end());
@@ -276,7 +323,7 @@ void Kernel::launch_with(const Grid &grid, const Config &config_in, const Stream
   // merging configs or building keys.
   uint64_t bits = 0;
   bool packed = packedSpecialization(args, signature(), bits);
-  std::shared_ptr<const cuda::LoadedKernel> loaded;
+  std::shared_ptr<const GpuKernel> loaded;
   if (packed) {
     std::lock_guard<std::mutex> lock(impl_->mutex);
     for (const Impl::RecentLaunch &recent : impl_->recent)
@@ -304,8 +351,9 @@ void Kernel::launch_with(const Grid &grid, const Config &config_in, const Stream
         image.assign(compiled.ptx.begin(), compiled.ptx.end());
         image.push_back('\0');
       }
-      loaded = std::make_shared<const cuda::LoadedKernel>(cuda::load(
-          image, compiled.name, device.ordinal(), compiled.num_warps * 32, compiled.shared_memory));
+      loaded = std::make_shared<const GpuKernel>(
+          GpuKernel{cuda::load(image, compiled.name, device.ordinal(), compiled.num_warps * 32, compiled.shared_memory),
+                    compiled.tensor_maps});
     }
     std::lock_guard<std::mutex> lock(impl_->mutex);
     impl_->loaded.emplace(key, loaded);
@@ -316,8 +364,8 @@ void Kernel::launch_with(const Grid &grid, const Config &config_in, const Stream
       impl_->recent.push_back({config_in, bits, device.ordinal(), loaded});
     }
   }
-  Parameters parameters(signature(), args, name());
-  cuda::launch(*loaded, grid, stream.native(), parameters.pointers());
+  Parameters parameters(signature(), args, name(), loaded->tensor_maps);
+  cuda::launch(loaded->loaded, grid, stream.native(), parameters.pointers());
 }
 
 } // namespace kiln

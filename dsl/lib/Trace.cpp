@@ -13,6 +13,8 @@
 namespace kiln {
 
 std::string to_string(const ElementType &type) {
+  if (type.descriptor_rank > 0)
+    return "tensormap<" + std::string(name(type.dtype)) + ", " + std::to_string(type.descriptor_rank) + ">";
   std::string text;
   if (type.is_pointer)
     text = type.is_const ? "*const " : "*";
@@ -155,6 +157,8 @@ mlir::Type scalar_type(mlir::MLIRContext &context, DType dtype) {
 }
 
 mlir::Type element_type(mlir::MLIRContext &context, const ElementType &type) {
+  if (type.descriptor_rank > 0)
+    return tile::TensorMapType::get(&context);
   mlir::Type scalar = scalar_type(context, type.dtype);
   if (type.is_pointer)
     return tile::PointerType::get(scalar, 1);

@@ -70,6 +70,8 @@ Loaded &loaded() {
               bind(library, "cuGetErrorString", d.cuGetErrorString, s.error);
     if (!ok)
       return s;
+    d.cuTensorMapEncodeTiled = reinterpret_cast<decltype(d.cuTensorMapEncodeTiled)>(
+        dlsym(library, "cuTensorMapEncodeTiled")); // optional: only descriptors read by TMA need it
     CUresult result = d.cuInit(0);
     if (result != CUDA_SUCCESS) {
       const char *name = nullptr;

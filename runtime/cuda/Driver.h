@@ -66,6 +66,12 @@ struct Driver {
   CUresult (*cuEventDestroy)(CUevent);
   CUresult (*cuGetErrorName)(CUresult, const char **);
   CUresult (*cuGetErrorString)(CUresult, const char **);
+  /// Builds a tensor map for the copy engine (TMA); null where the driver
+  /// predates it (before CUDA 12).
+  CUresult (*cuTensorMapEncodeTiled)(void *tensorMap, int dataType, uint32_t rank, void *globalAddress,
+                                     const uint64_t *globalDim, const uint64_t *globalStrides,
+                                     const uint32_t *boxDim, const uint32_t *elementStrides, int interleave,
+                                     int swizzle, int l2Promotion, int oobFill);
 };
 
 /// The loaded driver, initialized; throws kiln::Error saying why when there

@@ -49,6 +49,9 @@ void describe_scalar(mlir::Type type, Element::Kind &kind, unsigned &width, DTyp
   } else if (mlir::isa<tile::PointerType>(type)) {
     kind = Element::pointer;
     width = 64;
+  } else if (mlir::isa<tile::TensorMapType>(type)) {
+    kind = Element::tensor_map;
+    width = 64;
   } else {
     std::string text;
     llvm::raw_string_ostream os(text);
@@ -194,6 +197,10 @@ void Program::run(const Grid &grid, std::span<const Arg> args, std::ostream &out
                    "-byte ones");
       word = arg.address();
       memory.push_back({arg.address(), arg.address() + arg.bytes(), static_cast<unsigned>(i)});
+      break;
+    case Element::tensor_map:
+      if (arg.kind() != Arg::Kind::tensor_map)
+        bad(i, "the kernel expects a descriptor (a TensorArg)");
       break;
     case Element::integer: {
       if (arg.kind() != Arg::Kind::integer)

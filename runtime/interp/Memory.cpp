@@ -112,6 +112,66 @@ std::string format_value(const Element &el, Word w, bool as_hex) {
   return os.str();
 }
 
+/// The elements of a descriptor block that lie inside the tensor, and
+/// their addresses.
+class DescriptorAccess {
+public:
+  DescriptorAccess(Compiler &c, mlir::Value base, mlir::ValueRange sizes, mlir::ValueRange strides,
+                   mlir::ValueRange offsets, llvm::ArrayRef<int64_t> shape)
+      : base_(c.slot(base)), shape_(shape.begin(), shape.end()),
+        elementBytes_(element_of(base.getType()).pointee_bytes()) {
+    for (mlir::Value v : sizes)
+      sizes_.push_back(c.slot(v));
+    for (mlir::Value v : strides)
+      strides_.push_back(c.slot(v));
+    for (mlir::Value v : offsets)
+      offsets_.push_back(c.slot(v));
+  }
+
+  size_t elements() const {
+    size_t n = 1;
+    for (int64_t d : shape_)
+      n *= static_cast<size_t>(d);
+    return n;
+  }
+
+  /// Calls `visit(i, address)` for each element i (row-major in the block)
+  /// inside the tensor's sizes.
+  template <class Visit> void walk(const Exec &e, Visit visit) const {
+    const size_t rank = shape_.size();
+    std::vector<int64_t> size(rank), stride(rank), offset(rank), index(rank, 0);
+    for (size_t d = 0; d < rank; ++d) {
+      size[d] = static_cast<int64_t>(e.slots[sizes_[d]].words[0]);
+      stride[d] = static_cast<int64_t>(e.slots[strides_[d]].words[0]);
+      offset[d] = sign_extend(e.slots[offsets_[d]].words[0], 32);
+    }
+    const uint64_t base = e.slots[base_].words[0];
+    const size_t n = elements();
+    for (size_t i = 0; i < n; ++i) {
+      bool inside = true;
+      int64_t element = 0;
+      for (size_t d = 0; d < rank; ++d) {
+        int64_t at = offset[d] + index[d];
+        inside = inside && at >= 0 && at < size[d];
+        element += at * stride[d];
+      }
+      if (inside)
+        visit(i, base + static_cast<uint64_t>(element) * elementBytes_);
+      for (size_t d = rank; d-- > 0;) { // the next index, row-major
+        if (++index[d] < shape_[d])
+          break;
+        index[d] = 0;
+      }
+    }
+  }
+
+private:
+  unsigned base_;
+  std::vector<unsigned> sizes_, strides_, offsets_;
+  std::vector<int64_t> shape_;
+  unsigned elementBytes_;
+};
+
 } // namespace
 
 Instr compile_memory(Compiler &c, mlir::Operation *op) {
@@ -159,6 +219,35 @@ Instr compile_memory(Compiler &c, mlir::Operation *op) {
             R[i] = read(P[i], el);
           }
           e.slots[r].words = std::move(R);
+        };
+      })
+      .Case([&](tile::DescriptorLoadOp load) -> Instr {
+        Element el = element_of(load.getBase().getType());
+        DescriptorAccess access(c, load.getBase(), load.getSizes(), load.getStrides(), load.getOffsets(),
+                                mlir::cast<mlir::RankedTensorType>(load.getType()).getShape());
+        unsigned r = c.slot(load);
+        mlir::Operation *where_op = op;
+        return [=](Exec &e) {
+          std::vector<Word> R(access.elements(), 0);
+          access.walk(e, [&](size_t i, uint64_t address) {
+            check_access(where_op, e, "descriptor load", i, address, el.pointee_bytes());
+            R[i] = read(address, el);
+          });
+          e.slots[r].words = std::move(R);
+        };
+      })
+      .Case([&](tile::DescriptorStoreOp store) -> Instr {
+        Element el = element_of(store.getBase().getType());
+        DescriptorAccess access(c, store.getBase(), store.getSizes(), store.getStrides(), store.getOffsets(),
+                                mlir::cast<mlir::RankedTensorType>(store.getValue().getType()).getShape());
+        unsigned v = c.slot(store.getValue());
+        mlir::Operation *where_op = op;
+        return [=](Exec &e) {
+          const auto &V = e.slots[v].words;
+          access.walk(e, [&](size_t i, uint64_t address) {
+            check_access(where_op, e, "descriptor store", i, address, el.pointee_bytes());
+            write(address, el, V[i]);
+          });
         };
       })
       .Case([&](tile::StoreOp store) -> Instr {

@@ -37,7 +37,8 @@ inline int64_t sign_extend(Word x, unsigned width) {
 
 /// What an element is.
 struct Element {
-  enum Kind : uint8_t { integer, floating, pointer } kind = integer;
+  /// (tensor_map: a descriptor's tensor map, which the interpreter never reads)
+  enum Kind : uint8_t { integer, floating, pointer, tensor_map } kind = integer;
   unsigned width = 32;        ///< bits (64 for pointers)
   DType float_type = DType::f32; ///< format of floats
   /// For pointers: what they point to.

@@ -34,6 +34,15 @@ constexpr const char *kFenceAsyncProxy = "kgpu.fence_async_proxy";
 /// On tile.dot: layout assignment chose wgmma for it (the pipeliner and the
 /// lowering follow that decision rather than guess it from the layout).
 constexpr const char *kWgmmaAttr = "kgpu.wgmma";
+/// On the module: the descriptors the copy engine reads, an array of
+/// {parameter (the tensor map's argument number), box (elements per
+/// dimension, outermost first), swizzle (bytes)}; the runtime builds their
+/// tensor maps at launch.
+constexpr const char *kTensorMapsAttr = "kgpu.tensor_maps";
+
+/// Shared memory the pipelining rings of one program may take (H100: 227 KB
+/// per block; the rest is left to scratch).
+constexpr int64_t kRingBudgetBytes = 192 * 1024;
 
 int getNumWarps(mlir::ModuleOp module);
 /// "sm_90a" -> 90.

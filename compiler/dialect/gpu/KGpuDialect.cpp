@@ -369,6 +369,17 @@ LogicalResult LocalLoadOp::verify() {
   return checkTile(*this, getBuffer().getType(), getType(), "result");
 }
 
+LogicalResult TmaLoadOp::verify() {
+  auto buffer = getBuffer().getType();
+  if (static_cast<int64_t>(getCoords().size()) + 1 != buffer.getRank())
+    return emitOpError("needs one coordinate per dimension of a slot, got ") << getCoords().size() << " for "
+                                                                             << buffer.getRank() - 1;
+  if (!getBarriers().getType().getElementType().isInteger(64) || getBarriers().getType().getRank() != 1 ||
+      getBarriers().getType().getShape()[0] != buffer.getShape()[0])
+    return emitOpError("needs one i64 barrier per slot of its buffer");
+  return success();
+}
+
 //===----------------------------------------------------------------------===//
 // Helpers
 //===----------------------------------------------------------------------===//

@@ -205,6 +205,84 @@ def KGpu_LocalLoadOp : KGpu_Op<"local_load", [MemoryEffects<[MemRead]>]> {
   let hasVerifier = 1;
 }
 
+def KGpu_TensorMap : Type<CPred<"::llvm::isa<::kiln::tile::TensorMapType>($_self)">, "tensor map",
+                           "::kiln::tile::TensorMapType">,
+                      BuildableType<"::kiln::tile::TensorMapType::get($_builder.getContext())">;
+
+def KGpu_BarrierOp : KGpu_Op<"barrier", [MemoryEffects<[MemRead, MemWrite]>]> {
+  let summary = "Every thread of the program arrives before any goes on";
+  let description = [{
+    A barrier of the whole program (`bar.sync 0`): shared-memory accesses
+    before it are ordered before those after it, in every thread.
+  }];
+  let assemblyFormat = "attr-dict";
+}
+
+def KGpu_MBarrierInitOp : KGpu_Op<"mbarrier_init", [MemoryEffects<[MemWrite]>]> {
+  let summary = "Initialize a buffer of transaction barriers, then synchronize";
+  let description = [{
+    `barriers` is a shared buffer of i64 (one `mbarrier` object each). One
+    thread initializes each to complete a phase when one arrival (the
+    thread that starts the copies filling a slot, see `mbarrier_expect`)
+    and the bytes it announced have arrived; then a barrier of the program
+    makes them visible to every thread and to the copy engine.
+  }];
+  let arguments = (ins KGpu_SharedBuffer:$barriers);
+  let assemblyFormat = "$barriers attr-dict `:` type($barriers)";
+}
+
+def KGpu_MBarrierInvalOp : KGpu_Op<"mbarrier_inval", [MemoryEffects<[MemWrite]>]> {
+  let summary = "Synchronize, then invalidate a buffer of transaction barriers";
+  let description = [{
+    After a barrier of the program (no thread still waits on them), one
+    thread invalidates each barrier, so that `mbarrier_init` may set the
+    memory up again (a loop run once per output tile).
+  }];
+  let arguments = (ins KGpu_SharedBuffer:$barriers);
+  let assemblyFormat = "$barriers attr-dict `:` type($barriers)";
+}
+
+def KGpu_MBarrierExpectOp : KGpu_Op<"mbarrier_expect", [MemoryEffects<[MemRead, MemWrite]>]> {
+  let summary = "Arrive on a barrier, announcing the bytes its copies will bring";
+  let description = [{
+    Where `pred` holds, one thread arrives on barrier `slot` of `barriers`
+    and tells it to expect `bytes` more bytes of copies (`tma_load`) before
+    its current phase completes.
+  }];
+  let arguments = (ins KGpu_SharedBuffer:$barriers, I32:$slot, I32Attr:$bytes, I1:$pred);
+  let assemblyFormat = "$barriers `[` $slot `]` `,` $bytes `if` $pred attr-dict `:` type($barriers)";
+}
+
+def KGpu_MBarrierWaitOp : KGpu_Op<"mbarrier_wait", [MemoryEffects<[MemRead, MemWrite]>]> {
+  let summary = "Wait for a barrier's phase of the given parity to complete";
+  let description = [{
+    Every thread waits until the phase of barrier `slot` whose parity is
+    `phase` (0 or 1) has completed: the copies it expected have landed and
+    are visible to the thread.
+  }];
+  let arguments = (ins KGpu_SharedBuffer:$barriers, I32:$slot, I32:$phase);
+  let assemblyFormat = "$barriers `[` $slot `]` `,` $phase attr-dict `:` type($barriers)";
+}
+
+def KGpu_TmaLoadOp : KGpu_Op<"tma_load", [MemoryEffects<[MemRead, MemWrite]>]> {
+  let summary = "Copy a box of a tensor into a buffer slot with the copy engine";
+  let description = [{
+    Where `pred` holds, one thread starts the copy engine (TMA,
+    `cp.async.bulk.tensor`) on the block of the tensor described by `map`
+    whose first element is at `coords` (outermost first), into slot `slot`
+    of `buffer`, completing on barrier `slot` of `barriers`. The buffer's
+    swizzled encoding is the copy engine's swizzle; a tile whose contiguous
+    rows are longer than 128 bytes arrives as several boxes of 128-byte
+    columns, one after another. Elements outside the tensor arrive as zero.
+  }];
+  let arguments = (ins KGpu_TensorMap:$map, Variadic<I32>:$coords, KGpu_SharedBuffer:$buffer, I32:$slot,
+                       KGpu_SharedBuffer:$barriers, I1:$pred);
+  let assemblyFormat = [{
+    $map `[` $coords `]` `->` $buffer `[` $slot `]` `,` $barriers `if` $pred attr-dict `:` type($buffer) `,` type($barriers)
+  }];
+  let hasVerifier = 1;
+}
+
 def KGpu_WarpgroupWaitOp : KGpu_Op<"warpgroup_wait", [
     MemoryEffects<[MemRead, MemWrite]>, AllTypesMatch<["acc", "result"]>]> {
   let summary = "Wait until at most `pending` groups of wgmma are in flight";

@@ -100,10 +100,11 @@ LogicalResult FuncOp::verify() {
                        "pointers), but the signature has ")
            << getFunctionType().getResults().size() << " result(s)";
   for (auto [index, type] : llvm::enumerate(getArgumentTypes())) {
-    if (!isa<IntegerType, FloatType, PointerType>(type))
+    if (!isa<IntegerType, FloatType, PointerType, TensorMapType>(type))
       return emitOpError("argument #")
              << index
-             << " must be a scalar (integer, float or !tile.ptr), got "
+             << " must be a scalar (integer, float or !tile.ptr) or a "
+                "!tile.tensormap, got "
              << type;
   }
   return success();
@@ -302,6 +303,34 @@ void LoadOp::build(OpBuilder &builder, OperationState &state, Value ptr,
                    Value mask, Value other) {
   build(builder, state, getPointeeTypeLike(ptr.getType()), ptr, mask, other,
         CacheModifier::none, EvictionPolicy::normal, /*isVolatile=*/false);
+}
+
+/// A descriptor access names one size, stride and offset per dimension of
+/// its block, whose elements are what the base points to.
+static LogicalResult verifyDescriptorAccess(Operation *op, Value base, ValueRange sizes, ValueRange strides,
+                                            ValueRange offsets, RankedTensorType block) {
+  int64_t rank = block.getRank();
+  if (rank < 1 || rank > 5)
+    return op->emitOpError("descriptor blocks have 1 to 5 dimensions, got ") << rank;
+  if (static_cast<int64_t>(sizes.size()) != rank || static_cast<int64_t>(strides.size()) != rank ||
+      static_cast<int64_t>(offsets.size()) != rank)
+    return op->emitOpError("needs one size, stride and offset per dimension of its ")
+           << rank << "-d block, got " << sizes.size() << ", " << strides.size() << " and " << offsets.size();
+  Type pointee = cast<PointerType>(base.getType()).getPointeeType();
+  if (pointee != block.getElementType())
+    return op->emitOpError("block elements ") << block.getElementType() << " are not what the base points to ("
+                                              << pointee << ")";
+  return success();
+}
+
+LogicalResult DescriptorLoadOp::verify() {
+  return verifyDescriptorAccess(*this, getBase(), getSizes(), getStrides(), getOffsets(),
+                                cast<RankedTensorType>(getType()));
+}
+
+LogicalResult DescriptorStoreOp::verify() {
+  return verifyDescriptorAccess(*this, getBase(), getSizes(), getStrides(), getOffsets(),
+                                cast<RankedTensorType>(getValue().getType()));
 }
 
 LogicalResult LoadOp::verify() {

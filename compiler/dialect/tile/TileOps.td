@@ -34,8 +34,9 @@ def Tile_FuncOp : Tile_Op<"func", [
   let summary = "A kernel: the body of one program instance of a grid";
   let description = [{
     The body runs once per program instance (`tile.program_id` tells which).
-    Arguments are scalars (integers, floats, pointers); kernels return
-    nothing and communicate through memory. Argument attributes carry the
+    Arguments are scalars (integers, floats, pointers) and tensor maps (of
+    descriptors, `!tile.tensormap`); kernels return nothing and communicate
+    through memory. Argument attributes carry the
     specialization the kernel was compiled for:
     `tile.divisibility = 16` (an integer or address divisible by 16) or
     `tile.divisibility = 8` (an integer divisible by 8, not 16).
@@ -276,6 +277,54 @@ def Tile_LoadOp : Tile_Op<"load", [
   ];
   let hasVerifier = 1;
   let hasCanonicalizer = 1;
+}
+
+def Tile_DescriptorLoadOp : Tile_Op<"descriptor_load", [
+    AttrSizedOperandSegments,
+    MemoryEffects<[MemRead<Tile_GlobalMemory>]>]> {
+  let summary = "Read a box of a tensor described by its base, sizes and strides";
+  let description = [{
+    The block at `offsets` of the tensor whose elements are
+    `base[sum_d i_d * strides[d]]` for `0 <= i_d < sizes[d]`: element `j`
+    of the result is the tensor's element `offsets + j` where that lies
+    inside `sizes` in every dimension, and zero elsewhere (reading nothing
+    there). Sizes and strides count elements; offsets may be negative.
+
+    `map` is the tensor map of the same tensor (a kernel parameter): on
+    Hopper, a descriptor load that feeds a tensor-core dot in a pipelined
+    loop becomes a copy-engine (TMA) copy through it; elsewhere the load is
+    the masked pointer load its definition describes.
+
+    `%a = tile.descriptor_load %base[%i, %k] sizes[%m, %n] strides[%s, %one] map %map : !tile.ptr<bf16> -> tensor<128x64xbf16>`
+  }];
+  let arguments = (ins Tile_TensorMap:$map, Tile_Ptr:$base, Variadic<I64>:$sizes,
+                       Variadic<I64>:$strides, Variadic<I32>:$offsets);
+  let results = (outs Tile_Tensor:$result);
+  let assemblyFormat = [{
+    $base `[` $offsets `]` `sizes` `[` $sizes `]` `strides` `[` $strides `]` `map` $map
+    attr-dict `:` qualified(type($base)) `->` type($result)
+  }];
+  let hasVerifier = 1;
+}
+
+def Tile_DescriptorStoreOp : Tile_Op<"descriptor_store", [
+    AttrSizedOperandSegments,
+    MemoryEffects<[MemWrite<Tile_GlobalMemory>]>]> {
+  let summary = "Write a box of a tensor described by its base, sizes and strides";
+  let description = [{
+    Writes `value` to the block at `offsets` of the tensor described as in
+    `tile.descriptor_load`; elements that fall outside `sizes` in any
+    dimension are not written.
+
+    `tile.descriptor_store %base[%i, %j] sizes[%m, %n] strides[%s, %one] map %map, %v : !tile.ptr<f16>, tensor<64x64xf16>`
+  }];
+  let arguments = (ins Tile_TensorMap:$map, Tile_Ptr:$base, Variadic<I64>:$sizes,
+                       Variadic<I64>:$strides, Variadic<I32>:$offsets, Tile_Tensor:$value);
+  let assemblyFormat = [{
+    $base `[` $offsets `]` `sizes` `[` $sizes `]` `strides` `[` $strides `]` `map` $map `,` $value
+    attr-dict `:` qualified(type($base)) `,` type($value)
+  }];
+  let hasVerifier = 1;
 }
 
 def Tile_StoreOp : Tile_Op<"store", [

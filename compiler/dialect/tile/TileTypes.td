@@ -33,6 +33,20 @@ def Tile_PointerType : Tile_TypeDef<"Pointer", "ptr"> {
   let skipDefaultBuilders = 1;
 }
 
+def Tile_TensorMapType : Tile_TypeDef<"TensorMap", "tensormap"> {
+  let summary = "The copy engine's description of a tensor (a TMA tensor map)";
+  let description = [{
+    A kernel parameter of this type is the 128-byte tensor map (CUDA's
+    `CUtensorMap`) with which Hopper's copy engine (TMA) moves boxes of a
+    tensor between global and shared memory. It describes the tensor whose
+    base, sizes and strides are the kernel parameters right after it; the
+    runtime builds it at launch for the box and swizzle the compiler chose
+    (the module's `kgpu.tensor_maps`). Only `tile.descriptor_load` and
+    `tile.descriptor_store` take it, and code that does not use the copy
+    engine never reads it (the interpreter ignores it).
+  }];
+}
+
 //===----------------------------------------------------------------------===//
 // Type constraints used by the operations.
 //===----------------------------------------------------------------------===//
@@ -42,6 +56,10 @@ def Tile_Int : AnyTypeOf<[I1, I8, I16, I32, I64], "integer">;
 def Tile_Ptr : DialectType<Tile_Dialect,
     CPred<"::llvm::isa<::kiln::tile::PointerType>($_self)">, "tile pointer",
     "::kiln::tile::PointerType">;
+def Tile_TensorMap : DialectType<Tile_Dialect,
+    CPred<"::llvm::isa<::kiln::tile::TensorMapType>($_self)">, "tensor map",
+    "::kiln::tile::TensorMapType">,
+    BuildableType<"::kiln::tile::TensorMapType::get($_builder.getContext())">;
 def Tile_Scalar : AnyTypeOf<[Tile_Float, Tile_Int, Tile_Ptr], "tile scalar">;
 def Tile_Tensor : RankedTensorOf<[Tile_Scalar]>;
 def Tile_Value : AnyTypeOf<[Tile_Scalar, Tile_Tensor], "tile scalar or block">;

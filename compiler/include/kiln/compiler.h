@@ -4,6 +4,7 @@
 
 #include <kiln/module.h>
 
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -33,6 +34,15 @@ struct CompileOptions {
   std::string dump_dir;
 };
 
+/// A descriptor the kernel reads with the copy engine (TMA): the launch
+/// builds its tensor map with this box and swizzle.
+struct TensorMapSpec {
+  int parameter = 0;          ///< the index of the descriptor's tensor-map parameter
+  std::vector<uint32_t> box;  ///< elements per dimension of one copy, outermost first
+  int swizzle_bytes = 0;      ///< shared-memory swizzle span: 0 (none), 32, 64 or 128
+  friend bool operator==(const TensorMapSpec &, const TensorMapSpec &) = default;
+};
+
 /// A kernel compiled for an NVIDIA GPU, with what launching it needs.
 struct CompiledKernel {
   std::string name;           ///< the kernel function's symbol
@@ -44,6 +54,7 @@ struct CompiledKernel {
   int registers = 0;          ///< per thread, from ptxas
   int spill_stores = 0, spill_loads = 0, stack_frame = 0; ///< bytes, from ptxas
   std::string ptxas_log;
+  std::vector<TensorMapSpec> tensor_maps; ///< descriptors read by the copy engine
 };
 
 /// Compiles a traced module to PTX and, with ptxas, to a cubin. Throws

@@ -3,6 +3,7 @@
 
 #include <kiln/compiler.h>
 #include <kiln/config.h>
+#include <kiln/descriptor.h>
 #include <kiln/module.h>
 #include <kiln/runtime.h>
 #include <kiln/tensor.h>
@@ -58,6 +59,16 @@ struct Specialization {
   friend bool operator==(const Specialization &, const Specialization &) = default;
 };
 
+namespace detail {
+/// A launch argument as the kernel parameters it stands for.
+inline void append_arg(std::vector<Arg> &out, const TensorArg &arg) { arg.append_to(out); }
+template <class A>
+  requires(!std::is_same_v<std::decay_t<A>, TensorArg>)
+void append_arg(std::vector<Arg> &out, A &&arg) {
+  out.push_back(Arg(std::forward<A>(arg)));
+}
+} // namespace detail
+
 class Kernel {
 public:
   using Body = std::function<void(const Config &, const std::vector<Tensor> &)>;
@@ -83,11 +94,18 @@ public:
   /// the stream's device: the interpreter runs it at once; a GPU queues it.
   /// Compiled code is kept per (config, specialization, device), so later
   /// launches with new sizes reuse it. Arguments: Buffers (or host spans for
-  /// the interpreter) for pointers, C++ numbers for scalars.
+  /// the interpreter) for pointers, C++ numbers for scalars, TensorArgs for
+  /// descriptors.
   template <class... A>
   void launch(const Grid &grid, const Config &config, const Stream &stream, A &&...args) const {
-    const std::array<Arg, sizeof...(A)> packed{Arg(std::forward<A>(args))...};
-    launch_with(grid, config, stream, packed);
+    if constexpr ((std::is_same_v<std::decay_t<A>, TensorArg> || ...)) { // descriptors take several
+      std::vector<Arg> packed;
+      (detail::append_arg(packed, std::forward<A>(args)), ...);
+      launch_with(grid, config, stream, packed);
+    } else {
+      const std::array<Arg, sizeof...(A)> packed{Arg(std::forward<A>(args))...};
+      launch_with(grid, config, stream, packed);
+    }
   }
   void launch_with(const Grid &grid, const Config &config, const Stream &stream, std::span<const Arg> args) const;
 
@@ -126,35 +144,78 @@ struct CallableArgs<F, std::void_t<decltype(&std::decay_t<F>::operator())>> {
 };
 
 template <class T> constexpr bool is_kernel_param() {
-  return requires { T::element; } && std::is_base_of_v<Tensor, T>;
+  return (requires { T::element; } && std::is_base_of_v<Tensor, T>) ||
+         (requires { T::elements(); } && std::is_base_of_v<Descriptor, T>);
+}
+
+/// How many kernel parameters a C++ parameter of type T stands for.
+template <class T> constexpr size_t param_arity() {
+  if constexpr (requires { T::arity; })
+    return T::arity;
+  else
+    return 1;
+}
+
+template <class T> void append_elements(std::vector<ElementType> &signature) {
+  if constexpr (requires { T::elements(); }) {
+    for (const ElementType &e : T::elements())
+      signature.push_back(e);
+  } else {
+    signature.push_back(T::element);
+  }
+}
+
+/// The handle of parameter type T from the kernel arguments at `first`.
+template <class T> T param_at(const std::vector<Tensor> &args, size_t first) {
+  if constexpr (requires { T::arity; })
+    return T(std::span<const Tensor>(args).subspan(first, T::arity));
+  else
+    return T(args[first]);
+}
+
+/// Where each C++ parameter's kernel parameters start.
+template <class... P> constexpr std::array<size_t, sizeof...(P)> param_offsets() {
+  std::array<size_t, sizeof...(P)> offsets{};
+  size_t arities[] = {param_arity<P>()..., 0};
+  for (size_t i = 1; i < sizeof...(P); ++i)
+    offsets[i] = offsets[i - 1] + arities[i - 1];
+  return offsets;
+}
+
+template <class... P> std::vector<ElementType> signature_of() {
+  std::vector<ElementType> signature;
+  (append_elements<P>(signature), ...);
+  return signature;
 }
 
 template <class Fn, class... P> Kernel make_kernel(std::string name, Fn fn, std::tuple<Config, P...> *) {
   static_assert((is_kernel_param<P>() && ...),
-                "kernel parameters after the Config must be Ptr<T>, ConstPtr<T> or Scalar<T>");
-  std::vector<ElementType> signature{P::element...};
+                "kernel parameters after the Config must be Ptr<T>, ConstPtr<T>, Scalar<T> or TensorDesc<T, R>");
   Kernel::Body body = [fn](const Config &config, const std::vector<Tensor> &args) {
-    [&]<size_t... I>(std::index_sequence<I...>) { fn(config, P(args[I])...); }(
+    constexpr auto offsets = param_offsets<P...>();
+    [&]<size_t... I>(std::index_sequence<I...>) { fn(config, param_at<P>(args, offsets[I])...); }(
         std::index_sequence_for<P...>());
   };
-  return Kernel(std::move(name), std::move(signature), std::move(body));
+  return Kernel(std::move(name), signature_of<P...>(), std::move(body));
 }
 
 template <class Fn, class... P> Kernel make_kernel(std::string name, Fn fn, std::tuple<P...> *) {
   static_assert((is_kernel_param<P>() && ...),
-                "kernel parameters must be Ptr<T>, ConstPtr<T> or Scalar<T> (optionally after a "
-                "leading const Config&)");
-  std::vector<ElementType> signature{P::element...};
+                "kernel parameters must be Ptr<T>, ConstPtr<T>, Scalar<T> or TensorDesc<T, R> (optionally "
+                "after a leading const Config&)");
   Kernel::Body body = [fn](const Config &, const std::vector<Tensor> &args) {
-    [&]<size_t... I>(std::index_sequence<I...>) { fn(P(args[I])...); }(
+    constexpr auto offsets = param_offsets<P...>();
+    [&]<size_t... I>(std::index_sequence<I...>) { fn(param_at<P>(args, offsets[I])...); }(
         std::index_sequence_for<P...>());
   };
-  return Kernel(std::move(name), std::move(signature), std::move(body));
+  return Kernel(std::move(name), signature_of<P...>(), std::move(body));
 }
+
 } // namespace detail
 
 /// Makes a Kernel of a function (or lambda) whose parameters are an optional
-/// leading `const Config&` and then `Ptr<T>`/`ConstPtr<T>`/`Scalar<T>`.
+/// leading `const Config&` and then `Ptr<T>`/`ConstPtr<T>`/`Scalar<T>`/
+/// `TensorDesc<T, Rank>` (which stands for several kernel parameters).
 template <class Fn> Kernel jit(Fn fn, std::string name) {
   using Args = typename detail::CallableArgs<Fn>::type;
   return detail::make_kernel(std::move(name), fn, static_cast<Args *>(nullptr));

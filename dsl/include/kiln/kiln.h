@@ -16,6 +16,7 @@
 
 #include <kiln/config.h>
 #include <kiln/control.h>
+#include <kiln/descriptor.h>
 #include <kiln/dtype.h>
 #include <kiln/error.h>
 #include <kiln/kernel.h>

@@ -156,7 +156,7 @@ struct Grid {
 /// interpreter checks every access against.
 class Arg {
 public:
-  enum class Kind { integer, floating, memory };
+  enum class Kind { integer, floating, memory, tensor_map };
 
   Arg(const Buffer &buffer)
       : kind_(Kind::memory), address_(buffer.address()), bytes_(buffer.bytes()),
@@ -186,8 +186,18 @@ public:
     return a;
   }
 
+  /// The placeholder for a descriptor's tensor-map parameter (of a tensor
+  /// of `rank` dimensions): the launch builds the map from the arguments
+  /// after it (see TensorArg).
+  static Arg tensor_map(int rank) {
+    Arg a(0);
+    a.kind_ = Kind::tensor_map;
+    a.integer_ = rank;
+    return a;
+  }
+
   Kind kind() const { return kind_; }
-  int64_t integer() const { return integer_; }
+  int64_t integer() const { return integer_; } ///< (tensor maps: the rank)
   bool too_large() const { return too_large_; }
   double floating() const { return floating_; }
   uint64_t address() const { return address_; }

@@ -9,7 +9,7 @@ tile.func @returns_value() -> i32 {
 
 // -----
 
-// expected-error @+1 {{argument #0 must be a scalar (integer, float or !tile.ptr), got 'tensor<4xf32>'}}
+// expected-error @+1 {{argument #0 must be a scalar (integer, float or !tile.ptr) or a !tile.tensormap, got 'tensor<4xf32>'}}
 tile.func @tensor_argument(%x: tensor<4xf32>) {
   tile.return
 }
@@ -456,4 +456,20 @@ tile.func @reduce_return_parent(%x: i32) {
 tile.func @scan_return_parent(%x: i32) {
   // expected-error @+1 {{expects parent op 'tile.scan'}}
   tile.scan.return %x : i32
+}
+
+// -----
+
+tile.func @descriptor_counts(%map: !tile.tensormap, %base: !tile.ptr<f32>, %m: i64, %s: i64, %i: i32) {
+  // expected-error @+1 {{needs one size, stride and offset per dimension of its 2-d block, got 1, 1 and 1}}
+  %x = tile.descriptor_load %base[%i] sizes [%m] strides [%s] map %map : !tile.ptr<f32> -> tensor<16x16xf32>
+  tile.return
+}
+
+// -----
+
+tile.func @descriptor_elements(%map: !tile.tensormap, %base: !tile.ptr<f32>, %m: i64, %s: i64, %i: i32) {
+  // expected-error @+1 {{block elements 'f16' are not what the base points to ('f32')}}
+  %x = tile.descriptor_load %base[%i] sizes [%m] strides [%s] map %map : !tile.ptr<f32> -> tensor<16xf16>
+  tile.return
 }

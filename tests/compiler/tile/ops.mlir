@@ -169,3 +169,13 @@ tile.func @debugging(%n: i32) {
   tile.assert %ok, "x must be non-negative" : tensor<8xi1>
   tile.return
 }
+
+// CHECK-LABEL: tile.func @descriptors
+// CHECK-SAME: %arg0: !tile.tensormap
+// CHECK: %[[X:.*]] = tile.descriptor_load %arg1[%arg6, %arg7] sizes[%arg2, %arg3] strides[%arg4, %arg5] map %arg0 : !tile.ptr<bf16> -> tensor<64x32xbf16>
+// CHECK: tile.descriptor_store %arg1[%arg6, %arg7] sizes[%arg2, %arg3] strides[%arg4, %arg5] map %arg0, %[[X]] : !tile.ptr<bf16>, tensor<64x32xbf16>
+tile.func @descriptors(%map: !tile.tensormap, %base: !tile.ptr<bf16>, %m: i64, %n: i64, %sm: i64, %sn: i64, %i: i32, %j: i32) {
+  %x = tile.descriptor_load %base[%i, %j] sizes[%m, %n] strides[%sm, %sn] map %map : !tile.ptr<bf16> -> tensor<64x32xbf16>
+  tile.descriptor_store %base[%i, %j] sizes[%m, %n] strides[%sm, %sn] map %map, %x : !tile.ptr<bf16>, tensor<64x32xbf16>
+  tile.return
+}

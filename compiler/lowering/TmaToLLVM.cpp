@@ -1,0 +1,170 @@
+//===- TmaToLLVM.cpp - the copy engine (TMA) and its transaction barriers -===//
+//
+// Copy-engine loads are started by one thread (thread 0) and complete on an
+// `mbarrier` in shared memory: that thread arrives on the slot's barrier
+// announcing the bytes (`mbarrier.arrive.expect_tx`) and issues the boxes
+// (`cp.async.bulk.tensor`), which count those bytes down as they land;
+// every thread then waits for the barrier's phase (`mbarrier.try_wait.parity`).
+// The tensor map is a kernel parameter passed by value (`.param`, 64-byte
+// aligned, grid constant): its generic address is what the copy takes.
+//
+//===----------------------------------------------------------------------===//
+
+#include "compiler/lowering/Lowering.h"
+
+#include "compiler/dialect/gpu/Tma.h"
+
+using namespace mlir;
+
+namespace kiln::lowering {
+
+namespace {
+
+/// The shared address (i32) of barrier `slot` of a lowered barrier buffer.
+Value barrierAddress(OpBuilder &b, Location loc, Value barriers, Value slot) {
+  Value offset = LLVM::MulOp::create(b, loc, slot, i32Const(b, loc, 8));
+  return LLVM::AddOp::create(b, loc, sharedAddress(b, loc, barriers), offset);
+}
+
+/// 1 in thread 0 where `pred` holds, else 0 (i32, for a PTX predicate).
+Value inFirstThread(OpBuilder &b, Location loc, Value pred) {
+  Value tid = NVVM::ThreadIdXOp::create(b, loc, b.getI32Type());
+  Value first = LLVM::ICmpOp::create(b, loc, LLVM::ICmpPredicate::eq, tid, i32Const(b, loc, 0));
+  if (pred)
+    first = LLVM::AndOp::create(b, loc, first, pred);
+  return LLVM::ZExtOp::create(b, loc, b.getI32Type(), first);
+}
+
+/// `instruction` (whose operands start at $1) in the threads where $0 != 0.
+std::string predicated(const std::string &instruction) {
+  return "{ .reg .pred p; setp.ne.b32 p, $0, 0; @p " + instruction + " }";
+}
+
+/// The number of barriers in a barrier buffer.
+int64_t slotCount(Value barriers) { return cast<RankedTensorType>(barriers.getType()).getShape()[0]; }
+
+struct BarrierLowering : KilnPattern<gpu::BarrierOp> {
+  using KilnPattern::KilnPattern;
+  LogicalResult matchAndRewrite(gpu::BarrierOp op, OpAdaptor, ConversionPatternRewriter &rewriter) const override {
+    barrier(rewriter, op.getLoc());
+    rewriter.eraseOp(op);
+    return success();
+  }
+};
+
+struct MBarrierInitLowering : KilnPattern<gpu::MBarrierInitOp> {
+  using KilnPattern::KilnPattern;
+  LogicalResult matchAndRewrite(gpu::MBarrierInitOp op, OpAdaptor adaptor,
+                                ConversionPatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    Value first = inFirstThread(rewriter, loc, Value());
+    for (int64_t slot = 0; slot < slotCount(op.getBarriers()); ++slot)
+      ptx(rewriter, loc, Type(), predicated("mbarrier.init.shared::cta.b64 [$1], 1;"), "r,r",
+          {first, barrierAddress(rewriter, loc, adaptor.getBarriers(), i32Const(rewriter, loc, slot))});
+    // The initialization before the copy engine or any other thread uses them.
+    ptx(rewriter, loc, Type(), "fence.mbarrier_init.release.cluster;", "", {});
+    barrier(rewriter, loc);
+    rewriter.eraseOp(op);
+    return success();
+  }
+};
+
+struct MBarrierInvalLowering : KilnPattern<gpu::MBarrierInvalOp> {
+  using KilnPattern::KilnPattern;
+  LogicalResult matchAndRewrite(gpu::MBarrierInvalOp op, OpAdaptor adaptor,
+                                ConversionPatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    barrier(rewriter, loc); // no thread still waits on them
+    Value first = inFirstThread(rewriter, loc, Value());
+    for (int64_t slot = 0; slot < slotCount(op.getBarriers()); ++slot)
+      ptx(rewriter, loc, Type(), predicated("mbarrier.inval.shared::cta.b64 [$1];"), "r,r",
+          {first, barrierAddress(rewriter, loc, adaptor.getBarriers(), i32Const(rewriter, loc, slot))});
+    rewriter.eraseOp(op);
+    return success();
+  }
+};
+
+struct MBarrierExpectLowering : KilnPattern<gpu::MBarrierExpectOp> {
+  using KilnPattern::KilnPattern;
+  LogicalResult matchAndRewrite(gpu::MBarrierExpectOp op, OpAdaptor adaptor,
+                                ConversionPatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    ptx(rewriter, loc, Type(),
+        predicated("mbarrier.arrive.expect_tx.shared::cta.b64 _, [$1], " + std::to_string(op.getBytes()) + ";"),
+        "r,r",
+        {inFirstThread(rewriter, loc, adaptor.getPred()),
+         barrierAddress(rewriter, loc, adaptor.getBarriers(), adaptor.getSlot())});
+    rewriter.eraseOp(op);
+    return success();
+  }
+};
+
+struct MBarrierWaitLowering : KilnPattern<gpu::MBarrierWaitOp> {
+  using KilnPattern::KilnPattern;
+  LogicalResult matchAndRewrite(gpu::MBarrierWaitOp op, OpAdaptor adaptor,
+                                ConversionPatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    // Labels inside a { } scope are local to it, so the loop may be inlined
+    // any number of times.
+    ptx(rewriter, loc, Type(),
+        "{ .reg .pred done; waitLoop: mbarrier.try_wait.parity.shared::cta.b64 done, [$0], $1; "
+        "@!done bra waitLoop; }",
+        "r,r", {barrierAddress(rewriter, loc, adaptor.getBarriers(), adaptor.getSlot()), adaptor.getPhase()});
+    rewriter.eraseOp(op);
+    return success();
+  }
+};
+
+struct TmaLoadLowering : KilnPattern<gpu::TmaLoadOp> {
+  using KilnPattern::KilnPattern;
+  LogicalResult matchAndRewrite(gpu::TmaLoadOp op, OpAdaptor adaptor, ConversionPatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    auto bufferType = op.getBuffer().getType();
+    Type element = ctx.types.elementType(bufferType);
+    const int64_t bytes = std::max<unsigned>(1, element.getIntOrFloatBitWidth() / 8);
+    auto encoding = cast<gpu::SharedEncodingAttr>(bufferType.getEncoding());
+    ArrayRef<int64_t> tile = bufferType.getShape().drop_front();
+    if (tile.size() != 2)
+      return rewriter.notifyMatchFailure(op, "the copy engine fills 2-d tiles");
+    // Rows of the box run along the tile's contiguous dimension (a tile
+    // read transposed holds the block as it arrived).
+    const unsigned contiguous = encoding.getOrder()[0];
+    std::optional<gpu::TmaBox> box = gpu::tmaBoxFor(tile[1 - contiguous], tile[contiguous], bytes);
+    if (!box)
+      return rewriter.notifyMatchFailure(op, "the copy engine cannot fill this tile");
+    SwizzledTile slot = bufferSlot(rewriter, loc, adaptor.getBuffer(), bufferType, element, adaptor.getSlot());
+    Value destination = sharedAddress(rewriter, loc, slot.base);
+    Value barrierAt = barrierAddress(rewriter, loc, adaptor.getBarriers(), adaptor.getSlot());
+    Value first = inFirstThread(rewriter, loc, adaptor.getPred());
+    ValueRange coords = adaptor.getCoords(); // outermost first: row, column
+    const std::string copy = predicated("cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes "
+                                        "[$1], [$2, {$3, $4}], [$5];");
+    for (int64_t j = 0; j < box->copies; ++j) { // 128-byte column blocks, one after another
+      Value column = LLVM::AddOp::create(rewriter, loc, coords[1], i32Const(rewriter, loc, j * box->boxCols));
+      Value at = LLVM::AddOp::create(rewriter, loc, destination, i32Const(rewriter, loc, j * box->rows * 128));
+      ptx(rewriter, loc, Type(), copy, "r,r,l,r,r,r", {first, at, adaptor.getMap(), column, coords[0], barrierAt});
+    }
+    rewriter.eraseOp(op);
+    return success();
+  }
+};
+
+/// Descriptor accesses reach this point only as copy-engine loads that the
+/// pipeliner did not take: LowerDescriptors rewrote every other one.
+template <class Op> struct UnpipelinedDescriptorAccess : KilnPattern<Op> {
+  using KilnPattern<Op>::KilnPattern;
+  LogicalResult matchAndRewrite(Op op, typename Op::Adaptor, ConversionPatternRewriter &) const override {
+    return op.emitOpError("was kept for the copy engine but not pipelined (run kgpu-lower-descriptors and "
+                          "kgpu-pipeline-loops with the same target and stages)");
+  }
+};
+
+} // namespace
+
+void populateTmaPatterns(RewritePatternSet &patterns, const LoweringContext &context) {
+  patterns.add<BarrierLowering, MBarrierInitLowering, MBarrierInvalLowering, MBarrierExpectLowering,
+               MBarrierWaitLowering, TmaLoadLowering, UnpipelinedDescriptorAccess<tile::DescriptorLoadOp>,
+               UnpipelinedDescriptorAccess<tile::DescriptorStoreOp>>(context);
+}
+
+} // namespace kiln::lowering

@@ -1,0 +1,237 @@
+//===- LowerDescriptors.cpp - copy-engine loads, or masked pointer loads --===//
+//
+// Runs first at the GPU level, before layouts: which descriptor loads the
+// copy engine (TMA) will serve is decided here, once, so that layout
+// assignment, the pipeliner and the lowering need not agree on it again.
+// The loads it keeps are exactly the ones PipelineLoops turns into
+// `kgpu.tma_load`s; everything else becomes
+//
+//     idx_d = offset_d + range(0, shape_d)          (i64, per dimension)
+//     ptr   = base + sum_d idx_d * stride_d
+//     load(ptr, mask = AND_d (0 <= idx_d < size_d), other = 0)
+//
+// (stores alike, without `other`), which every target and the rest of the
+// pipeline already handle: axis info sees the unit stride the
+// specialization made a constant, so such loads still vectorize.
+//
+//===----------------------------------------------------------------------===//
+
+#include "compiler/transforms/Passes.h"
+
+#include "compiler/dialect/gpu/KGpu.h"
+#include "compiler/dialect/gpu/Mma.h"
+#include "compiler/dialect/gpu/Tma.h"
+#include "compiler/transforms/AddressSlice.h"
+
+#include "mlir/IR/Matchers.h"
+
+namespace kiln {
+
+#define GEN_PASS_DEF_LOWERDESCRIPTORS
+#include "compiler/transforms/Passes.h.inc"
+
+using namespace mlir;
+using namespace kiln::gpu;
+
+namespace {
+
+int64_t elementBytes(Type t) { return std::max<unsigned>(1, t.getIntOrFloatBitWidth() / 8); }
+
+/// The largest power of two (up to 16) known to divide `v`: a constant, or
+/// an argument the specialization proved divisible.
+int64_t knownDivisor(Value v, tile::FuncOp func) {
+  APInt constant;
+  if (matchPattern(v, m_ConstantInt(&constant))) {
+    int64_t c = constant.getSExtValue();
+    return c == 0 ? 16 : std::min<int64_t>(16, c & -c);
+  }
+  auto arg = dyn_cast<BlockArgument>(v);
+  if (!arg || arg.getOwner() != &func.getBody().front())
+    return 1;
+  auto divisibility = func.getArgAttrOfType<IntegerAttr>(arg.getArgNumber(), "tile.divisibility");
+  return divisibility ? divisibility.getInt() : 1;
+}
+
+/// What the copy engine needs of the tensor itself: a 16-byte aligned base,
+/// a unit innermost stride and the other strides multiples of 16 bytes.
+bool tensorFitsCopyEngine(tile::DescriptorLoadOp load, tile::FuncOp func) {
+  auto base = dyn_cast<BlockArgument>(load.getBase());
+  if (!base || base.getOwner() != &func.getBody().front())
+    return false;
+  auto alignment = func.getArgAttrOfType<IntegerAttr>(base.getArgNumber(), "tile.divisibility");
+  if (!alignment || alignment.getInt() < 16)
+    return false;
+  auto strides = load.getStrides();
+  if (!matchPattern(strides.back(), m_One()))
+    return false;
+  int64_t bytes = elementBytes(cast<RankedTensorType>(load.getType()).getElementType());
+  for (Value stride : strides.drop_back())
+    if (knownDivisor(stride, func) * bytes % 16 != 0)
+      return false;
+  return true;
+}
+
+/// The dot operand a descriptor load becomes: the block itself, or its
+/// transpose (an operand stored the other way round); null otherwise.
+Value dotOperandOf(tile::DescriptorLoadOp load) {
+  Operation *user = *load->getUsers().begin();
+  if (auto trans = dyn_cast<tile::TransOp>(user))
+    return trans->hasOneUse() && trans->getBlock() == load->getBlock() ? trans.getResult() : Value();
+  return load.getResult();
+}
+
+class Decider {
+public:
+  Decider(tile::FuncOp func, int computeCapability, int numStages)
+      : func_(func), computeCapability_(computeCapability), numStages_(numStages) {}
+
+  /// Whether `load` is read by the copy engine; records its box if so.
+  bool keep(tile::DescriptorLoadOp load) {
+    if (computeCapability_ < 90 || numStages_ < 2)
+      return false;
+    auto type = cast<RankedTensorType>(load.getType());
+    if (type.getRank() != 2 || !load->hasOneUse())
+      return false;
+    auto loop = dyn_cast<scf::ForOp>(load->getParentOp());
+    Value operand = dotOperandOf(load);
+    auto dot = operand ? dyn_cast<tile::DotOp>(*operand.getUsers().begin()) : tile::DotOp();
+    if (!loop || !dot || dot->getBlock() != load->getBlock() || !usesMma(dot, computeCapability_) ||
+        (dot.getA() != operand && dot.getB() != operand))
+      return false;
+    auto map = dyn_cast<BlockArgument>(load.getMap());
+    if (!map || map.getOwner() != &func_.getBody().front() || !tensorFitsCopyEngine(load, func_))
+      return false;
+    const int64_t bytes = elementBytes(type.getElementType());
+    std::optional<TmaBox> box = tmaBoxFor(type.getShape()[0], type.getShape()[1], bytes);
+    if (!box)
+      return false;
+    AddressSlice slice;
+    if (!collectSlice(loop, llvm::to_vector(load.getOffsets()), slice))
+      return false;
+    // One box per descriptor: its tensor map holds it.
+    unsigned parameter = map.getArgNumber();
+    auto known = boxes_.find(parameter);
+    if (known != boxes_.end() &&
+        (known->second.rows != box->rows || known->second.boxCols != box->boxCols ||
+         known->second.swizzleBytes != box->swizzleBytes))
+      return false;
+    // Rings of num_stages + 1 slots (a wgmma dot in flight keeps one more).
+    int64_t ring = (numStages_ + 1) * type.getNumElements() * bytes;
+    if (ringBytes_[loop] + ring > kRingBudgetBytes)
+      return false;
+    ringBytes_[loop] += ring;
+    boxes_[parameter] = *box;
+    return true;
+  }
+
+  /// The module's kgpu.tensor_maps entries.
+  void record(SmallVectorImpl<Attribute> &entries) {
+    Builder b(func_.getContext());
+    for (const auto &[parameter, box] : boxes_)
+      entries.push_back(b.getDictionaryAttr({
+          b.getNamedAttr("parameter", b.getI32IntegerAttr(static_cast<int32_t>(parameter))),
+          b.getNamedAttr("box", b.getDenseI32ArrayAttr({static_cast<int32_t>(box.rows),
+                                                        static_cast<int32_t>(box.boxCols)})),
+          b.getNamedAttr("swizzle", b.getI32IntegerAttr(box.swizzleBytes)),
+      }));
+  }
+
+private:
+  tile::FuncOp func_;
+  int computeCapability_, numStages_;
+  std::map<unsigned, TmaBox> boxes_;
+  llvm::DenseMap<Operation *, int64_t> ringBytes_;
+};
+
+/// The addresses and in-bounds mask of a descriptor access's block.
+std::pair<Value, Value> blockAddresses(OpBuilder &b, Location loc, Value base, ValueRange sizes, ValueRange strides,
+                                       ValueRange offsets, ArrayRef<int64_t> shape) {
+  Type i64 = b.getI64Type(), i32 = b.getI32Type(), i1 = b.getI1Type();
+  const int64_t rank = static_cast<int64_t>(shape.size());
+  auto full = [&](Type element) { return RankedTensorType::get(shape, element); };
+  auto splat = [&](Value scalar, Type type) { return tile::SplatOp::create(b, loc, type, scalar).getResult(); };
+  Value offset, mask;
+  for (int64_t d = 0; d < rank; ++d) {
+    // This dimension's indices, as a rank-d block of 1s but along d.
+    auto line = RankedTensorType::get({shape[d]}, i32);
+    Value index = arith::AddIOp::create(b, loc, splat(offsets[d], line),
+                                        tile::RangeOp::create(b, loc, line, 0, static_cast<uint32_t>(shape[d])));
+    Value wide = arith::ExtSIOp::create(b, loc, RankedTensorType::get({shape[d]}, i64), index);
+    SmallVector<int64_t> unit(rank, 1);
+    unit[d] = shape[d];
+    auto spread = [&](Value v, Type element) -> Value {
+      for (int64_t axis = 0; axis < rank; ++axis) {
+        if (axis == d)
+          continue;
+        auto vt = cast<RankedTensorType>(v.getType());
+        SmallVector<int64_t> grown(vt.getShape());
+        grown.insert(grown.begin() + axis, 1);
+        v = tile::ExpandDimsOp::create(b, loc, RankedTensorType::get(grown, element), v, static_cast<uint32_t>(axis));
+      }
+      return rank > 1 ? tile::BroadcastOp::create(b, loc, full(element), v).getResult() : v;
+    };
+    auto lineType = RankedTensorType::get({shape[d]}, i64);
+    Value term = matchPattern(strides[d], m_One())
+                     ? wide
+                     : arith::MulIOp::create(b, loc, wide, splat(strides[d], lineType)).getResult();
+    Value inside = arith::AndIOp::create(
+        b, loc,
+        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sge, wide,
+                              arith::ConstantOp::create(b, loc, DenseElementsAttr::get(lineType, int64_t(0)))),
+        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, wide, splat(sizes[d], lineType)));
+    Value termFull = spread(term, i64), insideFull = spread(inside, i1);
+    offset = offset ? arith::AddIOp::create(b, loc, offset, termFull).getResult() : termFull;
+    mask = mask ? arith::AndIOp::create(b, loc, mask, insideFull).getResult() : insideFull;
+  }
+  Type ptrs = full(base.getType());
+  Value addresses = tile::AddPtrOp::create(b, loc, ptrs, splat(base, ptrs), offset);
+  return {addresses, mask};
+}
+
+void expand(tile::DescriptorLoadOp load) {
+  OpBuilder b(load);
+  Location loc = load.getLoc();
+  auto type = cast<RankedTensorType>(load.getType());
+  auto [addresses, mask] = blockAddresses(b, loc, load.getBase(), load.getSizes(), load.getStrides(),
+                                          load.getOffsets(), type.getShape());
+  Value zero = arith::ConstantOp::create(b, loc, type, b.getZeroAttr(type));
+  load.replaceAllUsesWith(tile::LoadOp::create(b, loc, addresses, mask, zero).getResult());
+  load.erase();
+}
+
+void expand(tile::DescriptorStoreOp store) {
+  OpBuilder b(store);
+  Location loc = store.getLoc();
+  auto type = cast<RankedTensorType>(store.getValue().getType());
+  auto [addresses, mask] = blockAddresses(b, loc, store.getBase(), store.getSizes(), store.getStrides(),
+                                          store.getOffsets(), type.getShape());
+  tile::StoreOp::create(b, loc, addresses, store.getValue(), mask, tile::CacheModifier::none,
+                        tile::EvictionPolicy::normal);
+  store.erase();
+}
+
+struct LowerDescriptors : impl::LowerDescriptorsBase<LowerDescriptors> {
+  using LowerDescriptorsBase::LowerDescriptorsBase;
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    SmallVector<Attribute> maps;
+    for (auto func : module.getOps<tile::FuncOp>()) {
+      Decider decider(func, computeCapabilityOf(target), numStages);
+      SmallVector<tile::DescriptorLoadOp> loads;
+      SmallVector<tile::DescriptorStoreOp> stores;
+      func.walk([&](tile::DescriptorLoadOp load) { loads.push_back(load); });
+      func.walk([&](tile::DescriptorStoreOp store) { stores.push_back(store); });
+      for (tile::DescriptorLoadOp load : loads)
+        if (!decider.keep(load))
+          expand(load);
+      for (tile::DescriptorStoreOp store : stores)
+        expand(store);
+      decider.record(maps);
+    }
+    if (!maps.empty())
+      module->setAttr(kTensorMapsAttr, ArrayAttr::get(module.getContext(), maps));
+  }
+};
+
+} // namespace
+} // namespace kiln
