@@ -9,6 +9,12 @@
 // columns past the edges wrap around (x % M) for loading and are never
 // stored, so only K needs masks, and only when BLOCK_K does not divide it.
 //
+// Descriptors (DESCRIPTORS=1, the default on Hopper where the operands
+// allow): A and B are read through tensor descriptors, whose blocks the
+// compiler loads with the copy engine (TMA) and which zero-fill past the
+// edges, so no wrap is needed. An operand stored transposed (A [K][M], B
+// [N][K]) is described as stored and its block transposed in the kernel.
+//
 // Split-K (SPLIT_K > 1), for products with too few tiles to fill the GPU:
 // the K range is cut into SPLIT_K chunks of whole BLOCK_K steps; one kernel
 // writes each chunk's f32 partial tile to the stream's workspace (a third
@@ -45,6 +51,9 @@ struct Structure {
   Activation activation = Activation::none;
   Precision precision = Precision::ieee; ///< f32 operands only
   bool batched = false, evenK = true, wide = false;
+  bool descriptors = false;    ///< A and B through tensor descriptors
+  bool aKContiguous = true;    ///< (descriptors) A stored [M][K], else [K][M]
+  bool bNContiguous = true;    ///< (descriptors) B stored [K][N], else [N][K]
 
   std::string key() const {
     std::string k = std::string("matmul|") + name(phase);
@@ -55,6 +64,8 @@ struct Structure {
     k += batched ? "|batched" : "";
     k += evenK ? "|evenK" : "|maskK";
     k += wide ? "|i64" : "|i32";
+    if (descriptors)
+      k += std::string("|desc-") + (aKContiguous ? "a" : "at") + (bNContiguous ? "b" : "bt");
     return k;
   }
 };
@@ -63,6 +74,7 @@ struct Structure {
 struct Params {
   Signature signature;
   int pointers[OPERANDS] = {-1, -1, -1, -1, -1, -1};
+  int descriptors[2] = {-1, -1}; ///< A and B's descriptors (their first parameter), if read through them
   int M = -1, N = -1, K = -1, alpha = -1;
   int chunk = -1;  ///< partial: K elements per chunk
   int splits = -1; ///< combine: the number of chunks
@@ -74,7 +86,10 @@ Params parameters(const Structure &s) {
   DType index = s.wide ? DType::i64 : DType::i32;
   for (int o = 0; o < OPERANDS; ++o) {
     bool written = o == OUT || (o == WORK && s.phase == Phase::partial);
-    q.pointers[o] = s.present[o] ? q.signature.pointer(s.dtypes[o], !written) : -1;
+    if (s.descriptors && (o == A || o == B) && s.present[o])
+      q.descriptors[o] = q.signature.descriptor(s.dtypes[o], 2);
+    else
+      q.pointers[o] = s.present[o] ? q.signature.pointer(s.dtypes[o], !written) : -1;
   }
   q.M = q.signature.scalar(index);
   q.N = q.signature.scalar(index);
@@ -88,7 +103,8 @@ Params parameters(const Structure &s) {
     q.splits = q.signature.scalar(DType::i32);
   for (int o = 0; o < OPERANDS; ++o)
     for (int d = 0; d < 3; ++d)
-      q.strides[o][d] = s.present[o] && (o != BIAS || d == 2) && (s.batched || d > 0 || o == WORK)
+      q.strides[o][d] = s.present[o] && (o != BIAS || d == 2) && (s.batched || d > 0 || o == WORK) &&
+                                !(o < 2 && q.descriptors[o] >= 0)
                             ? q.signature.scalar(index)
                             : -1;
   return q;
@@ -131,22 +147,33 @@ Kernel makeKernel(const std::string &key, const Structure &s, const Params &q) {
       const int64_t BK = cfg["BLOCK_K"];
       Tensor K = args[q.K];
       Tensor rk = arange(0, BK).to(index);
-      Tensor a_tile = base(A) + expand_dims(rm % M, 1) * stride(A, 1) + expand_dims(rk, 0) * stride(A, 2);
-      Tensor b_tile = base(B) + expand_dims(rk, 1) * stride(B, 1) + expand_dims(rn % N, 0) * stride(B, 2);
       Operand begin = 0, end = K;
       if (s.phase == Phase::partial) {
         Tensor first = program_id(2).to(index) * args[q.chunk];
         begin = first;
         end = minimum(K, first + args[q.chunk]);
       }
-      acc = for_range(begin, end, BK, carry(zeros({BM, BN}, DType::f32)), [&](const Tensor &k, const Tensor &acc) {
-        Tensor a_at = a_tile + k * stride(A, 2), b_at = b_tile + k * stride(B, 1);
-        DotOptions options{.precision = s.precision};
-        if (s.evenK)
-          return dot(load(a_at), load(b_at), acc, options);
-        Tensor in_k = k + rk < K;
-        return dot(load(a_at, expand_dims(in_k, 0), 0.0), load(b_at, expand_dims(in_k, 1), 0.0), acc, options);
-      });
+      DotOptions options{.precision = s.precision};
+      if (s.descriptors) {
+        auto described = [&](int o) { return Descriptor(std::span<const Tensor>(args).subspan(q.descriptors[o], 6)); };
+        Descriptor da = described(A), db = described(B);
+        Tensor row = pid_m * BM, column = pid_n * BN;
+        acc = for_range(begin, end, BK, carry(zeros({BM, BN}, DType::f32)), [&](const Tensor &k, const Tensor &acc) {
+          Tensor a = s.aKContiguous ? da.load({row, k}, {BM, BK}) : da.load({k, row}, {BK, BM}).trans();
+          Tensor b = s.bNContiguous ? db.load({k, column}, {BK, BN}) : db.load({column, k}, {BN, BK}).trans();
+          return dot(a, b, acc, options);
+        });
+      } else {
+        Tensor a_tile = base(A) + expand_dims(rm % M, 1) * stride(A, 1) + expand_dims(rk, 0) * stride(A, 2);
+        Tensor b_tile = base(B) + expand_dims(rk, 1) * stride(B, 1) + expand_dims(rn % N, 0) * stride(B, 2);
+        acc = for_range(begin, end, BK, carry(zeros({BM, BN}, DType::f32)), [&](const Tensor &k, const Tensor &acc) {
+          Tensor a_at = a_tile + k * stride(A, 2), b_at = b_tile + k * stride(B, 1);
+          if (s.evenK)
+            return dot(load(a_at), load(b_at), acc, options);
+          Tensor in_k = k + rk < K;
+          return dot(load(a_at, expand_dims(in_k, 0), 0.0), load(b_at, expand_dims(in_k, 1), 0.0), acc, options);
+        });
+      }
       if (s.phase == Phase::partial) {
         store(partialTile(program_id(2)), acc, inside);
         return;
@@ -179,6 +206,17 @@ constexpr int64_t kMaxSplits = 64;
 constexpr uint64_t kWorkspaceAlignment = 256;
 
 bool isMatmulFloat(DType t) { return t == DType::f32 || t == DType::f16 || t == DType::bf16; }
+
+/// Whether the copy engine can read a 2-D operand as stored: one of its
+/// dimensions contiguous, the other's stride a multiple of 16 bytes, the
+/// base 16-byte aligned.
+bool copyEngineReads(const TensorView &v) {
+  if (v.rank() != 2 || v.address % 16 != 0)
+    return false;
+  std::vector<int64_t> st = v.effective_strides();
+  int64_t bytes = static_cast<int64_t>(size_in_bytes(v.dtype));
+  return (st[1] == 1 && st[0] * bytes % 16 == 0) || (st[0] == 1 && st[1] * bytes % 16 == 0);
+}
 
 } // namespace
 
@@ -311,9 +349,11 @@ MatmulLaunch prepare_matmul(const MatmulArgs &m, const Stream &stream, const Con
   // Precision says how f32 operands multiply; 16-bit ones are exact.
   s.precision = m.a.dtype == DType::f32 ? m.precision : Precision::ieee;
   Config config = default_matmul_config(m.a.dtype, s.precision, stores_b_k_major(m.b), batches, M, N, K);
-  // A given config (a user's, a tuned one) runs unsplit unless it says
+  // A given tile (a user's, a tuned one) runs unsplit unless it says
   // otherwise: the default split belongs to the default tile.
-  if (!overrides.values().empty() && !overrides.has("SPLIT_K"))
+  const bool givesTile = std::any_of(overrides.values().begin(), overrides.values().end(),
+                                     [](const auto &entry) { return entry.first != "DESCRIPTORS"; });
+  if (givesTile && !overrides.has("SPLIT_K"))
     config.set("SPLIT_K", 1);
   for (const auto &[k, v] : overrides.values())
     config.set(k, v);
@@ -330,9 +370,9 @@ MatmulLaunch prepare_matmul(const MatmulArgs &m, const Stream &stream, const Con
   // K chunks of whole BLOCK_K steps; chunks that would start past K are not made.
   const int64_t chunk = std::max<int64_t>(1, cdiv(cdiv(K, BK), requestedSplits)) * BK;
   const int64_t splits = std::max<int64_t>(1, cdiv(K, chunk));
-  Config tile; // what the kernels see (SPLIT_K changes launches, not code)
+  Config tile; // what the kernels see (SPLIT_K and DESCRIPTORS change launches and structures)
   for (const auto &[k, v] : config.values())
-    if (k != "SPLIT_K")
+    if (k != "SPLIT_K" && k != "DESCRIPTORS")
       tile.set(k, v);
 
   // Strides per operand: batch (0 where it broadcasts), rows, columns.
@@ -353,6 +393,23 @@ MatmulLaunch prepare_matmul(const MatmulArgs &m, const Stream &stream, const Con
   s.batched = rank == 3 && batches > 1;
   s.evenK = K % BK == 0;
   s.activation = m.activation;
+  // Descriptors by default where the copy engine can serve them (Hopper,
+  // tensor cores, pipelined loops, 2-D operands it can read) and where it
+  // measured faster: tiles of 128 rows or more. Skinny tiles stream the
+  // weights, where pointer loads were as fast or faster on the H100
+  // (bench/results/2026-11-24-h100-matmul-tma.md).
+  const bool describable = rank == 2 && on_tensor_cores(m.a.dtype, s.precision) && copyEngineReads(m.a) &&
+                           copyEngineReads(m.b);
+  const bool hopper = stream.device().kind() == DeviceKind::cuda && stream.device().compute_capability() >= 90;
+  const int64_t wantDescriptors = config.get("DESCRIPTORS", hopper && describable && config.num_stages() >= 2 && BM >= 128);
+  if (wantDescriptors != 0 && wantDescriptors != 1)
+    throw Error(op + ": DESCRIPTORS must be 0 or 1, got " + std::to_string(wantDescriptors));
+  if (wantDescriptors && !describable)
+    throw Error(op + ": DESCRIPTORS=1 needs 2-D f16/bf16 (or tf32) operands with one dimension contiguous, the "
+                     "other's stride a multiple of 16 bytes and 16-byte aligned addresses");
+  s.descriptors = wantDescriptors == 1;
+  s.aKContiguous = m.a.effective_strides()[1] == 1;
+  s.bNContiguous = m.b.effective_strides()[1] == 1;
   // 64-bit offsets when an offset a program forms (rows and columns up to
   // the edge tiles' ends) or a coordinate could pass 2^31.
   const int64_t rowsEnd = cdiv(M, BM) * BM, colsEnd = cdiv(N, BN) * BN, kEnd = cdiv(K, BK) * BK;
@@ -378,6 +435,16 @@ MatmulLaunch prepare_matmul(const MatmulArgs &m, const Stream &stream, const Con
     for (int o = 0; o < WORK; ++o)
       if (q.pointers[o] >= 0)
         args[q.pointers[o]] = arg_of(*of[o]);
+    for (int o : {A, B}) // as stored: [rows][contiguous columns]
+      if (int first = q.descriptors[o]; first >= 0) {
+        bool asLaid = o == A ? st.aKContiguous : st.bNContiguous;
+        int64_t rows = o == A ? (asLaid ? M : K) : (asLaid ? K : N);
+        int64_t cols = o == A ? (asLaid ? K : M) : (asLaid ? N : K);
+        int64_t rowStride = asLaid ? strides[o][1] : strides[o][2];
+        std::vector<Arg> parts;
+        TensorArg(arg_of(*of[o]), {rows, cols}, {rowStride, 1}).append_to(parts);
+        std::copy(parts.begin(), parts.end(), args.begin() + first);
+      }
     args[q.M] = Arg(M);
     args[q.N] = Arg(N);
     if (q.K >= 0)

@@ -53,6 +53,15 @@ class Signature {
 public:
   int pointer(DType dtype, bool is_const) { return add({dtype, true, is_const}); }
   int scalar(DType dtype) { return add({dtype, false, false}); }
+  /// A descriptor of a rank-`rank` tensor (TensorDesc): its 2 + 2 * rank
+  /// parameters, the position of the first returned.
+  int descriptor(DType dtype, int rank) {
+    int first = add({dtype, false, true, rank});
+    add({dtype, true, false});
+    for (int i = 0; i < 2 * rank; ++i)
+      add({DType::i64, false, false});
+    return first;
+  }
   const std::vector<ElementType> &types() const { return types_; }
 
 private:

@@ -179,7 +179,9 @@ TEST(GpuOps, MatmulWithEpiloguesBatchesAndTransposes) {
   // explicit tile; K not a multiple of BLOCK_K; a transposed B; a batch
   // with a broadcast A; the gelu + bias + residual epilogue; split-K (the
   // default for a skinny product, and 3 chunks with a ragged last one); f32
-  // as tf32 and tf32x3 on tensor cores.
+  // as tf32 and tf32x3 on tensor cores; operands through descriptors (the
+  // default on Hopper where they qualify; asked for here so that the
+  // interpreter and --compile-only runs take that kernel too).
   struct Case {
     DType dtype;
     std::vector<int64_t> a, b, out;
@@ -200,7 +202,15 @@ TEST(GpuOps, MatmulWithEpiloguesBatchesAndTransposes) {
                           {DType::f16, {100, 72}, {72, 90}, {100, 90}, false, Config(small).set("SPLIT_K", 3)},
                           {DType::f32, {256, 192}, {192, 320}, {256, 320}, false, {}, Precision::tf32},
                           {DType::f32, {128, 80}, {96, 80}, {128, 96}, true, {}, Precision::tf32},
-                          {DType::f32, {100, 72}, {72, 90}, {100, 90}, false, small, Precision::tf32x3}};
+                          {DType::f32, {100, 72}, {72, 90}, {100, 90}, false, small, Precision::tf32x3},
+                          // A and B through descriptors (the copy engine on Hopper)
+                          {DType::bf16, {256, 192}, {192, 320}, {256, 320}, false, Config{{"DESCRIPTORS", 1}}},
+                          {DType::bf16, {128, 80}, {96, 80}, {128, 96}, true, Config{{"DESCRIPTORS", 1}}},
+                          // ragged M, N and K (rows still whole 16-byte multiples)
+                          {DType::f16, {100, 72}, {72, 88}, {100, 88}, false,
+                           Config(small).set("DESCRIPTORS", 1).set("SPLIT_K", 3)},
+                          {DType::f32, {128, 80}, {96, 80}, {128, 96}, true, Config{{"DESCRIPTORS", 1}},
+                           Precision::tf32}};
   for (const Case &c : cases) {
     Pair a(HostTensor::random(c.dtype, c.a, 21)), b(HostTensor::random(c.dtype, c.b, 22));
     const int64_t N = c.out.back();

@@ -62,6 +62,40 @@ TEST(OpsMatmul, BothOperandOrdersAndRaggedSizes) {
         }
 }
 
+TEST(OpsMatmul, DescriptorsReadBothOperandOrders) {
+  // Sizes whose row strides are multiples of 16 bytes (what descriptors
+  // need), ragged against the tile; SPLIT_K splits the descriptor kernel's K
+  // loop too.
+  const int64_t M = 40, N = 48, K = 56;
+  for (DType t : {DType::f16, DType::bf16})
+    for (bool aT : {false, true})
+      for (bool bT : {false, true})
+        for (int64_t splits : {1, 2}) {
+          HostTensor a = aT ? HostTensor::random(t, {K, M}, 11) : HostTensor::random(t, {M, K}, 11);
+          HostTensor b = bT ? HostTensor::random(t, {N, K}, 12) : HostTensor::random(t, {K, N}, 12);
+          HostTensor out = HostTensor::poisoned(DType::f32, {M, N});
+          TensorView av = aT ? transposed(a) : a.view(), bv = bT ? transposed(b) : b.view();
+          matmul({av, bv, out.view(), {}, {}, 1.0, Activation::none}, cpu(),
+                 Config(small()).set("DESCRIPTORS", 1).set("SPLIT_K", splits));
+          out.expect_near(
+              [&](const std::vector<int64_t> &at) {
+                double s = 0;
+                for (int64_t k = 0; k < K; ++k)
+                  s += (aT ? a.at({k, at[0]}) : a.at({at[0], k})) * (bT ? b.at({at[1], k}) : b.at({k, at[1]}));
+                return s;
+              },
+              1e-4);
+        }
+}
+
+TEST(OpsMatmul, DescriptorsNeedOperandsTheCopyEngineCanRead) {
+  HostTensor a = HostTensor::random(DType::f16, {16, 20}, 1), b = HostTensor::random(DType::f16, {20, 32}, 2);
+  HostTensor out = HostTensor::poisoned(DType::f32, {16, 32});
+  // A's rows are 40 bytes apart: not a multiple of 16.
+  EXPECT_THROW(matmul({a.view(), b.view(), out.view()}, cpu(), Config(small()).set("DESCRIPTORS", 1)), Error);
+  EXPECT_THROW(matmul({a.view(), b.view(), out.view()}, cpu(), Config(small()).set("DESCRIPTORS", 2)), Error);
+}
+
 TEST(OpsMatmul, EpiloguesAndOutputTypes) {
   const int64_t M = 33, N = 40, K = 48;
   for (Activation act : {Activation::none, Activation::relu, Activation::gelu, Activation::silu})
