@@ -5,7 +5,7 @@
 // elements) before it is timed; times are medians of CUDA-event-timed
 // launches after a warm-up.
 //
-//   matmul_bench [--records FILE] [--command TEXT] [--reps N] [--shapes llm|square|ragged|tf32|all]
+//   matmul_bench [--records FILE] [--command TEXT] [--reps N] [--shapes llm|square|ragged|tf32|all] [--op-only]
 //   matmul_bench --compile-only    (no GPU: ptxas's registers and spills per config)
 //
 // Records are bench/results' format (see memory_bench.cpp), ratio = Kiln's
@@ -16,7 +16,10 @@
 // KILN_CACHE_DIR, which bench/device/run.sh makes fresh for each run, so the
 // default row is the default tile. `--shapes tf32` multiplies f32 operands
 // on tensor cores (Kiln's tf32, the op with Precision::tf32) against
-// cuBLAS's CUBLAS_COMPUTE_32F_FAST_TF32.
+// cuBLAS's CUBLAS_COMPUTE_32F_FAST_TF32. `--op-only` times just the op: its
+// default tile with its default loads (tensor descriptors, i.e. the copy
+// engine, on Hopper where the operands allow) and with pointer loads
+// (DESCRIPTORS=0), without this file's kernel or tuning.
 #include <kiln/kiln.h>
 #include <kiln/numeric.h>
 #include <kiln/autotune.h>
@@ -184,7 +187,7 @@ HostMatrix random_matrix(DType dtype, size_t n, unsigned seed) {
 int main(int argc, char **argv) {
   std::string records, command = "matmul_bench", which = "all";
   int reps = 50;
-  bool compile_only = false;
+  bool compile_only = false, op_only = false;
   for (int i = 1; i < argc; ++i) {
     std::string arg = argv[i];
     auto next = [&] { return i + 1 < argc ? std::string(argv[++i]) : std::string(); };
@@ -198,6 +201,8 @@ int main(int argc, char **argv) {
       which = next();
     else if (arg == "--compile-only")
       compile_only = true;
+    else if (arg == "--op-only")
+      op_only = true;
   }
   // Candidate configurations; each shape reports its best (and which):
   // those whose pipelining rings fit (f32 operands take twice the bytes).
@@ -314,7 +319,7 @@ int main(int argc, char **argv) {
       double best_ms = 1e30;
       std::string best_config;
       for (const Config &config : configs) {
-        if (s.K % config["BLOCK_K"] != 0 || !fitsRings(config, bytes))
+        if (op_only || s.K % config["BLOCK_K"] != 0 || !fitsRings(config, bytes))
           continue;
         Grid grid(cdiv(s.M, config["BLOCK_M"]) * cdiv(s.N, config["BLOCK_N"]));
         auto launch = [&] { k.launch(grid, config, stream, a, b, c, s.M, s.N, s.K, sbk, sbn); };
@@ -344,9 +349,13 @@ int main(int argc, char **argv) {
         return median_ms(stream, reps, launch);
       };
       double defaults_ms = time_op({});
-      autotune::Options tuning;
-      tuning.strategy = autotune::Strategy::pattern;
-      autotune::Report tuned = autotune::tune(ops::tuning_task(op_args, stream), stream, tuning, TuningStore());
+      double pointers_ms = op_only ? time_op({{"DESCRIPTORS", 0}}) : 1e30;
+      autotune::Report tuned;
+      if (!op_only) {
+        autotune::Options tuning;
+        tuning.strategy = autotune::Strategy::pattern;
+        tuned = autotune::tune(ops::tuning_task(op_args, stream), stream, tuning, TuningStore());
+      }
       double tuned_ms = tuned.best ? time_op(*tuned.best) : 1e30;
       std::string tuned_config = tuned.best ? tuned.best->str() : "none";
       double cublas_tf = flop / cublas_ms / 1e9;
@@ -368,22 +377,33 @@ int main(int argc, char **argv) {
                        {"command", command}});
         return tf;
       };
-      double kiln_tf = report("matmul", best_ms, best_config);
+      double kiln_tf = op_only ? 0.0 : report("matmul", best_ms, best_config);
       double defaults_tf = report("matmul op (default tile)", defaults_ms, "defaults");
-      double tuned_tf = report("matmul op (tuned tile)", tuned_ms, tuned_config);
-      std::printf("%-30s %-5s %10.1f %10.1f %7.3f  %s\n", shape.c_str(), type.c_str(), kiln_tf,
-                  cublas_tf, kiln_tf / cublas_tf, best_config.c_str());
+      double tuned_tf = 0.0;
+      if (op_only) {
+        tuned_tf = report("matmul op (default tile, pointer loads)", pointers_ms, "DESCRIPTORS=0");
+        tuned_config = "DESCRIPTORS=0 (pointer loads)";
+      } else {
+        tuned_tf = report("matmul op (tuned tile)", tuned_ms, tuned_config);
+      }
+      if (op_only)
+        std::printf("%-30s %-5s %10s %10.1f %7s\n", shape.c_str(), type.c_str(), "-", cublas_tf, "-");
+      else
+        std::printf("%-30s %-5s %10.1f %10.1f %7.3f  %s\n", shape.c_str(), type.c_str(), kiln_tf, cublas_tf,
+                    kiln_tf / cublas_tf, best_config.c_str());
       char row[320];
-      std::snprintf(row, sizeof row, "%-30s %-5s %10.1f %7.3f %10.1f %7.3f  %s (%d timed)", shape.c_str(),
-                    type.c_str(), defaults_tf, defaults_tf / cublas_tf, tuned_tf,
-                    tuned_tf / cublas_tf, tuned_config.c_str(), tuned.timed);
+      std::snprintf(row, sizeof row, "%-30s %-5s %10.1f %10.1f %7.3f %10.1f %7.3f  %s", shape.c_str(), type.c_str(),
+                    cublas_tf, defaults_tf, defaults_tf / cublas_tf, tuned_tf, tuned_tf / cublas_tf,
+                    op_only ? tuned_config.c_str()
+                            : (tuned_config + " (" + std::to_string(tuned.timed) + " timed)").c_str());
       op_rows.push_back(row);
       std::fflush(stdout);
     }
   }
-  std::printf("\nthe ops library's matmul (kiln::ops::matmul), ratios to the cuBLAS column above\n"
-              "%-30s %-5s %10s %7s %10s %7s  %s\n",
-              "shape (MxNxK)", "dtype", "default", "ratio", "tuned", "ratio", "tuned tile (pattern search)");
+  std::printf("\nthe ops library's matmul (kiln::ops::matmul), TFLOP/s and ratios to cuBLAS\n"
+              "%-30s %-5s %10s %10s %7s %10s %7s  %s\n",
+              "shape (MxNxK)", "dtype", "cuBLAS", "default", "ratio", op_only ? "pointers" : "tuned", "ratio",
+              op_only ? "second column" : "tuned tile (pattern search)");
   for (const std::string &row : op_rows)
     std::printf("%s\n", row.c_str());
   if (!records.empty())

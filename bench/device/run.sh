@@ -3,9 +3,10 @@
 # proves the statically linked tools run there, runs the GPU tests and the
 # examples on the GPU, and writes a results table to $OUT/results.md (and
 # the full log to $OUT/device.log).
-#   bash bench/device/run.sh .device/bundle [checks|benchmarks|ops|matmul|tune-matmul|norm-occupancy|profile-matmul|all]
+#   bash bench/device/run.sh .device/bundle [checks|benchmarks|ops|matmul|matmul-op|tune-matmul|norm-occupancy|profile-matmul|all]
 # (matmul: the tensor-core tests and the matmul benchmark against cuBLAS;
-# MATMUL_SHAPES=llm|square|tf32|all picks its shapes; norm-occupancy: the
+# MATMUL_SHAPES=llm|square|tf32|all picks its shapes; matmul-op: the op's
+# copy-engine loads against its pointer loads, cuBLAS and Triton; norm-occupancy: the
 # 16384x8192 normalizations against torch.compile with the default plans,
 # then with plans asking for 4 programs a multiprocessor; profile-matmul:
 # Kiln's matmul op, Triton with the same tile and cuBLAS at 4096^3 bf16,
@@ -114,6 +115,30 @@ if [ "$part" = profile-matmul ]; then
     cuobjdump -sass "$cubin" > "$cubin.sass" 2>&1 || true
   done
   tar czf "$out/kernels.tgz" -C "$out" kiln-dump triton-cache && rm -rf "$out/kiln-dump" "$out/triton-cache"
+  grep "^|" "$log" > "$out/tables.md"
+  cat "$results"
+  exit 0
+fi
+
+if [ "$part" = matmul-op ]; then
+  # The matmul op's default (tensor descriptors: the copy engine on Hopper)
+  # against its pointer loads and cuBLAS: the tensor-core and op GPU tests,
+  # the matmul example, matmul_bench --op-only on MATMUL_SHAPES (square),
+  # then Kiln's op, Triton and cuBLAS at 4096^3 bf16 for both B orders.
+  # Each step has a time limit: a copy-engine wait that never completes
+  # hangs rather than fails.
+  export KILN_CACHE_DIR=$(mktemp -d)
+  command="bash bench/device/run.sh (bundle from scripts/device-bundle.sh at $(cat "$bundle/REVISION" 2>/dev/null)) matmul-op"
+  record "matmul and dot GPU tests (vs interpreter and double reference)" timeout 300 "$bundle/bin/kiln_gpu_tests" \
+    --gtest_brief=1 --gtest_filter='GpuMatmul*:*Dot*:GpuOps.Matmul*'
+  record "example_matmul (GPU)" timeout 120 "$bundle/bin/example_matmul"
+  record "matmul op vs pointer loads vs cuBLAS" timeout 240 "$bundle/bin/matmul_bench" --op-only \
+    --shapes "${MATMUL_SHAPES:-square}" --records "$out/matmul-op-records.json" --command "$command"
+  sed -n '/^the ops library/,$p' "$log" > "$out/matmul-op-table.md"
+  for order in kn nk; do
+    record "matmul 4096^3 bf16 B $order: Kiln, Triton, cuBLAS" timeout 120 python3 bench/device/profile_matmul.py \
+      "$bundle/lib/libkiln_ops.so" 4096 4096 4096 $order
+  done
   grep "^|" "$log" > "$out/tables.md"
   cat "$results"
   exit 0
