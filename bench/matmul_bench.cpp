@@ -5,7 +5,8 @@
 // elements) before it is timed; times are medians of CUDA-event-timed
 // launches after a warm-up.
 //
-//   matmul_bench [--records FILE] [--command TEXT] [--reps N] [--shapes llm|square|ragged|tf32|all] [--op-only]
+//   matmul_bench [--records FILE] [--command TEXT] [--reps N] [--shapes llm|square|ragged|tf32|all]
+//                [--op-only [--versus CONFIG]...]
 //   matmul_bench --compile-only    (no GPU: ptxas's registers and spills per config)
 //
 // Records are bench/results' format (see memory_bench.cpp), ratio = Kiln's
@@ -17,9 +18,10 @@
 // default row is the default tile. `--shapes tf32` multiplies f32 operands
 // on tensor cores (Kiln's tf32, the op with Precision::tf32) against
 // cuBLAS's CUBLAS_COMPUTE_32F_FAST_TF32. `--op-only` times just the op: its
-// default tile with its default loads (tensor descriptors, i.e. the copy
-// engine, on Hopper where the operands allow) and with pointer loads
-// (DESCRIPTORS=0), without this file's kernel or tuning.
+// defaults (tensor descriptors, i.e. the copy engine, on Hopper where the
+// operands allow), then the defaults with each `--versus` config applied
+// (repeatable; default DESCRIPTORS=0, pointer loads), without this file's
+// kernel or tuning; cuBLAS and the variants are timed in turn, five rounds.
 #include <kiln/kiln.h>
 #include <kiln/numeric.h>
 #include <kiln/autotune.h>
@@ -130,6 +132,9 @@ struct Problem {
   bool b_nk; ///< B stored [N][K] (K-major), else [K][N]
 };
 
+/// --op-only: rounds of interleaved timings.
+constexpr int kOpRounds = 5;
+
 double median_ms(const Stream &stream, int reps, const std::function<void()> &launch) {
   for (int i = 0; i < 10; ++i)
     launch();
@@ -188,6 +193,7 @@ int main(int argc, char **argv) {
   std::string records, command = "matmul_bench", which = "all";
   int reps = 50;
   bool compile_only = false, op_only = false;
+  std::vector<Config> versus;
   for (int i = 1; i < argc; ++i) {
     std::string arg = argv[i];
     auto next = [&] { return i + 1 < argc ? std::string(argv[++i]) : std::string(); };
@@ -203,7 +209,11 @@ int main(int argc, char **argv) {
       compile_only = true;
     else if (arg == "--op-only")
       op_only = true;
+    else if (arg == "--versus")
+      versus.push_back(Config::parse(next()));
   }
+  if (versus.empty())
+    versus.push_back(Config{{"DESCRIPTORS", 0}});
   // Candidate configurations; each shape reports its best (and which):
   // those whose pipelining rings fit (f32 operands take twice the bytes).
   std::vector<Config> configs = {
@@ -348,8 +358,39 @@ int main(int argc, char **argv) {
         }
         return median_ms(stream, reps, launch);
       };
-      double defaults_ms = time_op({});
-      double pointers_ms = op_only ? time_op({{"DESCRIPTORS", 0}}) : 1e30;
+      double defaults_ms = 1e30;
+      std::vector<double> versus_ms(versus.size(), 1e30);
+      if (op_only) {
+        // cuBLAS, the defaults and each --versus config, each checked, then
+        // timed in turn for kOpRounds rounds (the GPU's clocks drift under
+        // sustained load): each one's median over the rounds' medians.
+        std::vector<std::function<void()>> launches{
+            [&] { cublas.gemm(stream, dtype, s.M, s.N, s.K, a, b, ref, s.b_nk); }};
+        std::vector<double *> results{&cublas_ms, &defaults_ms};
+        for (size_t v = 0; v < versus.size(); ++v)
+          results.push_back(&versus_ms[v]);
+        std::vector<Config> variants{Config()};
+        variants.insert(variants.end(), versus.begin(), versus.end());
+        for (const Config &config : variants) {
+          auto launch = [&, config] { ops::matmul(op_args, stream, config); };
+          size_t bad = wrong(launch);
+          if (bad)
+            std::printf("  WRONG: %zu elements differ (op, %s)\n", bad, config.str().c_str());
+          launches.push_back(bad ? std::function<void()>() : launch);
+        }
+        std::vector<std::vector<double>> rounds(launches.size());
+        for (int round = 0; round < kOpRounds; ++round)
+          for (size_t i = 0; i < launches.size(); ++i)
+            if (launches[i])
+              rounds[i].push_back(median_ms(stream, reps, launches[i]));
+        for (size_t i = 0; i < launches.size(); ++i)
+          if (launches[i]) {
+            std::nth_element(rounds[i].begin(), rounds[i].begin() + kOpRounds / 2, rounds[i].end());
+            *results[i] = rounds[i][kOpRounds / 2];
+          }
+      } else {
+        defaults_ms = time_op({});
+      }
       autotune::Report tuned;
       if (!op_only) {
         autotune::Options tuning;
@@ -379,31 +420,40 @@ int main(int argc, char **argv) {
       };
       double kiln_tf = op_only ? 0.0 : report("matmul", best_ms, best_config);
       double defaults_tf = report("matmul op (default tile)", defaults_ms, "defaults");
-      double tuned_tf = 0.0;
+      char row[320];
+      std::snprintf(row, sizeof row, "%-30s %-5s %10.1f %10.1f %7.3f", shape.c_str(), type.c_str(), cublas_tf,
+                    defaults_tf, defaults_tf / cublas_tf);
+      std::string op_row = row;
       if (op_only) {
-        tuned_tf = report("matmul op (default tile, pointer loads)", pointers_ms, "DESCRIPTORS=0");
-        tuned_config = "DESCRIPTORS=0 (pointer loads)";
-      } else {
-        tuned_tf = report("matmul op (tuned tile)", tuned_ms, tuned_config);
-      }
-      if (op_only)
         std::printf("%-30s %-5s %10s %10.1f %7s\n", shape.c_str(), type.c_str(), "-", cublas_tf, "-");
-      else
+        for (size_t v = 0; v < versus.size(); ++v) {
+          double tf = report("matmul op (default tile, " + versus[v].str() + ")", versus_ms[v], versus[v].str());
+          std::snprintf(row, sizeof row, " %10.1f %7.3f", tf, tf / cublas_tf);
+          op_row += row;
+        }
+      } else {
         std::printf("%-30s %-5s %10.1f %10.1f %7.3f  %s\n", shape.c_str(), type.c_str(), kiln_tf, cublas_tf,
                     kiln_tf / cublas_tf, best_config.c_str());
-      char row[320];
-      std::snprintf(row, sizeof row, "%-30s %-5s %10.1f %10.1f %7.3f %10.1f %7.3f  %s", shape.c_str(), type.c_str(),
-                    cublas_tf, defaults_tf, defaults_tf / cublas_tf, tuned_tf, tuned_tf / cublas_tf,
-                    op_only ? tuned_config.c_str()
-                            : (tuned_config + " (" + std::to_string(tuned.timed) + " timed)").c_str());
-      op_rows.push_back(row);
+        double tf = report("matmul op (tuned tile)", tuned_ms, tuned_config);
+        std::snprintf(row, sizeof row, " %10.1f %7.3f  %s (%d timed)", tf, tf / cublas_tf, tuned_config.c_str(),
+                      tuned.timed);
+        op_row += row;
+      }
+      op_rows.push_back(op_row);
       std::fflush(stdout);
     }
   }
-  std::printf("\nthe ops library's matmul (kiln::ops::matmul), TFLOP/s and ratios to cuBLAS\n"
-              "%-30s %-5s %10s %10s %7s %10s %7s  %s\n",
-              "shape (MxNxK)", "dtype", "cuBLAS", "default", "ratio", op_only ? "pointers" : "tuned", "ratio",
-              op_only ? "second column" : "tuned tile (pattern search)");
+  std::printf("\nthe ops library's matmul (kiln::ops::matmul), TFLOP/s and ratios to cuBLAS\n");
+  if (op_only)
+    for (size_t v = 0; v < versus.size(); ++v)
+      std::printf("  [%zu]: the defaults with %s\n", v + 1, versus[v].str().c_str());
+  std::printf("%-30s %-5s %10s %10s %7s", "shape (MxNxK)", "dtype", "cuBLAS", "default", "ratio");
+  if (op_only)
+    for (size_t v = 0; v < versus.size(); ++v)
+      std::printf(" %10s %7s", ("[" + std::to_string(v + 1) + "]").c_str(), "ratio");
+  else
+    std::printf(" %10s %7s  %s", "tuned", "ratio", "tuned tile (pattern search)");
+  std::printf("\n");
   for (const std::string &row : op_rows)
     std::printf("%s\n", row.c_str());
   if (!records.empty())

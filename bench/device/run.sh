@@ -122,7 +122,7 @@ fi
 
 if [ "$part" = matmul-op ]; then
   # The matmul op's default (tensor descriptors: the copy engine on Hopper)
-  # against its pointer loads and cuBLAS: the tensor-core and op GPU tests,
+  # against its pointer loads, persistent programs and cuBLAS: the tensor-core and op GPU tests,
   # the matmul example, matmul_bench --op-only on MATMUL_SHAPES (square),
   # then Kiln's op, Triton and cuBLAS at 4096^3 bf16 for both B orders.
   # Each step has a time limit: a copy-engine wait that never completes
@@ -132,8 +132,9 @@ if [ "$part" = matmul-op ]; then
   record "matmul and dot GPU tests (vs interpreter and double reference)" timeout 300 "$bundle/bin/kiln_gpu_tests" \
     --gtest_brief=1 --gtest_filter='GpuMatmul*:*Dot*:GpuOps.Matmul*'
   record "example_matmul (GPU)" timeout 120 "$bundle/bin/example_matmul"
-  record "matmul op vs pointer loads vs cuBLAS" timeout 240 "$bundle/bin/matmul_bench" --op-only \
-    --shapes "${MATMUL_SHAPES:-square}" --records "$out/matmul-op-records.json" --command "$command"
+  record "matmul op vs pointer loads, persistent programs, cuBLAS" timeout 240 "$bundle/bin/matmul_bench" --op-only \
+    --versus DESCRIPTORS=0 --versus PERSISTENT=1 --shapes "${MATMUL_SHAPES:-square}" \
+    --records "$out/matmul-op-records.json" --command "$command"
   sed -n '/^the ops library/,$p' "$log" > "$out/matmul-op-table.md"
   for order in kn nk; do
     record "matmul 4096^3 bf16 B $order: Kiln, Triton, cuBLAS" timeout 120 python3 bench/device/profile_matmul.py \

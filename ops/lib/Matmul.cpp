@@ -15,6 +15,9 @@
 // edges, so no wrap is needed. An operand stored transposed (A [K][M], B
 // [N][K]) is described as stored and its block transposed in the kernel.
 //
+// Persistent (PERSISTENT=p > 0): p programs a multiprocessor, each walking
+// the tiles a grid's size apart.
+//
 // Split-K (SPLIT_K > 1), for products with too few tiles to fill the GPU:
 // the K range is cut into SPLIT_K chunks of whole BLOCK_K steps; one kernel
 // writes each chunk's f32 partial tile to the stream's workspace (a third
@@ -54,6 +57,7 @@ struct Structure {
   bool descriptors = false;    ///< A and B through tensor descriptors
   bool aKContiguous = true;    ///< (descriptors) A stored [M][K], else [K][M]
   bool bNContiguous = true;    ///< (descriptors) B stored [K][N], else [N][K]
+  bool persistent = false;     ///< programs walk the tiles (PERSISTENT)
 
   std::string key() const {
     std::string k = std::string("matmul|") + name(phase);
@@ -66,6 +70,7 @@ struct Structure {
     k += wide ? "|i64" : "|i32";
     if (descriptors)
       k += std::string("|desc-") + (aKContiguous ? "a" : "at") + (bNContiguous ? "b" : "bt");
+    k += persistent ? "|persistent" : "";
     return k;
   }
 };
@@ -118,84 +123,92 @@ Kernel makeKernel(const std::string &key, const Structure &s, const Params &q) {
     Tensor M = args[q.M], N = args[q.N];
     auto stride = [&](int o, int d) { return at(q.strides[o][d]); };
 
-    // Grouped tile order.
-    Tensor pid = program_id(0);
-    Tensor tiles_n = cdiv(N, BN), tiles_m = cdiv(M, BM);
-    Tensor first_m = pid / (GROUP * tiles_n) * GROUP;
-    Tensor group_rows = minimum(tiles_m - first_m, GROUP);
-    Tensor pid_m = first_m + pid % group_rows;
-    Tensor pid_n = (pid % (GROUP * tiles_n)) / group_rows;
-    Tensor rm = (pid_m * BM + arange(0, BM)).to(index), rn = (pid_n * BN + arange(0, BN)).to(index);
-    Tensor batch = s.batched ? program_id(1).to(index) : Tensor();
-    auto base = [&](int o) {
-      Tensor p = args[q.pointers[o]];
-      return s.batched ? p + batch * stride(o, 0) : p;
-    };
-    Tensor inside = expand_dims(rm < M, 1) & expand_dims(rn < N, 0);
-    // A chunk's partial tile: plane chunk * batches + batch.
-    auto partialTile = [&](const Tensor &chunk) {
-      Tensor plane = (chunk * num_programs(1) + program_id(1)).to(index);
-      return args[q.pointers[WORK]] + plane * stride(WORK, 0) + expand_dims(rm, 1) * stride(WORK, 1) +
-             expand_dims(rn, 0) * stride(WORK, 2);
-    };
+    // One tile, `pid` in grouped tile order.
+    auto computeTile = [&](const Tensor &pid) {
+      Tensor tiles_n = cdiv(N, BN), tiles_m = cdiv(M, BM);
+      Tensor first_m = pid / (GROUP * tiles_n) * GROUP;
+      Tensor group_rows = minimum(tiles_m - first_m, GROUP);
+      Tensor pid_m = first_m + pid % group_rows;
+      Tensor pid_n = (pid % (GROUP * tiles_n)) / group_rows;
+      Tensor rm = (pid_m * BM + arange(0, BM)).to(index), rn = (pid_n * BN + arange(0, BN)).to(index);
+      Tensor batch = s.batched ? program_id(1).to(index) : Tensor();
+      auto base = [&](int o) {
+        Tensor p = args[q.pointers[o]];
+        return s.batched ? p + batch * stride(o, 0) : p;
+      };
+      Tensor inside = expand_dims(rm < M, 1) & expand_dims(rn < N, 0);
+      // A chunk's partial tile: plane chunk * batches + batch.
+      auto partialTile = [&](const Tensor &chunk) {
+        Tensor plane = (chunk * num_programs(1) + program_id(1)).to(index);
+        return args[q.pointers[WORK]] + plane * stride(WORK, 0) + expand_dims(rm, 1) * stride(WORK, 1) +
+               expand_dims(rn, 0) * stride(WORK, 2);
+      };
 
-    Tensor acc;
-    if (s.phase == Phase::combine) {
-      acc = for_range(0, args[q.splits], 1, carry(zeros({BM, BN}, DType::f32)),
-                      [&](const Tensor &chunk, const Tensor &sum) { return sum + load(partialTile(chunk), inside, 0.0); });
-    } else {
-      const int64_t BK = cfg["BLOCK_K"];
-      Tensor K = args[q.K];
-      Tensor rk = arange(0, BK).to(index);
-      Operand begin = 0, end = K;
-      if (s.phase == Phase::partial) {
-        Tensor first = program_id(2).to(index) * args[q.chunk];
-        begin = first;
-        end = minimum(K, first + args[q.chunk]);
-      }
-      DotOptions options{.precision = s.precision};
-      if (s.descriptors) {
-        auto described = [&](int o) { return Descriptor(std::span<const Tensor>(args).subspan(q.descriptors[o], 6)); };
-        Descriptor da = described(A), db = described(B);
-        Tensor row = pid_m * BM, column = pid_n * BN;
-        acc = for_range(begin, end, BK, carry(zeros({BM, BN}, DType::f32)), [&](const Tensor &k, const Tensor &acc) {
-          Tensor a = s.aKContiguous ? da.load({row, k}, {BM, BK}) : da.load({k, row}, {BK, BM}).trans();
-          Tensor b = s.bNContiguous ? db.load({k, column}, {BK, BN}) : db.load({column, k}, {BN, BK}).trans();
-          return dot(a, b, acc, options);
-        });
+      Tensor acc;
+      if (s.phase == Phase::combine) {
+        acc = for_range(0, args[q.splits], 1, carry(zeros({BM, BN}, DType::f32)),
+                        [&](const Tensor &chunk, const Tensor &sum) { return sum + load(partialTile(chunk), inside, 0.0); });
       } else {
-        Tensor a_tile = base(A) + expand_dims(rm % M, 1) * stride(A, 1) + expand_dims(rk, 0) * stride(A, 2);
-        Tensor b_tile = base(B) + expand_dims(rk, 1) * stride(B, 1) + expand_dims(rn % N, 0) * stride(B, 2);
-        acc = for_range(begin, end, BK, carry(zeros({BM, BN}, DType::f32)), [&](const Tensor &k, const Tensor &acc) {
-          Tensor a_at = a_tile + k * stride(A, 2), b_at = b_tile + k * stride(B, 1);
-          if (s.evenK)
-            return dot(load(a_at), load(b_at), acc, options);
-          Tensor in_k = k + rk < K;
-          return dot(load(a_at, expand_dims(in_k, 0), 0.0), load(b_at, expand_dims(in_k, 1), 0.0), acc, options);
-        });
+        const int64_t BK = cfg["BLOCK_K"];
+        Tensor K = args[q.K];
+        Tensor rk = arange(0, BK).to(index);
+        Operand begin = 0, end = K;
+        if (s.phase == Phase::partial) {
+          Tensor first = program_id(2).to(index) * args[q.chunk];
+          begin = first;
+          end = minimum(K, first + args[q.chunk]);
+        }
+        DotOptions options{.precision = s.precision};
+        if (s.descriptors) {
+          auto described = [&](int o) { return Descriptor(std::span<const Tensor>(args).subspan(q.descriptors[o], 6)); };
+          Descriptor da = described(A), db = described(B);
+          Tensor row = pid_m * BM, column = pid_n * BN;
+          acc = for_range(begin, end, BK, carry(zeros({BM, BN}, DType::f32)), [&](const Tensor &k, const Tensor &acc) {
+            Tensor a = s.aKContiguous ? da.load({row, k}, {BM, BK}) : da.load({k, row}, {BK, BM}).trans();
+            Tensor b = s.bNContiguous ? db.load({k, column}, {BK, BN}) : db.load({column, k}, {BN, BK}).trans();
+            return dot(a, b, acc, options);
+          });
+        } else {
+          Tensor a_tile = base(A) + expand_dims(rm % M, 1) * stride(A, 1) + expand_dims(rk, 0) * stride(A, 2);
+          Tensor b_tile = base(B) + expand_dims(rk, 1) * stride(B, 1) + expand_dims(rn % N, 0) * stride(B, 2);
+          acc = for_range(begin, end, BK, carry(zeros({BM, BN}, DType::f32)), [&](const Tensor &k, const Tensor &acc) {
+            Tensor a_at = a_tile + k * stride(A, 2), b_at = b_tile + k * stride(B, 1);
+            if (s.evenK)
+              return dot(load(a_at), load(b_at), acc, options);
+            Tensor in_k = k + rk < K;
+            return dot(load(a_at, expand_dims(in_k, 0), 0.0), load(b_at, expand_dims(in_k, 1), 0.0), acc, options);
+          });
+        }
+        if (s.phase == Phase::partial) {
+          store(partialTile(program_id(2)), acc, inside);
+          return;
+        }
       }
-      if (s.phase == Phase::partial) {
-        store(partialTile(program_id(2)), acc, inside);
-        return;
-      }
-    }
 
-    // The epilogue, in f32.
-    Tensor v = acc * args[q.alpha];
-    if (s.present[BIAS])
-      v = v + expand_dims(load(args[q.pointers[BIAS]] + (rn % N) * stride(BIAS, 2)).to(DType::f32), 0);
-    switch (s.activation) {
-    case Activation::none: break;
-    case Activation::relu: v = maximum(v, 0.0); break;
-    case Activation::gelu: v = v * 0.5 * (erf(v * 0.7071067811865476) + 1.0); break;
-    case Activation::silu: v = v * sigmoid(v); break;
+      // The epilogue, in f32.
+      Tensor v = acc * args[q.alpha];
+      if (s.present[BIAS])
+        v = v + expand_dims(load(args[q.pointers[BIAS]] + (rn % N) * stride(BIAS, 2)).to(DType::f32), 0);
+      switch (s.activation) {
+      case Activation::none: break;
+      case Activation::relu: v = maximum(v, 0.0); break;
+      case Activation::gelu: v = v * 0.5 * (erf(v * 0.7071067811865476) + 1.0); break;
+      case Activation::silu: v = v * sigmoid(v); break;
+      }
+      if (s.present[RESIDUAL]) {
+        Tensor r = base(RESIDUAL) + expand_dims(rm, 1) * stride(RESIDUAL, 1) + expand_dims(rn, 0) * stride(RESIDUAL, 2);
+        v = v + load(r, inside, 0.0).to(DType::f32);
+      }
+      Tensor o = base(OUT) + expand_dims(rm, 1) * stride(OUT, 1) + expand_dims(rn, 0) * stride(OUT, 2);
+      store(o, v.to(s.dtypes[OUT]), inside);
+    };
+    if (!s.persistent) {
+      computeTile(program_id(0));
+      return;
     }
-    if (s.present[RESIDUAL]) {
-      Tensor r = base(RESIDUAL) + expand_dims(rm, 1) * stride(RESIDUAL, 1) + expand_dims(rn, 0) * stride(RESIDUAL, 2);
-      v = v + load(r, inside, 0.0).to(DType::f32);
-    }
-    Tensor o = base(OUT) + expand_dims(rm, 1) * stride(OUT, 1) + expand_dims(rn, 0) * stride(OUT, 2);
-    store(o, v.to(s.dtypes[OUT]), inside);
+    // Persistent: each program walks the tiles num_programs apart.
+    Tensor tiles = (cdiv(M, BM) * cdiv(N, BN)).to(DType::i32);
+    for_range(program_id(0), tiles, num_programs(0), [&](const Tensor &pid) { computeTile(pid); });
   };
   return Kernel("kiln_matmul_" + sha256_hex(key).substr(0, 10), q.signature.types(), body);
 }
@@ -351,8 +364,9 @@ MatmulLaunch prepare_matmul(const MatmulArgs &m, const Stream &stream, const Con
   Config config = default_matmul_config(m.a.dtype, s.precision, stores_b_k_major(m.b), batches, M, N, K);
   // A given tile (a user's, a tuned one) runs unsplit unless it says
   // otherwise: the default split belongs to the default tile.
-  const bool givesTile = std::any_of(overrides.values().begin(), overrides.values().end(),
-                                     [](const auto &entry) { return entry.first != "DESCRIPTORS"; });
+  const bool givesTile = std::any_of(overrides.values().begin(), overrides.values().end(), [](const auto &entry) {
+    return entry.first != "DESCRIPTORS" && entry.first != "PERSISTENT";
+  });
   if (givesTile && !overrides.has("SPLIT_K"))
     config.set("SPLIT_K", 1);
   for (const auto &[k, v] : overrides.values())
@@ -370,10 +384,17 @@ MatmulLaunch prepare_matmul(const MatmulArgs &m, const Stream &stream, const Con
   // K chunks of whole BLOCK_K steps; chunks that would start past K are not made.
   const int64_t chunk = std::max<int64_t>(1, cdiv(cdiv(K, BK), requestedSplits)) * BK;
   const int64_t splits = std::max<int64_t>(1, cdiv(K, chunk));
-  Config tile; // what the kernels see (SPLIT_K and DESCRIPTORS change launches and structures)
+  Config tile; // what the kernels see (SPLIT_K, DESCRIPTORS and PERSISTENT change launches and structures)
   for (const auto &[k, v] : config.values())
-    if (k != "SPLIT_K" && k != "DESCRIPTORS")
+    if (k != "SPLIT_K" && k != "DESCRIPTORS" && k != "PERSISTENT")
       tile.set(k, v);
+  const int64_t persistent = config.get("PERSISTENT", 0);
+  if (persistent < 0 || persistent > 32)
+    throw Error(op + ": PERSISTENT must be between 0 (off) and 32 programs a multiprocessor, got " +
+                std::to_string(persistent));
+  if (persistent > 0 && splits > 1)
+    throw Error(op + ": PERSISTENT programs compute whole tiles; it needs SPLIT_K=1, got " + std::to_string(splits) +
+                " chunks");
 
   // Strides per operand: batch (0 where it broadcasts), rows, columns.
   int64_t strides[OPERANDS][3] = {};
@@ -425,6 +446,12 @@ MatmulLaunch prepare_matmul(const MatmulArgs &m, const Stream &stream, const Con
   s.wide = std::max({farthest, splits > 1 ? workReach : 0, splits * chunk}) >= (int64_t(1) << 31);
 
   const Grid tiles(static_cast<uint32_t>(cdiv(M, BM) * cdiv(N, BN)), static_cast<uint32_t>(s.batched ? batches : 1));
+  // Persistent: `persistent` programs a multiprocessor (never more than
+  // tiles), each computing every num_programs-th tile in grouped order.
+  s.persistent = persistent > 0;
+  const Grid programs(static_cast<uint32_t>(std::min<int64_t>(
+                          tiles.x, std::max<int64_t>(1, persistent * stream.device().multiprocessors()))),
+                      tiles.y);
   MatmulLaunch launch;
   auto add = [&](const Structure &st, const Config &cfg, Grid grid) {
     Params q = parameters(st);
@@ -462,7 +489,7 @@ MatmulLaunch prepare_matmul(const MatmulArgs &m, const Stream &stream, const Con
     launch.steps.push_back(std::move(step));
   };
   if (splits == 1) {
-    add(s, tile, tiles);
+    add(s, tile, s.persistent ? programs : tiles);
     return launch;
   }
   // Partial sums of each K chunk, then their sum and the epilogue, over

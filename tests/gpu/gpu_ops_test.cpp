@@ -181,7 +181,8 @@ TEST(GpuOps, MatmulWithEpiloguesBatchesAndTransposes) {
   // default for a skinny product, and 3 chunks with a ragged last one); f32
   // as tf32 and tf32x3 on tensor cores; operands through descriptors (the
   // default on Hopper where they qualify; asked for here so that the
-  // interpreter and --compile-only runs take that kernel too).
+  // interpreter and --compile-only runs take that kernel too); persistent
+  // programs.
   struct Case {
     DType dtype;
     std::vector<int64_t> a, b, out;
@@ -210,7 +211,10 @@ TEST(GpuOps, MatmulWithEpiloguesBatchesAndTransposes) {
                           {DType::f16, {100, 72}, {72, 88}, {100, 88}, false,
                            Config(small).set("DESCRIPTORS", 1).set("SPLIT_K", 3)},
                           {DType::f32, {128, 80}, {96, 80}, {128, 96}, true, Config{{"DESCRIPTORS", 1}},
-                           Precision::tf32}};
+                           Precision::tf32},
+                          // persistent programs (one a multiprocessor; two, on a ragged small tile)
+                          {DType::bf16, {256, 192}, {192, 320}, {256, 320}, false, Config{{"PERSISTENT", 1}}},
+                          {DType::f16, {100, 72}, {88, 72}, {100, 88}, true, Config(small).set("PERSISTENT", 2)}};
   for (const Case &c : cases) {
     Pair a(HostTensor::random(c.dtype, c.a, 21)), b(HostTensor::random(c.dtype, c.b, 22));
     const int64_t N = c.out.back();

@@ -1,8 +1,8 @@
 // The matmul op on the interpreter: both operand orders, ragged sizes (K
 // not a multiple of BLOCK_K), batches with a broadcast operand, every
 // epilogue (alpha, bias, activations, residual, in place), f32/f16/bf16,
-// split-K, the tuning task's space, and argument errors; against
-// double-precision references.
+// split-K, descriptors, persistent programs, the tuning task's space, and
+// argument errors; against double-precision references.
 #include "tests/common/OpsTestSupport.h"
 
 #include <kiln/ops/library.h>
@@ -94,6 +94,52 @@ TEST(OpsMatmul, DescriptorsNeedOperandsTheCopyEngineCanRead) {
   // A's rows are 40 bytes apart: not a multiple of 16.
   EXPECT_THROW(matmul({a.view(), b.view(), out.view()}, cpu(), Config(small()).set("DESCRIPTORS", 1)), Error);
   EXPECT_THROW(matmul({a.view(), b.view(), out.view()}, cpu(), Config(small()).set("DESCRIPTORS", 2)), Error);
+}
+
+TEST(OpsMatmul, PersistentProgramsWalkEveryTileWithTheirEpilogues) {
+  // The interpreter has one multiprocessor: PERSISTENT=1 makes one program
+  // walk all 3x2 ragged tiles, PERSISTENT=4 four programs (some with two
+  // tiles, the grid capped at the tile count by PERSISTENT=8); pointer
+  // loads and descriptors, with a batch on the grid's second axis.
+  const int64_t M = 40, N = 48, K = 56;
+  for (int64_t programs : {1, 4, 8})
+    for (int64_t descriptors : {0, 1})
+      for (int64_t batches : {1, 2}) {
+        if (descriptors && batches > 1)
+          continue; // descriptors describe 2-D operands
+        std::vector<int64_t> as{M, K}, bs{K, N}, os{M, N};
+        if (batches > 1) {
+          as.insert(as.begin(), batches);
+          bs.insert(bs.begin(), batches);
+          os.insert(os.begin(), batches);
+        }
+        HostTensor a = HostTensor::random(DType::bf16, as, 13), b = HostTensor::random(DType::bf16, bs, 14);
+        HostTensor bias = HostTensor::random(DType::f32, {N}, 15);
+        HostTensor out = HostTensor::poisoned(DType::f32, os);
+        matmul({a.view(), b.view(), out.view(), bias.view(), {}, 0.5, Activation::relu}, cpu(),
+               Config(small()).set("PERSISTENT", programs).set("DESCRIPTORS", descriptors));
+        out.expect_near(
+            [&](const std::vector<int64_t> &at) {
+              double sum = 0;
+              for (int64_t k = 0; k < K; ++k) {
+                std::vector<int64_t> ai = at, bi = at; // [.., row, k] and [.., k, col]
+                ai.back() = k;
+                bi[bi.size() - 2] = k;
+                sum += a.at(ai) * b.at(bi);
+              }
+              return std::max(0.5 * sum + bias.at({at.back()}), 0.0);
+            },
+            1e-4);
+      }
+}
+
+TEST(OpsMatmul, PersistentNeedsWholeTilesAndASensibleCount) {
+  HostTensor a = HostTensor::random(DType::f16, {16, 64}, 1), b = HostTensor::random(DType::f16, {64, 32}, 2);
+  HostTensor out = HostTensor::poisoned(DType::f32, {16, 32});
+  EXPECT_THROW(matmul({a.view(), b.view(), out.view()}, cpu(), Config(small()).set("PERSISTENT", 1).set("SPLIT_K", 2)),
+               Error);
+  EXPECT_THROW(matmul({a.view(), b.view(), out.view()}, cpu(), Config(small()).set("PERSISTENT", -1)), Error);
+  EXPECT_THROW(matmul({a.view(), b.view(), out.view()}, cpu(), Config(small()).set("PERSISTENT", 33)), Error);
 }
 
 TEST(OpsMatmul, EpiloguesAndOutputTypes) {
