@@ -40,8 +40,14 @@ std::string predicated(const std::string &instruction) {
   return "{ .reg .pred p; setp.ne.b32 p, $0, 0; @p " + instruction + " }";
 }
 
-/// The number of barriers in a barrier buffer.
-int64_t slotCount(Value barriers) { return cast<RankedTensorType>(barriers.getType()).getShape()[0]; }
+/// `instruction` (operand $1: a barrier's address) on every barrier of a
+/// buffer, in thread 0.
+void inThreadZeroOnEach(OpBuilder &b, Location loc, Value buffer, Value lowered, const std::string &instruction) {
+  Value first = inFirstThread(b, loc, Value());
+  const int64_t slots = cast<RankedTensorType>(buffer.getType()).getShape()[0];
+  for (int64_t slot = 0; slot < slots; ++slot)
+    ptx(b, loc, Type(), predicated(instruction), "r,r", {first, barrierAddress(b, loc, lowered, i32Const(b, loc, slot))});
+}
 
 struct BarrierLowering : KilnPattern<gpu::BarrierOp> {
   using KilnPattern::KilnPattern;
@@ -57,10 +63,7 @@ struct MBarrierInitLowering : KilnPattern<gpu::MBarrierInitOp> {
   LogicalResult matchAndRewrite(gpu::MBarrierInitOp op, OpAdaptor adaptor,
                                 ConversionPatternRewriter &rewriter) const override {
     Location loc = op.getLoc();
-    Value first = inFirstThread(rewriter, loc, Value());
-    for (int64_t slot = 0; slot < slotCount(op.getBarriers()); ++slot)
-      ptx(rewriter, loc, Type(), predicated("mbarrier.init.shared::cta.b64 [$1], 1;"), "r,r",
-          {first, barrierAddress(rewriter, loc, adaptor.getBarriers(), i32Const(rewriter, loc, slot))});
+    inThreadZeroOnEach(rewriter, loc, op.getBarriers(), adaptor.getBarriers(), "mbarrier.init.shared::cta.b64 [$1], 1;");
     // The initialization before the copy engine or any other thread uses them.
     ptx(rewriter, loc, Type(), "fence.mbarrier_init.release.cluster;", "", {});
     barrier(rewriter, loc);
@@ -75,10 +78,7 @@ struct MBarrierInvalLowering : KilnPattern<gpu::MBarrierInvalOp> {
                                 ConversionPatternRewriter &rewriter) const override {
     Location loc = op.getLoc();
     barrier(rewriter, loc); // no thread still waits on them
-    Value first = inFirstThread(rewriter, loc, Value());
-    for (int64_t slot = 0; slot < slotCount(op.getBarriers()); ++slot)
-      ptx(rewriter, loc, Type(), predicated("mbarrier.inval.shared::cta.b64 [$1];"), "r,r",
-          {first, barrierAddress(rewriter, loc, adaptor.getBarriers(), i32Const(rewriter, loc, slot))});
+    inThreadZeroOnEach(rewriter, loc, op.getBarriers(), adaptor.getBarriers(), "mbarrier.inval.shared::cta.b64 [$1];");
     rewriter.eraseOp(op);
     return success();
   }

@@ -39,27 +39,33 @@ double activate(Activation act, double v) {
   return v;
 }
 
+/// Multiplies random [M, K] and [K, N] operands of type `t`, each stored
+/// as is or transposed (`aT`, `bT`), with `config`, and checks the f32
+/// product against double-precision sums.
+void expectProduct(DType t, int64_t M, int64_t N, int64_t K, bool aT, bool bT, const Config &config) {
+  HostTensor a = aT ? HostTensor::random(t, {K, M}, 11) : HostTensor::random(t, {M, K}, 11);
+  HostTensor b = bT ? HostTensor::random(t, {N, K}, 12) : HostTensor::random(t, {K, N}, 12);
+  HostTensor out = HostTensor::poisoned(DType::f32, {M, N});
+  TensorView av = aT ? transposed(a) : a.view(), bv = bT ? transposed(b) : b.view();
+  matmul({av, bv, out.view(), {}, {}, 1.0, Activation::none}, cpu(), config);
+  out.expect_near(
+      [&](const std::vector<int64_t> &at) {
+        double s = 0;
+        for (int64_t k = 0; k < K; ++k)
+          s += (aT ? a.at({k, at[0]}) : a.at({at[0], k})) * (bT ? b.at({at[1], k}) : b.at({k, at[1]}));
+        return s;
+      },
+      1e-4);
+}
+
 } // namespace
 
 TEST(OpsMatmul, BothOperandOrdersAndRaggedSizes) {
   for (DType t : {DType::f32, DType::f16, DType::bf16})
     for (auto [M, N, K] : std::vector<std::array<int64_t, 3>>{{16, 32, 16}, {37, 45, 29}, {64, 96, 80}})
       for (bool aT : {false, true})
-        for (bool bT : {false, true}) {
-          HostTensor a = aT ? HostTensor::random(t, {K, M}, 1) : HostTensor::random(t, {M, K}, 1);
-          HostTensor b = bT ? HostTensor::random(t, {N, K}, 2) : HostTensor::random(t, {K, N}, 2);
-          HostTensor out = HostTensor::poisoned(DType::f32, {M, N});
-          TensorView av = aT ? transposed(a) : a.view(), bv = bT ? transposed(b) : b.view();
-          matmul({av, bv, out.view(), {}, {}, 1.0, Activation::none}, cpu(), small());
-          out.expect_near(
-              [&](const std::vector<int64_t> &at) {
-                double s = 0;
-                for (int64_t k = 0; k < K; ++k)
-                  s += (aT ? a.at({k, at[0]}) : a.at({at[0], k})) * (bT ? b.at({at[1], k}) : b.at({k, at[1]}));
-                return s;
-              },
-              1e-4);
-        }
+        for (bool bT : {false, true})
+          expectProduct(t, M, N, K, aT, bT, small());
 }
 
 TEST(OpsMatmul, DescriptorsReadBothOperandOrders) {
@@ -70,22 +76,8 @@ TEST(OpsMatmul, DescriptorsReadBothOperandOrders) {
   for (DType t : {DType::f16, DType::bf16})
     for (bool aT : {false, true})
       for (bool bT : {false, true})
-        for (int64_t splits : {1, 2}) {
-          HostTensor a = aT ? HostTensor::random(t, {K, M}, 11) : HostTensor::random(t, {M, K}, 11);
-          HostTensor b = bT ? HostTensor::random(t, {N, K}, 12) : HostTensor::random(t, {K, N}, 12);
-          HostTensor out = HostTensor::poisoned(DType::f32, {M, N});
-          TensorView av = aT ? transposed(a) : a.view(), bv = bT ? transposed(b) : b.view();
-          matmul({av, bv, out.view(), {}, {}, 1.0, Activation::none}, cpu(),
-                 Config(small()).set("DESCRIPTORS", 1).set("SPLIT_K", splits));
-          out.expect_near(
-              [&](const std::vector<int64_t> &at) {
-                double s = 0;
-                for (int64_t k = 0; k < K; ++k)
-                  s += (aT ? a.at({k, at[0]}) : a.at({at[0], k})) * (bT ? b.at({at[1], k}) : b.at({k, at[1]}));
-                return s;
-              },
-              1e-4);
-        }
+        for (int64_t splits : {1, 2})
+          expectProduct(t, M, N, K, aT, bT, Config(small()).set("DESCRIPTORS", 1).set("SPLIT_K", splits));
 }
 
 TEST(OpsMatmul, DescriptorsNeedOperandsTheCopyEngineCanRead) {
