@@ -154,8 +154,9 @@ struct TmaLoadLowering : KilnPattern<gpu::TmaLoadOp> {
 template <class Op> struct UnpipelinedDescriptorAccess : KilnPattern<Op> {
   using KilnPattern<Op>::KilnPattern;
   LogicalResult matchAndRewrite(Op op, typename Op::Adaptor, ConversionPatternRewriter &) const override {
-    return op.emitOpError("was kept for the copy engine but not pipelined (run kgpu-lower-descriptors and "
-                          "kgpu-pipeline-loops with the same target and stages)");
+    return op.emitOpError("reached the lowering: run kgpu-lower-descriptors, which rewrites every descriptor "
+                          "access but the loads it keeps for the copy engine, and kgpu-pipeline-loops with the same "
+                          "target and stages, which turns those into copies");
   }
 };
 

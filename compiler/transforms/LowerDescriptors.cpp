@@ -52,12 +52,36 @@ int64_t knownDivisor(Value v, tile::FuncOp func) {
   return divisibility ? divisibility.getInt() : 1;
 }
 
+/// Whether the access's base, sizes and strides are the kernel parameters
+/// that follow its tensor map (or the constant 1 a launch specialized one
+/// of them to): the launch builds the map from those parameters, so only
+/// then does the copy engine see the tensor the access describes.
+bool describedByItsParameters(tile::DescriptorLoadOp load, tile::FuncOp func) {
+  Block &entry = func.getBody().front();
+  auto map = dyn_cast<BlockArgument>(load.getMap());
+  if (!map || map.getOwner() != &entry)
+    return false;
+  const unsigned first = map.getArgNumber(), rank = load.getSizes().size();
+  auto isParameter = [&](Value v, unsigned position, bool mayBeOne) {
+    if (position >= entry.getNumArguments())
+      return false;
+    return v == entry.getArgument(position) || (mayBeOne && matchPattern(v, m_One()));
+  };
+  if (!isParameter(load.getBase(), first + 1, false))
+    return false;
+  for (unsigned d = 0; d < rank; ++d)
+    if (!isParameter(load.getSizes()[d], first + 2 + d, true) ||
+        !isParameter(load.getStrides()[d], first + 2 + rank + d, true))
+      return false;
+  return true;
+}
+
 /// What the copy engine needs of the tensor itself: a 16-byte aligned base,
 /// a unit innermost stride and the other strides multiples of 16 bytes.
 bool tensorFitsCopyEngine(tile::DescriptorLoadOp load, tile::FuncOp func) {
-  auto base = dyn_cast<BlockArgument>(load.getBase());
-  if (!base || base.getOwner() != &func.getBody().front())
+  if (!describedByItsParameters(load, func))
     return false;
+  auto base = cast<BlockArgument>(load.getBase());
   auto alignment = func.getArgAttrOfType<IntegerAttr>(base.getArgNumber(), "tile.divisibility");
   if (!alignment || alignment.getInt() < 16)
     return false;
@@ -98,9 +122,9 @@ public:
     if (!loop || !dot || dot->getBlock() != load->getBlock() || !usesMma(dot, computeCapability_) ||
         (dot.getA() != operand && dot.getB() != operand))
       return false;
-    auto map = dyn_cast<BlockArgument>(load.getMap());
-    if (!map || map.getOwner() != &func_.getBody().front() || !tensorFitsCopyEngine(load, func_))
+    if (!tensorFitsCopyEngine(load, func_))
       return false;
+    auto map = cast<BlockArgument>(load.getMap());
     const int64_t bytes = elementBytes(type.getElementType());
     std::optional<TmaBox> box = tmaBoxFor(type.getShape()[0], type.getShape()[1], bytes);
     if (!box)

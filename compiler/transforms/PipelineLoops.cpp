@@ -52,7 +52,6 @@
 #include "mlir/IR/IRMapping.h"
 #include "mlir/IR/Matchers.h"
 #include "mlir/IR/PatternMatch.h"
-#include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "llvm/ADT/SetVector.h"
 
 namespace kiln {
@@ -73,10 +72,10 @@ int64_t columnsOf(Value v) { return cast<RankedTensorType>(v.getType()).getShape
 /// A load that can become an async copy (cp.async from each thread, or the
 /// copy engine for a descriptor load), and what its copies need.
 struct Candidate {
-  mutable Operation *load;
+  Operation *load;
   unsigned contiguousDim; ///< the tile dimension its vectors run along
   bool tma;               ///< a descriptor load, copied by the copy engine
-  mutable Operation *transpose = nullptr; ///< (tma) the tile.trans the dot reads, if any
+  Operation *transpose = nullptr; ///< (tma) the tile.trans the dot reads, if any
 
   /// The value the dot reads (which the ring slot replaces).
   Value result() const { return (transpose ? transpose : load)->getResult(0); }
@@ -99,18 +98,30 @@ public:
     SmallVector<Candidate> candidates = findCandidates();
     if (candidates.empty())
       return;
+    AddressSlice slice;
+    if (!sliceOf(candidates, slice)) {
+      // Copy-engine loads must become copies (LowerDescriptors kept them
+      // after proving their offsets computable ahead); pointer loads whose
+      // addresses are not stay as they are.
+      llvm::erase_if(candidates, [](const Candidate &c) { return !c.tma; });
+      if (candidates.empty() || !sliceOf(candidates, slice))
+        return;
+    }
     inFlight_ = findInFlightDot(candidates);
     slots_ = inFlight_ ? stages_ + 1 : stages_;
-    SmallVector<Value> roots;
-    for (const Candidate &c : candidates)
-      llvm::append_range(roots, c.addressRoots());
-    AddressSlice slice;
-    if (!collectSlice(loop_, roots, slice))
-      return;
     rewrite(candidates, slice);
   }
 
 private:
+  /// The address computation of all candidates, if it can run ahead.
+  bool sliceOf(ArrayRef<Candidate> candidates, AddressSlice &slice) {
+    SmallVector<Value> roots;
+    for (const Candidate &c : candidates)
+      llvm::append_range(roots, c.addressRoots());
+    slice = AddressSlice();
+    return collectSlice(loop_, roots, slice);
+  }
+
   /// The bytes one copy moves (0: not copyable) and the dimension it runs
   /// along, for a load in a blocked/linear layout.
   std::pair<int64_t, unsigned> copyVector(tile::LoadOp load) {

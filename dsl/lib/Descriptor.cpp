@@ -47,6 +47,12 @@ llvm::SmallVector<mlir::Value> offsetValues(const std::vector<Operand> &offsets,
     Tensor t = materialize(offset, DType::i32, what);
     if (!t.is_scalar() || t.is_pointer() || !is_integer(t.dtype()))
       fail(loc, std::string(what) + ": offsets are integer scalars, got " + t.describe());
+    // The copy engine's coordinates are signed 32-bit: narrower integers
+    // widen, wider ones (and u32) must be converted by the caller, who knows
+    // whether they fit.
+    if (t.dtype() != DType::i32 && bit_width(t.dtype()) >= 32)
+      fail(loc, std::string(what) + ": offsets are i32 (the copy engine's coordinates), got " + t.describe() +
+                    "; convert it with .to(DType::i32) where it fits");
     if (t.dtype() != DType::i32)
       t = convert(t, DType::i32, loc);
     values.push_back(TraceAccess::use(t, loc, "a descriptor offset"));

@@ -163,7 +163,8 @@ Kernel makeKernel(const std::string &key, const Structure &s, const Params &q) {
           auto described = [&](int o) { return Descriptor(std::span<const Tensor>(args).subspan(q.descriptors[o], 6)); };
           Descriptor da = described(A), db = described(B);
           Tensor row = pid_m * BM, column = pid_n * BN;
-          acc = for_range(begin, end, BK, carry(zeros({BM, BN}, DType::f32)), [&](const Tensor &k, const Tensor &acc) {
+          acc = for_range(begin, end, BK, carry(zeros({BM, BN}, DType::f32)), [&](const Tensor &kIndex, const Tensor &acc) {
+            Tensor k = kIndex.to(DType::i32); // descriptors need every size below 2^31
             Tensor a = s.aKContiguous ? da.load({row, k}, {BM, BK}) : da.load({k, row}, {BK, BM}).trans();
             Tensor b = s.bNContiguous ? db.load({k, column}, {BK, BN}) : db.load({column, k}, {BN, BK}).trans();
             return dot(a, b, acc, options);
@@ -363,11 +364,12 @@ MatmulLaunch prepare_matmul(const MatmulArgs &m, const Stream &stream, const Con
   s.precision = m.a.dtype == DType::f32 ? m.precision : Precision::ieee;
   Config config = default_matmul_config(m.a.dtype, s.precision, stores_b_k_major(m.b), batches, M, N, K);
   // A given tile (a user's, a tuned one) runs unsplit unless it says
-  // otherwise: the default split belongs to the default tile.
+  // otherwise: the default split belongs to the default tile. So do
+  // persistent programs, which compute whole tiles.
   const bool givesTile = std::any_of(overrides.values().begin(), overrides.values().end(), [](const auto &entry) {
     return entry.first != "DESCRIPTORS" && entry.first != "PERSISTENT";
   });
-  if (givesTile && !overrides.has("SPLIT_K"))
+  if ((givesTile || overrides.get("PERSISTENT", 0) > 0) && !overrides.has("SPLIT_K"))
     config.set("SPLIT_K", 1);
   for (const auto &[k, v] : overrides.values())
     config.set(k, v);
@@ -419,15 +421,16 @@ MatmulLaunch prepare_matmul(const MatmulArgs &m, const Stream &stream, const Con
   // measured faster: tiles of 128 rows or more. Skinny tiles stream the
   // weights, where pointer loads were as fast or faster on the H100
   // (bench/results/2026-11-24-h100-matmul-tma.md).
+  // (Sizes below 2^31: the copy engine's coordinates are 32-bit.)
   const bool describable = rank == 2 && on_tensor_cores(m.a.dtype, s.precision) && copyEngineReads(m.a) &&
-                           copyEngineReads(m.b);
+                           copyEngineReads(m.b) && K > 0 && std::max({M, N, K}) < (int64_t(1) << 31);
   const bool hopper = stream.device().kind() == DeviceKind::cuda && stream.device().compute_capability() >= 90;
   const int64_t wantDescriptors = config.get("DESCRIPTORS", hopper && describable && config.num_stages() >= 2 && BM >= 128);
   if (wantDescriptors != 0 && wantDescriptors != 1)
     throw Error(op + ": DESCRIPTORS must be 0 or 1, got " + std::to_string(wantDescriptors));
   if (wantDescriptors && !describable)
     throw Error(op + ": DESCRIPTORS=1 needs 2-D f16/bf16 (or tf32) operands with one dimension contiguous, the "
-                     "other's stride a multiple of 16 bytes and 16-byte aligned addresses");
+                     "other's stride a multiple of 16 bytes, 16-byte aligned addresses, and 0 < M, N, K < 2^31");
   s.descriptors = wantDescriptors == 1;
   s.aKContiguous = m.a.effective_strides()[1] == 1;
   s.bNContiguous = m.b.effective_strides()[1] == 1;
@@ -503,6 +506,7 @@ MatmulLaunch prepare_matmul(const MatmulArgs &m, const Stream &stream, const Con
   combine.phase = Phase::combine;
   combine.present[A] = combine.present[B] = false;
   combine.evenK = true;
+  combine.descriptors = false; // (it reads no operands)
   add(partial, tile, Grid(tiles.x, tiles.y, static_cast<uint32_t>(splits)));
   const int64_t CBM = std::min<int64_t>(BM, 32), CBN = std::min<int64_t>(BN, 128);
   add(combine, Config{{"BLOCK_M", CBM}, {"BLOCK_N", CBN}, {"GROUP_M", 1}, {"num_warps", 4}, {"num_stages", 1}},

@@ -94,6 +94,10 @@ TEST(Descriptors, TraceErrorsNameTheLine) {
     line = __LINE__; x.store({0, 0}, v);
   });
   EXPECT_ERROR_AT(wrongDtype, line, "the value must be a 2-d block of f16");
+  auto wideOffset = trace_error([&](TensorDesc<DType::f32, 2> x, Long row) {
+    line = __LINE__; Tensor t = x.load({row, 0}, {16, 16});
+  });
+  EXPECT_ERROR_AT(wideOffset, line, "offsets are i32 (the copy engine's coordinates)");
 }
 
 TEST(Descriptors, LaunchesCheckTheirArguments) {

@@ -132,6 +132,31 @@ TEST(OpsMatmul, PersistentNeedsWholeTilesAndASensibleCount) {
                Error);
   EXPECT_THROW(matmul({a.view(), b.view(), out.view()}, cpu(), Config(small()).set("PERSISTENT", -1)), Error);
   EXPECT_THROW(matmul({a.view(), b.view(), out.view()}, cpu(), Config(small()).set("PERSISTENT", 33)), Error);
+  // A product whose default tile splits K (16x64x4096, see
+  // SkinnyProductsSplitKByDefault) runs unsplit when asked for persistent
+  // programs alone.
+  HostTensor x = HostTensor::random(DType::f16, {16, 4096}, 3), y = HostTensor::random(DType::f16, {4096, 64}, 4);
+  HostTensor product = HostTensor::poisoned(DType::f32, {16, 64});
+  matmul({x.view(), y.view(), product.view()}, cpu(), Config{{"PERSISTENT", 1}});
+  product.expect_near(
+      [&](const std::vector<int64_t> &at) {
+        double s = 0;
+        for (int64_t k = 0; k < 4096; ++k)
+          s += x.at({at[0], k}) * y.at({k, at[1]});
+        return s;
+      },
+      5e-4);
+}
+
+TEST(OpsMatmul, EmptySumsGiveTheEpilogueOfZero) {
+  // K = 0: out = relu(alpha * 0 + bias); descriptors cannot describe it.
+  HostTensor a = HostTensor::random(DType::bf16, {8, 0}, 1), b = HostTensor::random(DType::bf16, {0, 16}, 2);
+  HostTensor bias = HostTensor::random(DType::f32, {16}, 3);
+  HostTensor out = HostTensor::poisoned(DType::f32, {8, 16});
+  MatmulArgs args{a.view(), b.view(), out.view(), bias.view(), {}, 1.0, Activation::relu};
+  matmul(args, cpu(), small());
+  out.expect_near([&](const std::vector<int64_t> &at) { return std::max(bias.at({at[1]}), 0.0); }, 1e-6);
+  EXPECT_THROW(matmul(args, cpu(), Config(small()).set("DESCRIPTORS", 1)), Error);
 }
 
 TEST(OpsMatmul, EpiloguesAndOutputTypes) {
