@@ -77,6 +77,45 @@ bool cubinRunsOn(const std::string &arch, int cc) {
   return target / 10 == cc / 10 && target <= cc;
 }
 
+/// Every descriptor's arguments (on any device): the tensor-map
+/// placeholder of the right rank, and sizes and strides that stay inside
+/// the memory passed (the interpreter would stop at the first access
+/// outside it; the GPU would read past it).
+void checkDescriptors(const std::vector<ElementType> &signature, std::span<const Arg> args,
+                      const std::string &kernel) {
+  for (size_t i = 0; i < signature.size(); ++i) {
+    const int rank = signature[i].descriptor_rank;
+    if (rank == 0)
+      continue;
+    auto bad = [&](const std::string &why) {
+      throw Error("argument #" + std::to_string(i) + " of kernel '" + kernel + "': " + why);
+    };
+    if (args[i].kind() != Arg::Kind::tensor_map || args[i].integer() != rank)
+      bad("the kernel expects a rank-" + std::to_string(rank) + " descriptor (a TensorArg with " +
+          std::to_string(rank) + " sizes)");
+    if (i + 2 + 2 * static_cast<size_t>(rank) > args.size())
+      bad("a rank-" + std::to_string(rank) + " descriptor needs " + std::to_string(2 + 2 * rank) + " arguments");
+    // The last element's offset, in 128 bits: sizes times strides may pass 2^63.
+    unsigned __int128 last = 0;
+    bool empty = false;
+    for (int d = 0; d < rank; ++d) {
+      const Arg &size = args[i + 2 + d], &stride = args[i + 2 + rank + d];
+      if (size.kind() != Arg::Kind::integer || stride.kind() != Arg::Kind::integer || size.integer() < 0 ||
+          stride.integer() < 0)
+        bad("a descriptor's sizes and strides are integers of at least 0 (a TensorArg)");
+      if (size.integer() == 0)
+        empty = true;
+      else
+        last += static_cast<unsigned __int128>(size.integer() - 1) * static_cast<uint64_t>(stride.integer());
+    }
+    const Arg &memory = args[i + 1];
+    const unsigned __int128 needed = empty ? 0 : (last + 1) * size_in_bytes(signature[i].dtype);
+    if (memory.kind() == Arg::Kind::memory && memory.bytes() > 0 && needed > memory.bytes())
+      bad("the descriptor's sizes and strides reach past its memory (" + std::to_string(memory.bytes()) +
+          " bytes)");
+  }
+}
+
 std::string dumpDir() {
   const char *dir = std::getenv("KILN_DUMP_DIR");
   return dir ? dir : "";
@@ -121,19 +160,16 @@ private:
   /// TMA, else never read (zeros).
   static cuda::TensorMap tensorMap(const std::vector<ElementType> &signature, std::span<const Arg> args, size_t i,
                                    const std::string &kernel, const std::vector<TensorMapSpec> &tensorMaps) {
-    const int rank = signature[i].descriptor_rank;
-    if (args[i].kind() != Arg::Kind::tensor_map || args[i].integer() != rank)
-      bad(i, kernel, "the kernel expects a rank-" + std::to_string(rank) + " descriptor (a TensorArg with " +
-                         std::to_string(rank) + " sizes)");
+    const int rank = signature[i].descriptor_rank; // (arguments checked by checkDescriptors)
+    int64_t sizes[5], strides[5];
+    for (int d = 0; d < rank; ++d) {
+      sizes[d] = args[i + 2 + d].integer();
+      strides[d] = args[i + 2 + rank + d].integer();
+    }
     cuda::TensorMap map;
     for (const TensorMapSpec &spec : tensorMaps) {
       if (spec.parameter != static_cast<int>(i))
         continue;
-      int64_t sizes[5], strides[5];
-      for (int d = 0; d < rank; ++d) {
-        sizes[d] = args[i + 2 + d].integer();
-        strides[d] = args[i + 2 + rank + d].integer();
-      }
       try {
         map = cuda::encode_tensor_map(signature[i].dtype, args[i + 1].address(), {sizes, size_t(rank)},
                                       {strides, size_t(rank)}, spec.box, spec.swizzle_bytes);
@@ -281,6 +317,7 @@ void Kernel::launch_with(const Grid &grid, const Config &config_in, const Stream
   if (args.size() != signature().size())
     throw Error("kernel '" + name() + "' takes " + std::to_string(signature().size()) +
                 " arguments, the launch passed " + std::to_string(args.size()));
+  checkDescriptors(signature(), args, name());
   if (grid.x == 0 || grid.y == 0 || grid.z == 0)
     return; // an empty grid runs nothing
   const Device &device = stream.device();

@@ -112,8 +112,12 @@ TEST(Descriptors, LaunchesCheckTheirArguments) {
     return "no error";
   };
   EXPECT_TRUE(contains(launchError(TensorArg(x, {8}), out, 0, 0), "takes 9 arguments, the launch passed 7"));
-  EXPECT_TRUE(contains(launchError(x, x, x, x, x, x, out, 0, 0), "expects a descriptor"));
+  EXPECT_TRUE(contains(launchError(x, x, x, x, x, x, out, 0, 0), "expects a rank-2 descriptor"));
   EXPECT_THROW(TensorArg(x, {8, 8}, {8}), Error);
+  // 8 rows of 9 (or rows 9 apart) need more than the 64 floats passed.
+  EXPECT_TRUE(contains(launchError(TensorArg(x, {8, 9}), out, 0, 0), "reach past its memory (256 bytes)"));
+  EXPECT_TRUE(contains(launchError(TensorArg(x, {8, 8}, {9, 1}), out, 0, 0), "reach past its memory"));
+  EXPECT_EQ(launchError(TensorArg(x, {8, 8}, {8, 1}), out, 0, 0), "no error");
 }
 
 namespace {
