@@ -12,6 +12,8 @@
 // accumulator stays in registers across the asynchronous group, which this
 // lowering commits and waits for, unless the dot's result goes to a
 // kgpu.warpgroup_wait (PipelineLoops leaves it in flight): then that op waits.
+// An accumulator restarted from zero by a select (gpu::accumulatorReset)
+// becomes the first K step's scale-d operand.
 //
 //===----------------------------------------------------------------------===//
 
@@ -101,9 +103,14 @@ struct WgmmaDotLowering : KilnPattern<tile::DotOp> {
     const bool async = leftInFlight(op);
     if (async && (layoutOf(op.getType()) != layout || !ctx.types.elementType(cType).isF32()))
       return rewriter.notifyMatchFailure(op, "an in-flight wgmma's result must be its f32 accumulator as is");
+    // An accumulator restarted from zero on a condition: scale-d = 0 then
+    // ignores it (the select stays unused).
     Type f32 = rewriter.getF32Type();
-    SmallVector<Value> acc = convertRegisters(rewriter, loc, op, unpack(rewriter, loc, adaptor.getC()), f32,
-                                              layoutOf(cType), layout, ctx.threadsPerWarp);
+    std::optional<gpu::AccumulatorReset> reset = gpu::accumulatorReset(op);
+    Value c = reset ? rewriter.getRemappedValue(reset->accumulator) : adaptor.getC();
+    auto from = reset ? cast<RankedTensorType>(reset->accumulator.getType()) : cType;
+    SmallVector<Value> acc =
+        convertRegisters(rewriter, loc, op, unpack(rewriter, loc, c), f32, layoutOf(from), layout, ctx.threadsPerWarp);
 
     // This warpgroup's 64-row blocks: rows 64 * (group + i * groups).
     const int groups = ctx.numWarps / 4;
@@ -132,7 +139,11 @@ struct WgmmaDotLowering : KilnPattern<tile::DotOp> {
     auto resultType = LLVM::LLVMStructType::getLiteral(rewriter.getContext(), SmallVector<Type>(perBlock, f32));
 
     ptx(rewriter, loc, Type(), "wgmma.fence.sync.aligned;", "", {});
+    // Scale-d: 1 accumulates, 0 starts from zero; only the first K step's
+    // instructions may start from zero.
     Value one = c32(1);
+    Value firstScale = reset ? LLVM::SelectOp::create(rewriter, loc, rewriter.getRemappedValue(reset->condition), c32(0), one)
+                             : one;
     for (int64_t k = 0; k < K; k += kStep) {
       Value bDesc = bNMajor ? descriptor(rewriter, loc, LLVM::AddOp::create(rewriter, loc, bBase, c32(k * 128)),
                                          /*leading=*/K * 128, /*stride=*/1024, /*rowBytes=*/128)
@@ -146,7 +157,7 @@ struct WgmmaDotLowering : KilnPattern<tile::DotOp> {
         SmallVector<Value> operands(acc.begin() + i * perBlock, acc.begin() + (i + 1) * perBlock);
         operands.push_back(descriptor(rewriter, loc, aAddress, /*leading=*/16, /*stride=*/8 * rowBytes, rowBytes));
         operands.push_back(bDesc);
-        operands.push_back(one);
+        operands.push_back(k == 0 ? firstScale : one);
         Value out = ptx(rewriter, loc, resultType, text, constraints, operands, /*sideEffects=*/true);
         SmallVector<Value> results = unpack(rewriter, loc, out);
         std::copy(results.begin(), results.end(), acc.begin() + i * perBlock);

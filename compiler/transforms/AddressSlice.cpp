@@ -2,11 +2,42 @@
 
 #include "compiler/transforms/AddressSlice.h"
 
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/IR/Matchers.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 
 namespace kiln {
 
 using namespace mlir;
+
+namespace {
+
+bool provablyPositive(Value v, int depth = 0) {
+  APInt constant;
+  if (matchPattern(v, m_ConstantInt(&constant)))
+    return constant.isStrictlyPositive();
+  Operation *def = v.getDefiningOp();
+  if (!def || depth > 8)
+    return false;
+  if (auto max = dyn_cast<arith::MaxSIOp>(def))
+    return provablyPositive(max.getLhs(), depth + 1) || provablyPositive(max.getRhs(), depth + 1);
+  if (auto min = dyn_cast<arith::MinSIOp>(def)) // (not products: they may wrap)
+    return provablyPositive(min.getLhs(), depth + 1) && provablyPositive(min.getRhs(), depth + 1);
+  return false;
+}
+
+/// Pure arithmetic, or a division whose divisor cannot be zero (nor -1:
+/// it is positive) wherever the slice runs.
+bool safeToRunAhead(Operation *op) {
+  if (isPure(op))
+    return true;
+  if (!isMemoryEffectFree(op) || !isa<arith::DivSIOp, arith::DivUIOp, arith::RemSIOp, arith::RemUIOp,
+                                       arith::CeilDivSIOp, arith::FloorDivSIOp>(op))
+    return false;
+  return provablyPositive(op->getOperand(1));
+}
+
+} // namespace
 
 bool collectSlice(scf::ForOp loop, ArrayRef<Value> roots, AddressSlice &slice) {
   Block *body = loop.getBody();
@@ -26,7 +57,7 @@ bool collectSlice(scf::ForOp loop, ArrayRef<Value> roots, AddressSlice &slice) {
     Operation *def = v.getDefiningOp();
     if (def->getBlock() != body)
       continue; // defined outside the loop: available everywhere
-    if (!isPure(def) || def->getNumRegions() != 0)
+    if (!safeToRunAhead(def) || def->getNumRegions() != 0)
       return false;
     if (slice.ops.insert(def))
       llvm::append_range(work, def->getOperands());

@@ -28,7 +28,10 @@
 // address math. Its slot is then still being read while iteration k+1
 // refills the ring, so the rings get S+1 slots: at iteration k the barrier
 // proves every warpgroup finished iteration k-2's dot, and slot (k-2) mod
-// (S+1) = (k+S-1) mod (S+1) is the one refilled.
+// (S+1) = (k+S-1) mod (S+1) is the one refilled. A loop over several tiles'
+// K steps may restart the accumulator from zero (select(first, 0, acc),
+// which wgmma does through scale-d) and store a tile inside a branch, which
+// then waits for the dot first (warpgroup_wait 0 at the branch's start).
 //
 // Descriptor loads that LowerDescriptors kept are filled by the copy engine
 // instead: one thread announces the slot's bytes on the slot's transaction
@@ -187,8 +190,11 @@ private:
   /// The loop's one wgmma dot, when it may stay in flight across an
   /// iteration: both operands come from rings, its accumulator is a
   /// loop-carried f32 value that nothing else in the loop reads (its
-  /// registers are being written until the next iteration's wait), and the
-  /// rings still fit with one more slot each.
+  /// registers are being written until the next iteration's wait) --
+  /// directly, or restarted from zero on a condition (a loop over several
+  /// tiles) -- its result is carried on and otherwise read only inside
+  /// branches (a tile's epilogue, which waits for it), and the rings still
+  /// fit with one more slot each.
   tile::DotOp findInFlightDot(ArrayRef<Candidate> candidates) {
     auto dots = loop_.getBody()->getOps<tile::DotOp>();
     if (!llvm::hasSingleElement(dots))
@@ -202,13 +208,31 @@ private:
     };
     if (!fromRing(dot.getA()) || !fromRing(dot.getB()))
       return {};
-    auto carried = dyn_cast<BlockArgument>(dot.getC());
+    Value accumulator = dot.getC();
+    if (std::optional<AccumulatorReset> reset = accumulatorReset(dot)) {
+      auto select = dot.getC().getDefiningOp<arith::SelectOp>();
+      if (!select || !select->hasOneUse() || select.getFalseValue() != reset->accumulator)
+        return {};
+      accumulator = reset->accumulator;
+    }
+    auto carried = dyn_cast<BlockArgument>(accumulator);
     if (!carried || carried.getOwner() != loop_.getBody() || carried == loop_.getInductionVar() ||
-        !carried.hasOneUse() || !dot->hasOneUse())
+        !carried.hasOneUse())
       return {};
     unsigned index = carried.getArgNumber() - loop_.getNumInductionVars();
+    Operation *yield = loop_.getBody()->getTerminator();
     if (loop_.getYieldedValues()[index] != dot.getResult())
       return {};
+    for (OpOperand &use : dot->getUses()) {
+      if (use.getOwner() == yield) {
+        if (use.getOperandNumber() != index)
+          return {};
+        continue;
+      }
+      Operation *ancestor = loop_.getBody()->findAncestorOpInBlock(*use.getOwner());
+      if (ancestor == use.getOwner() || !isa<scf::IfOp>(ancestor))
+        return {};
+    }
     if (ringBytes_ * (stages_ + 1) / stages_ > kRingBudgetBytes)
       return {};
     carriedIndex_ = index;
@@ -373,13 +397,29 @@ private:
   }
 
   /// Leaves the dot's group in flight until the next iteration's dot has
-  /// been issued, and waits for the last one after the loop. (Issuing the
-  /// next copies after the dot instead measured 2-4 % slower on the H100.)
+  /// been issued, and waits for the last one after the loop. A branch that
+  /// reads the dot waits for it at its start. (Issuing the next copies
+  /// after the dot instead measured 2-4 % slower on the H100.)
   void keepInFlight(IRRewriter &b, scf::ForOp newLoop) {
     Location loc = inFlight_.getLoc();
     b.setInsertionPointAfter(inFlight_);
     auto partial = WarpgroupWaitOp::create(b, loc, inFlight_.getType(), inFlight_.getResult(), 1);
     newLoop.getBody()->getTerminator()->setOperand(carriedIndex_, partial);
+    llvm::DenseMap<Region *, Value> completeIn;
+    for (OpOperand &use : llvm::make_early_inc_range(inFlight_->getUses())) {
+      if (use.getOwner() == partial)
+        continue;
+      Operation *branch = newLoop.getBody()->findAncestorOpInBlock(*use.getOwner());
+      Region *region = use.getOwner()->getParentRegion();
+      while (region->getParentOp() != branch)
+        region = region->getParentOp()->getParentRegion();
+      Value &complete = completeIn[region];
+      if (!complete) {
+        b.setInsertionPointToStart(&region->front());
+        complete = WarpgroupWaitOp::create(b, loc, partial.getType(), partial, 0);
+      }
+      use.set(complete);
+    }
     b.setInsertionPointAfter(newLoop);
     Value result = newLoop.getResult(carriedIndex_);
     auto final = WarpgroupWaitOp::create(b, loc, result.getType(), result, 0);

@@ -16,7 +16,10 @@
 // [N][K]) is described as stored and its block transposed in the kernel.
 //
 // Persistent (PERSISTENT=p > 0): p programs a multiprocessor, each walking
-// the tiles a grid's size apart.
+// the tiles a grid's size apart in one loop over all of its tiles' K steps,
+// so that the copies for a tile's first steps are in flight while the
+// previous tile finishes and stores (the accumulator restarts from zero at
+// each tile's first step: wgmma's scale-d, no extra work).
 //
 // Split-K (SPLIT_K > 1), for products with too few tiles to fill the GPU:
 // the K range is cut into SPLIT_K chunks of whole BLOCK_K steps; one kernel
@@ -123,73 +126,76 @@ Kernel makeKernel(const std::string &key, const Structure &s, const Params &q) {
     Tensor M = args[q.M], N = args[q.N];
     auto stride = [&](int o, int d) { return at(q.strides[o][d]); };
 
-    // One tile, `pid` in grouped tile order.
-    auto computeTile = [&](const Tensor &pid) {
+    Tensor batch = s.batched ? program_id(1).to(index) : Tensor();
+    auto base = [&](int o) {
+      Tensor p = args[q.pointers[o]];
+      return s.batched ? p + batch * stride(o, 0) : p;
+    };
+
+    // Tile `pid` in grouped order: its block row and column.
+    struct Tile {
+      Tensor pid_m, pid_n;
+    };
+    // (The divisors are at least 1 even for tiles past the end, whose
+    // addresses a pipelined loop over tiles computes ahead.)
+    auto tileOf = [&](const Tensor &pid) {
       Tensor tiles_n = cdiv(N, BN), tiles_m = cdiv(M, BM);
-      Tensor first_m = pid / (GROUP * tiles_n) * GROUP;
-      Tensor group_rows = minimum(tiles_m - first_m, GROUP);
-      Tensor pid_m = first_m + pid % group_rows;
-      Tensor pid_n = (pid % (GROUP * tiles_n)) / group_rows;
-      Tensor rm = (pid_m * BM + arange(0, BM)).to(index), rn = (pid_n * BN + arange(0, BN)).to(index);
-      Tensor batch = s.batched ? program_id(1).to(index) : Tensor();
-      auto base = [&](int o) {
-        Tensor p = args[q.pointers[o]];
-        return s.batched ? p + batch * stride(o, 0) : p;
-      };
-      Tensor inside = expand_dims(rm < M, 1) & expand_dims(rn < N, 0);
-      // A chunk's partial tile: plane chunk * batches + batch.
-      auto partialTile = [&](const Tensor &chunk) {
-        Tensor plane = (chunk * num_programs(1) + program_id(1)).to(index);
-        return args[q.pointers[WORK]] + plane * stride(WORK, 0) + expand_dims(rm, 1) * stride(WORK, 1) +
-               expand_dims(rn, 0) * stride(WORK, 2);
-      };
-
-      Tensor acc;
-      if (s.phase == Phase::combine) {
-        acc = for_range(0, args[q.splits], 1, carry(zeros({BM, BN}, DType::f32)),
-                        [&](const Tensor &chunk, const Tensor &sum) { return sum + load(partialTile(chunk), inside, 0.0); });
-      } else {
-        const int64_t BK = cfg["BLOCK_K"];
-        Tensor K = args[q.K];
-        Tensor rk = arange(0, BK).to(index);
-        Operand begin = 0, end = K;
-        if (s.phase == Phase::partial) {
-          Tensor first = program_id(2).to(index) * args[q.chunk];
-          begin = first;
-          end = minimum(K, first + args[q.chunk]);
-        }
-        DotOptions options{.precision = s.precision};
-        if (s.descriptors) {
-          auto described = [&](int o) { return Descriptor(std::span<const Tensor>(args).subspan(q.descriptors[o], 6)); };
-          Descriptor da = described(A), db = described(B);
-          Tensor row = pid_m * BM, column = pid_n * BN;
-          acc = for_range(begin, end, BK, carry(zeros({BM, BN}, DType::f32)), [&](const Tensor &kIndex, const Tensor &acc) {
-            Tensor k = kIndex.to(DType::i32); // descriptors need every size below 2^31
-            Tensor a = s.aKContiguous ? da.load({row, k}, {BM, BK}) : da.load({k, row}, {BK, BM}).trans();
-            Tensor b = s.bNContiguous ? db.load({k, column}, {BK, BN}) : db.load({column, k}, {BN, BK}).trans();
-            return dot(a, b, acc, options);
-          });
-        } else {
-          Tensor a_tile = base(A) + expand_dims(rm % M, 1) * stride(A, 1) + expand_dims(rk, 0) * stride(A, 2);
-          Tensor b_tile = base(B) + expand_dims(rk, 1) * stride(B, 1) + expand_dims(rn % N, 0) * stride(B, 2);
-          acc = for_range(begin, end, BK, carry(zeros({BM, BN}, DType::f32)), [&](const Tensor &k, const Tensor &acc) {
-            Tensor a_at = a_tile + k * stride(A, 2), b_at = b_tile + k * stride(B, 1);
-            if (s.evenK)
-              return dot(load(a_at), load(b_at), acc, options);
-            Tensor in_k = k + rk < K;
-            return dot(load(a_at, expand_dims(in_k, 0), 0.0), load(b_at, expand_dims(in_k, 1), 0.0), acc, options);
-          });
-        }
-        if (s.phase == Phase::partial) {
-          store(partialTile(program_id(2)), acc, inside);
-          return;
-        }
+      Tensor group_tiles = maximum(GROUP * tiles_n, 1);
+      Tensor first_m = pid / group_tiles * GROUP;
+      Tensor group_rows = maximum(minimum(tiles_m - first_m, GROUP), 1);
+      return Tile{first_m + pid % group_rows, (pid % group_tiles) / group_rows};
+    };
+    // Its rows and columns, and which of its elements lie inside out
+    // (formed where used: in a loop over tiles, only the epilogue needs them).
+    struct Span {
+      Tensor rm, rn, inside;
+    };
+    auto spanOf = [&](const Tile &t) {
+      Tensor rm = (t.pid_m * BM + arange(0, BM)).to(index), rn = (t.pid_n * BN + arange(0, BN)).to(index);
+      return Span{rm, rn, expand_dims(rm < M, 1) & expand_dims(rn < N, 0)};
+    };
+    // A chunk's partial tile: plane chunk * batches + batch.
+    auto partialTile = [&](const Span &t, const Tensor &chunk) {
+      Tensor plane = (chunk * num_programs(1) + program_id(1)).to(index);
+      return args[q.pointers[WORK]] + plane * stride(WORK, 0) + expand_dims(t.rm, 1) * stride(WORK, 1) +
+             expand_dims(t.rn, 0) * stride(WORK, 2);
+    };
+    // Pointer loads: the tile's operand pointers at K offset 0.
+    struct Pointers {
+      Tensor a, b;
+    };
+    auto pointersOf = [&](const Tile &tile) {
+      if (s.descriptors)
+        return Pointers{};
+      Span t = spanOf(tile);
+      Tensor rk = arange(0, cfg["BLOCK_K"]).to(index);
+      return Pointers{base(A) + expand_dims(t.rm % M, 1) * stride(A, 1) + expand_dims(rk, 0) * stride(A, 2),
+                      base(B) + expand_dims(rk, 1) * stride(B, 1) + expand_dims(t.rn % N, 0) * stride(B, 2)};
+    };
+    // One BLOCK_K step at K offset k (index type): acc + A[rows, k:] B[k:, columns].
+    auto kStep = [&](const Tile &t, const Pointers &p, const Tensor &k, const Tensor &acc) {
+      const int64_t BK = cfg["BLOCK_K"];
+      DotOptions options{.precision = s.precision};
+      if (s.descriptors) {
+        auto described = [&](int o) { return Descriptor(std::span<const Tensor>(args).subspan(q.descriptors[o], 6)); };
+        Descriptor da = described(A), db = described(B);
+        Tensor row = t.pid_m * BM, column = t.pid_n * BN, k32 = k.to(DType::i32); // (sizes below 2^31)
+        Tensor a = s.aKContiguous ? da.load({row, k32}, {BM, BK}) : da.load({k32, row}, {BK, BM}).trans();
+        Tensor b = s.bNContiguous ? db.load({k32, column}, {BK, BN}) : db.load({column, k32}, {BN, BK}).trans();
+        return dot(a, b, acc, options);
       }
-
-      // The epilogue, in f32.
+      Tensor a_at = p.a + k * stride(A, 2), b_at = p.b + k * stride(B, 1);
+      if (s.evenK)
+        return dot(load(a_at), load(b_at), acc, options);
+      Tensor in_k = k + arange(0, BK).to(index) < args[q.K];
+      return dot(load(a_at, expand_dims(in_k, 0), 0.0), load(b_at, expand_dims(in_k, 1), 0.0), acc, options);
+    };
+    // The epilogue, in f32, and the store.
+    auto epilogue = [&](const Tile &tile, const Tensor &acc) {
+      Span t = spanOf(tile);
       Tensor v = acc * args[q.alpha];
       if (s.present[BIAS])
-        v = v + expand_dims(load(args[q.pointers[BIAS]] + (rn % N) * stride(BIAS, 2)).to(DType::f32), 0);
+        v = v + expand_dims(load(args[q.pointers[BIAS]] + (t.rn % N) * stride(BIAS, 2)).to(DType::f32), 0);
       switch (s.activation) {
       case Activation::none: break;
       case Activation::relu: v = maximum(v, 0.0); break;
@@ -197,19 +203,60 @@ Kernel makeKernel(const std::string &key, const Structure &s, const Params &q) {
       case Activation::silu: v = v * sigmoid(v); break;
       }
       if (s.present[RESIDUAL]) {
-        Tensor r = base(RESIDUAL) + expand_dims(rm, 1) * stride(RESIDUAL, 1) + expand_dims(rn, 0) * stride(RESIDUAL, 2);
-        v = v + load(r, inside, 0.0).to(DType::f32);
+        Tensor r = base(RESIDUAL) + expand_dims(t.rm, 1) * stride(RESIDUAL, 1) + expand_dims(t.rn, 0) * stride(RESIDUAL, 2);
+        v = v + load(r, t.inside, 0.0).to(DType::f32);
       }
-      Tensor o = base(OUT) + expand_dims(rm, 1) * stride(OUT, 1) + expand_dims(rn, 0) * stride(OUT, 2);
-      store(o, v.to(s.dtypes[OUT]), inside);
+      Tensor o = base(OUT) + expand_dims(t.rm, 1) * stride(OUT, 1) + expand_dims(t.rn, 0) * stride(OUT, 2);
+      store(o, v.to(s.dtypes[OUT]), t.inside);
     };
-    if (!s.persistent) {
-      computeTile(program_id(0));
+
+    if (s.persistent) {
+      // One loop over all of this program's K steps, tile after tile, so
+      // the copies of a tile's first steps are issued while the previous
+      // tile's last ones multiply: step i is K step ki of the program's
+      // tile `pid`; the first step of a tile starts from zero (a wgmma
+      // drops the accumulator there instead of selecting), the last one
+      // stores the tile.
+      const int64_t BK = cfg["BLOCK_K"];
+      Tensor tiles = (cdiv(M, BM) * cdiv(N, BN)).to(DType::i32);
+      Tensor first = program_id(0), stride_tiles = num_programs(0);
+      Tensor mine = cdiv(tiles - first, stride_tiles).to(index);
+      Tensor steps = cdiv(args[q.K], BK);
+      for_range(constant(0, index), mine * steps, 1, carry(zeros({BM, BN}, DType::f32), constant(0, index), first),
+                [&](const Tensor &, const Tensor &acc, const Tensor &ki, const Tensor &pid) {
+                  Tile t = tileOf(pid);
+                  Tensor sum = kStep(t, pointersOf(t), ki * BK, where(ki == 0, 0.0, acc));
+                  Tensor last = ki == steps - 1;
+                  if_(last, [&] { epilogue(t, sum); });
+                  return std::tuple{sum, where(last, 0, ki + 1), where(last, pid + stride_tiles, pid)};
+                });
       return;
     }
-    // Persistent: each program walks the tiles num_programs apart.
-    Tensor tiles = (cdiv(M, BM) * cdiv(N, BN)).to(DType::i32);
-    for_range(program_id(0), tiles, num_programs(0), [&](const Tensor &pid) { computeTile(pid); });
+
+    Tile t = tileOf(program_id(0));
+    if (s.phase == Phase::combine) {
+      Span span = spanOf(t);
+      Tensor acc = for_range(0, args[q.splits], 1, carry(zeros({BM, BN}, DType::f32)), [&](const Tensor &chunk, const Tensor &sum) {
+        return sum + load(partialTile(span, chunk), span.inside, 0.0);
+      });
+      epilogue(t, acc);
+      return;
+    }
+    Operand begin = 0, end = args[q.K];
+    if (s.phase == Phase::partial) {
+      Tensor first = program_id(2).to(index) * args[q.chunk];
+      begin = first;
+      end = minimum(args[q.K], first + args[q.chunk]);
+    }
+    Pointers p = pointersOf(t);
+    Tensor acc = for_range(begin, end, cfg["BLOCK_K"], carry(zeros({BM, BN}, DType::f32)),
+                           [&](const Tensor &k, const Tensor &acc) { return kStep(t, p, k, acc); });
+    if (s.phase == Phase::partial) {
+      Span span = spanOf(t);
+      store(partialTile(span, program_id(2)), acc, span.inside);
+    } else {
+      epilogue(t, acc);
+    }
   };
   return Kernel("kiln_matmul_" + sha256_hex(key).substr(0, 10), q.signature.types(), body);
 }
@@ -451,7 +498,9 @@ MatmulLaunch prepare_matmul(const MatmulArgs &m, const Stream &stream, const Con
   const Grid tiles(static_cast<uint32_t>(cdiv(M, BM) * cdiv(N, BN)), static_cast<uint32_t>(s.batched ? batches : 1));
   // Persistent: `persistent` programs a multiprocessor (never more than
   // tiles), each computing every num_programs-th tile in grouped order.
-  s.persistent = persistent > 0;
+  // (With K = 0 there are no K steps to carry the tiles: one program a tile
+  // stores the epilogue of zero.)
+  s.persistent = persistent > 0 && K > 0;
   const Grid programs(static_cast<uint32_t>(std::min<int64_t>(
                           tiles.x, std::max<int64_t>(1, persistent * stream.device().multiprocessors()))),
                       tiles.y);

@@ -214,7 +214,12 @@ TEST(GpuOps, MatmulWithEpiloguesBatchesAndTransposes) {
                            Precision::tf32},
                           // persistent programs (one a multiprocessor; two, on a ragged small tile)
                           {DType::bf16, {256, 192}, {192, 320}, {256, 320}, false, Config{{"PERSISTENT", 1}}},
-                          {DType::f16, {100, 72}, {88, 72}, {100, 88}, true, Config(small).set("PERSISTENT", 2)}};
+                          {DType::f16, {100, 72}, {88, 72}, {100, 88}, true, Config(small).set("PERSISTENT", 2)},
+                          // more tiles (144) than programs (one a multiprocessor), ragged N and
+                          // K, through descriptors: programs carry their K loop across tiles
+                          {DType::bf16, {768, 136}, {136, 1480}, {768, 1480}, false,
+                           Config{{"BLOCK_M", 128}, {"BLOCK_N", 64}, {"BLOCK_K", 64}, {"GROUP_M", 4}, {"num_warps", 4},
+                                  {"num_stages", 3}, {"DESCRIPTORS", 1}, {"PERSISTENT", 1}}}};
   for (const Case &c : cases) {
     Pair a(HostTensor::random(c.dtype, c.a, 21)), b(HostTensor::random(c.dtype, c.b, 22));
     const int64_t N = c.out.back();

@@ -125,6 +125,26 @@ TEST(OpsMatmul, PersistentProgramsWalkEveryTileWithTheirEpilogues) {
       }
 }
 
+TEST(OpsMatmul, PersistentCopyEngineKernelKeepsItsDotInFlightAcrossTiles) {
+  // On sm_90a the persistent loop over several tiles' K steps, with
+  // copy-engine loads, keeps each wgmma in flight into the next step
+  // (wait_group 1), the tile's epilogue waits for the last one
+  // (wait_group 0), the first step of a tile restarts the accumulator
+  // through wgmma's scale-d (no select of the accumulator's registers),
+  // and ptxas assembles it.
+  const int64_t M = 512, N = 512, K = 256;
+  HostTensor a = HostTensor::random(DType::bf16, {M, K}, 41), b = HostTensor::random(DType::bf16, {K, N}, 42);
+  HostTensor out = HostTensor::poisoned(DType::bf16, {M, N});
+  autotune::Task task = tuning_task({a.view(), b.view(), out.view(), {}, {}, 1.0, Activation::none}, cpu(), "sm_90a");
+  Config tile{{"BLOCK_M", 128}, {"BLOCK_N", 128}, {"BLOCK_K", 64}, {"GROUP_M", 8}, {"num_warps", 4}, {"num_stages", 3}};
+  CompiledKernel persistent = task.compile(Config(tile).set("DESCRIPTORS", 1).set("PERSISTENT", 1));
+  EXPECT_NE(persistent.ptx.find("cp.async.bulk.tensor"), std::string::npos);
+  EXPECT_NE(persistent.ptx.find("wgmma.wait_group.sync.aligned 1;"), std::string::npos);
+  EXPECT_NE(persistent.ptx.find("wgmma.wait_group.sync.aligned 0;"), std::string::npos);
+  EXPECT_EQ(persistent.ptx.find("selp.f32"), std::string::npos) << "the accumulator is reset by selects";
+  EXPECT_GT(persistent.registers, 0);
+}
+
 TEST(OpsMatmul, PersistentNeedsWholeTilesAndASensibleCount) {
   HostTensor a = HostTensor::random(DType::f16, {16, 64}, 1), b = HostTensor::random(DType::f16, {64, 32}, 2);
   HostTensor out = HostTensor::poisoned(DType::f32, {16, 32});
@@ -154,8 +174,11 @@ TEST(OpsMatmul, EmptySumsGiveTheEpilogueOfZero) {
   HostTensor bias = HostTensor::random(DType::f32, {16}, 3);
   HostTensor out = HostTensor::poisoned(DType::f32, {8, 16});
   MatmulArgs args{a.view(), b.view(), out.view(), bias.view(), {}, 1.0, Activation::relu};
-  matmul(args, cpu(), small());
-  out.expect_near([&](const std::vector<int64_t> &at) { return std::max(bias.at({at[1]}), 0.0); }, 1e-6);
+  for (int64_t persistent : {0, 1}) { // persistent programs have no K steps to walk the tiles with
+    std::fill(out.bytes().begin(), out.bytes().end(), 0xFF);
+    matmul(args, cpu(), Config(small()).set("PERSISTENT", persistent));
+    out.expect_near([&](const std::vector<int64_t> &at) { return std::max(bias.at({at[1]}), 0.0); }, 1e-6);
+  }
   EXPECT_THROW(matmul(args, cpu(), Config(small()).set("DESCRIPTORS", 1)), Error);
 }
 

@@ -2,6 +2,9 @@
 
 #include "compiler/dialect/gpu/Mma.h"
 
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/IR/Matchers.h"
+
 using namespace mlir;
 
 namespace kiln::gpu {
@@ -99,6 +102,34 @@ bool isWgmmaDot(tile::DotOp op, int computeCapability, int numWarps) {
       !isa_and_nonnull<LayoutEncodingAttr>(c.getEncoding()))
     return false;
   return linearLayoutOf(c) == wgmmaAccumulatorLayout(c.getShape()[0], c.getShape()[1], numWarps);
+}
+
+namespace {
+
+/// `v` with layout conversions looked through.
+Value throughConversions(Value v) {
+  while (auto convert = v.getDefiningOp<ConvertLayoutOp>())
+    v = convert.getSrc();
+  return v;
+}
+
+} // namespace
+
+std::optional<AccumulatorReset> accumulatorReset(tile::DotOp op) {
+  auto select = throughConversions(op.getC()).getDefiningOp<arith::SelectOp>();
+  if (!select)
+    return std::nullopt;
+  Value zero = throughConversions(select.getTrueValue());
+  if (auto splat = zero.getDefiningOp<tile::SplatOp>())
+    zero = splat.getSrc();
+  if (!matchPattern(zero, m_AnyZeroFloat()))
+    return std::nullopt;
+  Value condition = throughConversions(select.getCondition());
+  if (auto splat = condition.getDefiningOp<tile::SplatOp>())
+    condition = splat.getSrc();
+  if (!condition.getType().isInteger(1))
+    return std::nullopt;
+  return AccumulatorReset{condition, select.getFalseValue()};
 }
 
 SharedEncodingAttr swizzledEncoding(MLIRContext *context, int64_t contiguous, int64_t elementBytes,

@@ -16,6 +16,8 @@
 
 #include "compiler/dialect/gpu/KGpu.h"
 
+#include <optional>
+
 namespace kiln::gpu {
 
 /// Whether `op` runs on tensor cores on a GPU of `computeCapability`.
@@ -53,6 +55,17 @@ LinearLayout wgmmaAccumulatorLayout(int64_t M, int64_t N, int numWarps);
 /// shape fits and the accumulator still has the wgmma layout; the MMA
 /// layout can equal it, so the layout alone does not tell).
 bool isWgmmaDot(tile::DotOp op, int computeCapability, int numWarps);
+
+/// A dot whose accumulator restarts from zero when a scalar condition
+/// holds: its C is `select(condition, 0, accumulator)` (the condition a
+/// scalar i1 or its splat, layout conversions looked through). wgmma does
+/// this for free (scale-d = 0 ignores the accumulator), so a K loop running
+/// over several tiles needs no per-element select.
+struct AccumulatorReset {
+  mlir::Value condition;   ///< scalar i1: start from zero
+  mlir::Value accumulator; ///< what is accumulated into otherwise
+};
+std::optional<AccumulatorReset> accumulatorReset(tile::DotOp op);
 
 /// The swizzled shared encoding of a tile whose dimension `order[0]` is
 /// contiguous with `contiguous` elements of `elementBytes` each: 16-byte
