@@ -136,12 +136,15 @@ TEST(OpsMatmul, PersistentCopyEngineKernelKeepsItsDotInFlightAcrossTiles) {
   HostTensor a = HostTensor::random(DType::bf16, {M, K}, 41), b = HostTensor::random(DType::bf16, {K, N}, 42);
   HostTensor out = HostTensor::poisoned(DType::bf16, {M, N});
   autotune::Task task = tuning_task({a.view(), b.view(), out.view(), {}, {}, 1.0, Activation::none}, cpu(), "sm_90a");
-  Config tile{{"BLOCK_M", 128}, {"BLOCK_N", 128}, {"BLOCK_K", 64}, {"GROUP_M", 8}, {"num_warps", 4}, {"num_stages", 3}};
+  Config tile{{"BLOCK_M", 128}, {"BLOCK_N", 256}, {"BLOCK_K", 64}, {"GROUP_M", 8}, {"num_warps", 8}, {"num_stages", 3}};
   CompiledKernel persistent = task.compile(Config(tile).set("DESCRIPTORS", 1).set("PERSISTENT", 1));
   EXPECT_NE(persistent.ptx.find("cp.async.bulk.tensor"), std::string::npos);
   EXPECT_NE(persistent.ptx.find("wgmma.wait_group.sync.aligned 1;"), std::string::npos);
   EXPECT_NE(persistent.ptx.find("wgmma.wait_group.sync.aligned 0;"), std::string::npos);
-  EXPECT_EQ(persistent.ptx.find("selp.f32"), std::string::npos) << "the accumulator is reset by selects";
+  size_t selects = 0; // (a few pick the tile arithmetic's reciprocals; one per accumulator register would be 128)
+  for (size_t at = persistent.ptx.find("selp.f32"); at != std::string::npos; at = persistent.ptx.find("selp.f32", at + 1))
+    ++selects;
+  EXPECT_LT(selects, 16u) << "the accumulator is reset by selects";
   EXPECT_GT(persistent.registers, 0);
 }
 
