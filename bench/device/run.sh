@@ -221,3 +221,5 @@ echo
 cat "$results"
 [ -f "$out/memory-table.md" ] && cat "$out/memory-table.md"
 [ -f "$out/ops-table.md" ] && cat "$out/ops-table.md"
+# The exit status says whether every check passed (not whether a table exists).
+! grep -q "| FAIL" "$results"
