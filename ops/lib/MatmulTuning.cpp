@@ -1,6 +1,7 @@
 //===- MatmulTuning.cpp - the autotuner's view of matmul ------------------===//
 //
-// The tile space (BLOCK_M/N/K, warps, pipeline depth, split-K), pruned before
+// The tile space (BLOCK_M/N/K, warps, pipeline depth, split-K, one program a
+// tile or one a multiprocessor walking them), pruned before
 // compiling by what cannot fit (the rings in shared memory, the
 // accumulator in registers, a warp's 16x16 share of the tile), keyed by the
 // bucketed problem; each config is checked against the default tile's
@@ -78,6 +79,7 @@ autotune::Task tuning_task(const MatmulArgs &args, const Stream &stream, const s
       .axis("num_stages", {1, 2, 3, 4, 5})
       .axis("GROUP_M", {8})
       .axis("SPLIT_K", {1, 2, 4, 8})
+      .axis("PERSISTENT", {0, 1})
       .constraint("the rings of A and B tiles fit in 192 KB of shared memory",
                   [=](const Config &c) {
                     return c["num_stages"] * (c["BLOCK_M"] + c["BLOCK_N"]) * c["BLOCK_K"] * bytes <= 192 * 1024;
@@ -95,7 +97,9 @@ autotune::Task tuning_task(const MatmulArgs &args, const Stream &stream, const s
                     const int64_t tiles = sz.batches * cdiv(sz.M, c["BLOCK_M"]) * cdiv(sz.N, c["BLOCK_N"]);
                     return c["SPLIT_K"] == 1 ||
                            (tiles * c["SPLIT_K"] <= 264 && cdiv(sz.K, c["BLOCK_K"]) / c["SPLIT_K"] >= 4);
-                  });
+                  })
+      .constraint("persistent programs compute whole tiles (SPLIT_K=1)",
+                  [](const Config &c) { return c["PERSISTENT"] == 0 || c["SPLIT_K"] == 1; });
   if (tensorCores)
     task.space.constraint("tensor cores: at least 32-wide K steps, at least 2 stages (pipelined copies)",
                           [](const Config &c) { return c["BLOCK_K"] >= 32 && c["num_stages"] >= 2; });
@@ -139,6 +143,7 @@ autotune::Task tuning_task(const MatmulArgs &args, const Stream &stream, const s
       default_matmul_config(args.a.dtype, args.precision, stores_b_k_major(args.b), sz.batches, sz.M, sz.N, sz.K);
   if (!seed.has("SPLIT_K"))
     seed.set("SPLIT_K", 1);
+  seed.set("PERSISTENT", 0);
   task.seeds.push_back(seed);
   task.flops = 2.0 * sz.batches * sz.M * sz.N * sz.K;
   task.bytes = static_cast<double>(args.a.numel()) * bytes + static_cast<double>(args.b.numel()) * bytes +

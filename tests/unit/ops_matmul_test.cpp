@@ -311,13 +311,23 @@ TEST(OpsMatmul, DefaultTilesAndTheTuningSpace) {
   std::vector<Config> valid = task.space.valid({}, &rejected);
   EXPECT_FALSE(valid.empty());
   EXPECT_FALSE(rejected.empty());
+  bool persistent = false;
   for (const Config &c : valid) {
     EXPECT_LE(c["BLOCK_M"], 64); // never taller than the problem
     EXPECT_GE(c["num_stages"], 2);
+    if (c["PERSISTENT"] == 1) { // programs walking the tiles compute whole ones
+      persistent = true;
+      EXPECT_EQ(c["SPLIT_K"], 1);
+    }
   }
+  EXPECT_TRUE(persistent);
+  EXPECT_EQ(task.seeds.at(0)["PERSISTENT"], 0);
   // A config's output passes the check against the default tile's; an
   // unwritten (poisoned) output does not.
   Config other{{"BLOCK_M", 32}, {"BLOCK_N", 32}, {"BLOCK_K", 32}, {"GROUP_M", 8}, {"num_warps", 4}, {"num_stages", 2}};
+  Config walking = Config(other).set("SPLIT_K", 1).set("PERSISTENT", 1);
+  task.run(walking, cpu());
+  EXPECT_EQ(task.check(walking), "");
   task.run(other, cpu());
   EXPECT_EQ(task.check(other), "");
   std::fill(out.bytes().begin(), out.bytes().end(), 0xFF);
