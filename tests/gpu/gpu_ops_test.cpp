@@ -247,15 +247,17 @@ TEST(GpuOps, MatmulTuningChecksEveryConfigAndAWarmStoreDoesNothing) {
   Stream stream(Device::cuda(0));
   MatmulArgs args{a.gpu(a.tensor().view()), b.gpu(b.tensor().view()), out.gpu(out.tensor().view())};
   autotune::Task task = tuning_task(args, stream);
-  // Four tiles, two of them split-K: each is compared on the GPU with the
-  // default tile's output, which `prepare` made while they compiled.
-  task.space.constraint("the test's four", [](const Config &c) {
+  // Five configs, two of them split-K, one persistent: each is compared on
+  // the GPU with the default tile's output, which `prepare` made while they
+  // compiled.
+  task.space.constraint("the test's five", [](const Config &c) {
     return c["BLOCK_M"] == 64 && c["BLOCK_K"] == 64 && c["num_warps"] == 4 && c["num_stages"] == 3 &&
-           (c["BLOCK_N"] == 64 || c["BLOCK_N"] == 128) && (c["SPLIT_K"] == 1 || c["SPLIT_K"] == 4);
+           (c["BLOCK_N"] == 64 || c["BLOCK_N"] == 128) && (c["SPLIT_K"] == 1 || c["SPLIT_K"] == 4) &&
+           (c["PERSISTENT"] == 0 || c["BLOCK_N"] == 128);
   });
   autotune::Report report = tuneQuickly(task, stream);
   ASSERT_TRUE(report.best.has_value());
-  EXPECT_EQ(report.timed, 4);
+  EXPECT_EQ(report.timed, 5);
   for (const auto &m : report.configs)
     if (m.rejected.rfind("pruned", 0) != 0)
       EXPECT_TRUE(m.rejected.empty()) << m.config.str() << ": " << m.rejected;
