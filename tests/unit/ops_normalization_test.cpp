@@ -124,6 +124,26 @@ TEST(OpsNormalization, RmsNormAndOptionalOperands) {
   }
 }
 
+TEST(OpsNormalization, OnePassNormalizationsAskL2ToKeepX) {
+  // Layer and RMS norm read x once, with evict_last (measured faster on the
+  // H100): every global load of the one-pass kernels, x's and the weight's,
+  // carries the hint.
+  HostTensor x = HostTensor::random(DType::f32, {64, 8192}, 46), w = HostTensor::random(DType::f32, {8192}, 47);
+  HostTensor y = HostTensor::poisoned(DType::f32, {64, 8192});
+  for (Normalization op : {Normalization::rms_norm, Normalization::layer_norm}) {
+    autotune::Task task = tuning_task(op, NormalizationArgs{x.view(), y.view(), w.view(), {}, {}, {}, 1e-5}, cpu(), "sm_90a");
+    std::string ptx = task.compile(Config{{"ONE_PASS", 1}, {"BLOCK_N", 8192}, {"num_warps", 8}}).ptx;
+    auto count = [&](const std::string &what) {
+      size_t n = 0;
+      for (size_t at = ptx.find(what); at != std::string::npos; at = ptx.find(what, at + 1))
+        ++n;
+      return n;
+    };
+    EXPECT_GT(count("ld.global"), 0u);
+    EXPECT_EQ(count("ld.global.L1::evict_last"), count("ld.global")) << ptx;
+  }
+}
+
 TEST(OpsNormalization, BlocksThatTileTheProblemExactly) {
   // 8 rows of 256: one pass takes 8 rows of 256 a program and two walks
   // chunks of 128, so neither needs a mask; the chunk two walks fetch
