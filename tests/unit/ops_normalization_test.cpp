@@ -124,13 +124,12 @@ TEST(OpsNormalization, RmsNormAndOptionalOperands) {
   }
 }
 
-TEST(OpsNormalization, OnePassNormalizationsAskL2ToKeepX) {
-  // Layer and RMS norm read x once, with evict_last (measured faster on the
-  // H100): every global load of the one-pass kernels, x's and the weight's,
-  // carries the hint.
+TEST(OpsNormalization, OnePassKernelsAskL2ToKeepX) {
+  // The one-pass kernels read x once, with evict_last (measured faster on
+  // the H100): every global load, x's and the weight's, carries the hint.
   HostTensor x = HostTensor::random(DType::f32, {64, 8192}, 46), w = HostTensor::random(DType::f32, {8192}, 47);
   HostTensor y = HostTensor::poisoned(DType::f32, {64, 8192});
-  for (Normalization op : {Normalization::rms_norm, Normalization::layer_norm}) {
+  for (Normalization op : {Normalization::rms_norm, Normalization::layer_norm, Normalization::softmax}) {
     autotune::Task task = tuning_task(op, NormalizationArgs{x.view(), y.view(), w.view(), {}, {}, {}, 1e-5}, cpu(), "sm_90a");
     std::string ptx = task.compile(Config{{"ONE_PASS", 1}, {"BLOCK_N", 8192}, {"num_warps", 8}}).ptx;
     auto count = [&](const std::string &what) {
