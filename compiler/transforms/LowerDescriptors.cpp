@@ -35,8 +35,6 @@ using namespace kiln::gpu;
 
 namespace {
 
-int64_t elementBytes(Type t) { return std::max<unsigned>(1, t.getIntOrFloatBitWidth() / 8); }
-
 /// The largest power of two (up to 16) known to divide `v`: a constant, or
 /// an argument the specialization proved divisible.
 int64_t knownDivisor(Value v, tile::FuncOp func) {

@@ -67,8 +67,6 @@ using namespace kiln::gpu;
 
 namespace {
 
-int64_t elementBytes(Type t) { return std::max<unsigned>(1, t.getIntOrFloatBitWidth() / 8); }
-
 /// The last dimension's size of a 2-D operand (N for B).
 int64_t columnsOf(Value v) { return cast<RankedTensorType>(v.getType()).getShape()[1]; }
 

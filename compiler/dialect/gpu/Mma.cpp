@@ -132,6 +132,8 @@ std::optional<AccumulatorReset> accumulatorReset(tile::DotOp op) {
   return AccumulatorReset{condition, select.getFalseValue()};
 }
 
+int64_t elementBytes(Type type) { return std::max<int64_t>(1, type.getIntOrFloatBitWidth() / 8); }
+
 SharedEncodingAttr swizzledEncoding(MLIRContext *context, int64_t contiguous, int64_t elementBytes,
                                     ArrayRef<unsigned> order) {
   int64_t rowBytes = contiguous * elementBytes;

@@ -67,6 +67,10 @@ struct AccumulatorReset {
 };
 std::optional<AccumulatorReset> accumulatorReset(tile::DotOp op);
 
+/// The bytes one element of `type` takes in a shared-memory tile (i1 and
+/// other sub-byte types: one).
+int64_t elementBytes(mlir::Type type);
+
 /// The swizzled shared encoding of a tile whose dimension `order[0]` is
 /// contiguous with `contiguous` elements of `elementBytes` each: 16-byte
 /// chunks XORed with the row so that any 8 consecutive rows of one chunk
