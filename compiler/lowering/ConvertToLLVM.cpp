@@ -48,12 +48,16 @@ struct ConvertKGpuToLLVM : impl::ConvertKGpuToLLVMBase<ConvertKGpuToLLVM> {
     int64_t shared = 0;
     module.walk([&](Operation *op) { shared = std::max(shared, scratchBytes(op, numWarps, threadsPerWarp)); });
     // Buffers alive for the whole program come after it: the copy engine's
-    // barriers (1-d, 8 bytes each), then the pipelining rings, 1024-byte
-    // aligned (the 128-byte swizzle atoms of wgmma and the copy engine).
+    // barriers (the buffers an mbarrier_init sets up, 8 bytes each), then
+    // the pipelining rings, 1024-byte aligned (the 128-byte swizzle atoms of
+    // wgmma and the copy engine).
+    auto holdsBarriers = [](gpu::LocalAllocOp alloc) {
+      return llvm::any_of(alloc->getUsers(), [](Operation *user) { return isa<gpu::MBarrierInitOp>(user); });
+    };
     for (bool rings : {false, true})
       module.walk([&](gpu::LocalAllocOp alloc) {
         auto type = alloc.getType();
-        if ((type.getRank() >= 2) != rings)
+        if (holdsBarriers(alloc) == rings)
           return;
         int64_t bytes = type.getNumElements() * std::max<unsigned>(1, type.getElementTypeBitWidth() / 8);
         shared = llvm::alignTo(shared, rings ? 1024 : 8);
