@@ -4,6 +4,7 @@
 #include "compiler/transforms/Passes.h"
 
 #include "compiler/analysis/AxisInfo.h"
+#include "compiler/dialect/gpu/Mma.h"
 
 #include "mlir/Conversion/ArithToLLVM/ArithToLLVM.h"
 #include "mlir/Conversion/ControlFlowToLLVM/ControlFlowToLLVM.h"
@@ -59,7 +60,7 @@ struct ConvertKGpuToLLVM : impl::ConvertKGpuToLLVMBase<ConvertKGpuToLLVM> {
         auto type = alloc.getType();
         if (holdsBarriers(alloc) == rings)
           return;
-        int64_t bytes = type.getNumElements() * std::max<unsigned>(1, type.getElementTypeBitWidth() / 8);
+        int64_t bytes = type.getNumElements() * gpu::elementBytes(type.getElementType());
         shared = llvm::alignTo(shared, rings ? 1024 : 8);
         alloc->setAttr("kgpu.offset", IntegerAttr::get(IntegerType::get(context, 32), shared));
         shared += bytes;

@@ -37,6 +37,14 @@ inline ::testing::AssertionResult contains(const std::string &text, const std::s
   return ::testing::AssertionFailure() << "'" << needle << "' not found in:\n" << text;
 }
 
+/// How many times `needle` occurs in `text` (IR, PTX).
+inline size_t occurrences(const std::string &text, const std::string &needle) {
+  size_t n = 0;
+  for (size_t at = text.find(needle); at != std::string::npos; at = text.find(needle, at + 1))
+    ++n;
+  return n;
+}
+
 } // namespace kiln::testing
 
 /// Checks that `error` points at this file and `line`, and mentions `text`.

@@ -3,6 +3,7 @@
 
 using namespace kiln;
 using kiln::testing::contains;
+using kiln::testing::occurrences;
 using kiln::testing::trace_ir;
 
 TEST(DslControlFlow, ForRangeCarriesVars) {
@@ -101,10 +102,7 @@ TEST(DslControlFlow, NestedLoopsAndBranches) {
     });
     store(p, acc.get());
   });
-  size_t loops = 0;
-  for (size_t at = ir.find("scf.for"); at != std::string::npos; at = ir.find("scf.for", at + 1))
-    ++loops;
-  EXPECT_EQ(loops, 2u);
+  EXPECT_EQ(occurrences(ir, "scf.for"), 2u);
   EXPECT_TRUE(contains(ir, "scf.if"));
 }
 
@@ -117,10 +115,7 @@ TEST(DslControlFlow, CppLoopsOverConfigValuesUnroll) {
         store(p + arange(0, 8), x);
       },
       {{"REPEAT", 3}});
-  size_t multiplies = 0;
-  for (size_t at = ir.find("arith.mulf"); at != std::string::npos; at = ir.find("arith.mulf", at + 1))
-    ++multiplies;
-  EXPECT_EQ(multiplies, 3u);
+  EXPECT_EQ(occurrences(ir, "arith.mulf"), 3u);
   EXPECT_FALSE(contains(ir, "scf.for"));
 }
 

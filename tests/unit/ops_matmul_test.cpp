@@ -3,6 +3,7 @@
 // epilogue (alpha, bias, activations, residual, in place), f32/f16/bf16,
 // split-K, descriptors, persistent programs, the tuning task's space, and
 // argument errors; against double-precision references.
+#include "TraceTestSupport.h"
 #include "tests/common/OpsTestSupport.h"
 
 #include <kiln/ops/library.h>
@@ -10,6 +11,7 @@
 using namespace kiln;
 using namespace kiln::ops;
 using kiln::testing::HostTensor;
+using kiln::testing::occurrences;
 
 namespace {
 
@@ -141,10 +143,8 @@ TEST(OpsMatmul, PersistentCopyEngineKernelKeepsItsDotInFlightAcrossTiles) {
   EXPECT_NE(persistent.ptx.find("cp.async.bulk.tensor"), std::string::npos);
   EXPECT_NE(persistent.ptx.find("wgmma.wait_group.sync.aligned 1;"), std::string::npos);
   EXPECT_NE(persistent.ptx.find("wgmma.wait_group.sync.aligned 0;"), std::string::npos);
-  size_t selects = 0; // (a few pick the tile arithmetic's reciprocals; one per accumulator register would be 128)
-  for (size_t at = persistent.ptx.find("selp.f32"); at != std::string::npos; at = persistent.ptx.find("selp.f32", at + 1))
-    ++selects;
-  EXPECT_LT(selects, 16u) << "the accumulator is reset by selects";
+  // (A few selects pick the tile arithmetic's reciprocals; one per accumulator register would be 128.)
+  EXPECT_LT(occurrences(persistent.ptx, "selp.f32"), 16u) << "the accumulator is reset by selects";
   EXPECT_GT(persistent.registers, 0);
 }
 

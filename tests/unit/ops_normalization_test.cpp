@@ -2,11 +2,13 @@
 // rows (several per program), rows held in one pass, long rows walked twice,
 // strided and 3-D inputs, f32/f16/bf16, optional weight/bias/mean/rstd, and
 // argument errors; against double-precision references.
+#include "TraceTestSupport.h"
 #include "tests/common/OpsTestSupport.h"
 
 using namespace kiln;
 using namespace kiln::ops;
 using kiln::testing::HostTensor;
+using kiln::testing::occurrences;
 
 namespace {
 
@@ -132,14 +134,8 @@ TEST(OpsNormalization, OnePassKernelsAskL2ToKeepX) {
   for (Normalization op : {Normalization::rms_norm, Normalization::layer_norm, Normalization::softmax}) {
     autotune::Task task = tuning_task(op, NormalizationArgs{x.view(), y.view(), w.view(), {}, {}, {}, 1e-5}, cpu(), "sm_90a");
     std::string ptx = task.compile(Config{{"ONE_PASS", 1}, {"BLOCK_N", 8192}, {"num_warps", 8}}).ptx;
-    auto count = [&](const std::string &what) {
-      size_t n = 0;
-      for (size_t at = ptx.find(what); at != std::string::npos; at = ptx.find(what, at + 1))
-        ++n;
-      return n;
-    };
-    EXPECT_GT(count("ld.global"), 0u);
-    EXPECT_EQ(count("ld.global.L1::evict_last"), count("ld.global")) << ptx;
+    EXPECT_GT(occurrences(ptx, "ld.global"), 0u);
+    EXPECT_EQ(occurrences(ptx, "ld.global.L1::evict_last"), occurrences(ptx, "ld.global")) << ptx;
   }
 }
 
