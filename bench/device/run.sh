@@ -6,7 +6,8 @@
 #   bash bench/device/run.sh .device/bundle [checks|benchmarks|ops|matmul|matmul-op|tune-matmul|norm-occupancy|profile-matmul|all]
 # (matmul: the tensor-core tests and the matmul benchmark against cuBLAS;
 # MATMUL_SHAPES=llm|square|tf32|all picks its shapes; matmul-op: the op's
-# copy-engine loads against its pointer loads, cuBLAS and Triton; norm-occupancy: the
+# copy-engine loads against its pointer loads (or the configs in
+# MATMUL_VERSUS), cuBLAS and Triton; norm-occupancy: the
 # 16384x8192 normalizations against torch.compile with the default plans,
 # then with plans asking for 4 programs a multiprocessor; profile-matmul:
 # Kiln's matmul op, Triton with the same tile and cuBLAS at 4096^3 bf16,
@@ -132,9 +133,14 @@ if [ "$part" = matmul-op ]; then
   record "matmul and dot GPU tests (vs interpreter and double reference)" timeout 300 "$bundle/bin/kiln_gpu_tests" \
     --gtest_brief=1 --gtest_filter='GpuMatmul*:*Dot*:GpuOps.Matmul*'
   record "example_matmul (GPU)" timeout 120 "$bundle/bin/example_matmul"
-  record "matmul op vs pointer loads, persistent programs, cuBLAS" timeout 240 "$bundle/bin/matmul_bench" --op-only \
-    --versus DESCRIPTORS=0 --versus PERSISTENT=1 --shapes "${MATMUL_SHAPES:-square}" \
-    --records "$out/matmul-op-records.json" --command "$command"
+  # MATMUL_VERSUS: the variants timed beside the defaults (space-separated configs).
+  versus=()
+  for v in ${MATMUL_VERSUS:-DESCRIPTORS=0 PERSISTENT=1}; do
+    versus+=(--versus "$v")
+  done
+  record "matmul op vs its variants (${MATMUL_VERSUS:-DESCRIPTORS=0 PERSISTENT=1}), cuBLAS" timeout 240 \
+    "$bundle/bin/matmul_bench" --op-only "${versus[@]}" --shapes "${MATMUL_SHAPES:-square}" \
+    --records "$out/matmul-op-records.json" --command "$command${MATMUL_VERSUS:+ (MATMUL_VERSUS=$MATMUL_VERSUS)}"
   sed -n '/^the ops library/,$p' "$log" > "$out/matmul-op-table.md"
   for order in kn nk; do
     record "matmul 4096^3 bf16 B $order: Kiln, Triton, cuBLAS" timeout 120 python3 bench/device/profile_matmul.py \

@@ -69,7 +69,8 @@ struct ConvertKGpuToLLVM : impl::ConvertKGpuToLLVMBase<ConvertKGpuToLLVM> {
 
     gpu::AxisInfoAnalysis axis(module);
     KilnTypeConverter types(context);
-    LoweringContext lowering{types, numWarps, threadsPerWarp, arch, computeCapability, axis};
+    LoweringContext lowering{types, numWarps, threadsPerWarp, arch, computeCapability, axis,
+                             gpu::getProducerWarps(module)};
 
     ConversionTarget target(*context);
     target.addLegalDialect<LLVM::LLVMDialect, NVVM::NVVMDialect>();
@@ -96,12 +97,15 @@ struct ConvertKGpuToLLVM : impl::ConvertKGpuToLLVMBase<ConvertKGpuToLLVM> {
       return;
     }
     // Occupancy asked for: ptxas then limits each thread's registers so that
-    // this many programs fit on a multiprocessor (spilling if it must).
-    if (minBlocksPerSm > 0)
+    // this many programs fit on a multiprocessor (spilling if it must). A
+    // warp-specialized program asks for one, the register cap at entry
+    // that setmaxnreg needs.
+    const int blocks = minBlocksPerSm > 0 ? minBlocksPerSm : lowering.producerWarps > 0 ? 1 : 0;
+    if (blocks > 0)
       module.walk([&](LLVM::LLVMFuncOp func) {
         if (func->hasAttr(NVVM::NVVMDialect::getKernelFuncAttrName()))
           func->setAttr(NVVM::NVVMDialect::getMinctasmAttrName(),
-                        IntegerAttr::get(IntegerType::get(context, 32), minBlocksPerSm));
+                        IntegerAttr::get(IntegerType::get(context, 32), blocks));
       });
   }
 };

@@ -8,7 +8,8 @@ namespace kiln::lowering {
 
 namespace {
 
-/// tile.func -> llvm.func marked as a kernel of num_warps * 32 threads.
+/// tile.func -> llvm.func marked as a kernel of num_warps * 32 threads (and
+/// a warp-specialized program's producer warps).
 struct FuncLowering : KilnPattern<tile::FuncOp> {
   using KilnPattern::KilnPattern;
   LogicalResult matchAndRewrite(tile::FuncOp func, OpAdaptor, ConversionPatternRewriter &rewriter) const override {
@@ -25,7 +26,7 @@ struct FuncLowering : KilnPattern<tile::FuncOp> {
     auto kernel = LLVM::LLVMFuncOp::create(rewriter, func.getLoc(), func.getSymName(), type);
     kernel->setAttr(NVVM::NVVMDialect::getKernelFuncAttrName(), rewriter.getUnitAttr());
     kernel->setAttr(NVVM::NVVMDialect::getMaxntidAttrName(),
-                    rewriter.getDenseI32ArrayAttr({ctx.numWarps * ctx.threadsPerWarp, 1, 1}));
+                    rewriter.getDenseI32ArrayAttr({ctx.launchedWarps() * ctx.threadsPerWarp, 1, 1}));
     // Tensor maps: 128 bytes in the parameter space, 64-byte aligned, whose
     // address the copy engine takes (grid constant: never copied to local
     // memory).

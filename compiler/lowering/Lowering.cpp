@@ -217,7 +217,18 @@ Value gep(OpBuilder &b, Location loc, Value base, Type elementType, Value index)
   return LLVM::GEPOp::create(b, loc, base.getType(), elementType, base, ValueRange{index});
 }
 
-void barrier(OpBuilder &b, Location loc) { NVVM::Barrier0Op::create(b, loc); }
+void barrier(OpBuilder &b, Location loc) {
+  // In a warp-specialized program the producer warp never meets the
+  // consumers' barriers: count only the consumers' threads.
+  Operation *at = b.getInsertionBlock()->getParentOp();
+  auto module = isa<ModuleOp>(at) ? cast<ModuleOp>(at) : at->getParentOfType<ModuleOp>();
+  if (!module || gpu::getProducerWarps(module) == 0) {
+    NVVM::Barrier0Op::create(b, loc);
+    return;
+  }
+  Value consumers = i32Const(b, loc, gpu::getNumWarps(module) * gpu::getThreadsPerWarp(module));
+  NVVM::BarrierOp::create(b, loc, Type(), i32Const(b, loc, 0), consumers, NVVM::BarrierReductionAttr(), Value());
+}
 
 Value ptx(OpBuilder &b, Location loc, Type resultType, StringRef text, StringRef constraints,
           ValueRange operands, bool sideEffects) {

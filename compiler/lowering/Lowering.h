@@ -49,6 +49,10 @@ struct LoweringContext {
   std::string arch;              ///< "sm_90a"
   int computeCapability;         ///< 90
   const gpu::AxisInfoAnalysis &axis;
+  int producerWarps = 0;         ///< warps past numWarps that run kgpu.producer
+
+  /// The warps a program is launched with.
+  int launchedWarps() const { return numWarps + producerWarps; }
 };
 
 //===----------------------------------------------------------------------===//

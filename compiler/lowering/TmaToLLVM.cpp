@@ -8,11 +8,19 @@
 // The tensor map is a kernel parameter passed by value (`.param`, 64-byte
 // aligned, grid constant): its generic address is what the copy takes.
 //
+// A warp-specialized program runs a producer warpgroup past its consumers:
+// `kgpu.producer` becomes "if this is the producer: give registers up
+// (setmaxnreg.dec), its first thread runs the region, then it exits; else
+// take them (setmaxnreg.inc)", and the consumers hand ring slots back with
+// one arrival per warp (`mbarrier.arrive`).
+//
 //===----------------------------------------------------------------------===//
 
 #include "compiler/lowering/Lowering.h"
 
 #include "compiler/dialect/gpu/Tma.h"
+
+#include "mlir/Dialect/SCF/IR/SCF.h"
 
 using namespace mlir;
 
@@ -27,7 +35,11 @@ Value barrierAddress(OpBuilder &b, Location loc, Value barriers, Value slot) {
 }
 
 /// 1 in thread 0 where `pred` holds, else 0 (i32, for a PTX predicate).
-Value inFirstThread(OpBuilder &b, Location loc, Value pred) {
+/// In the producer (`producer`), the one thread running it already is
+/// the issuing thread.
+Value inFirstThread(OpBuilder &b, Location loc, Value pred, bool producer = false) {
+  if (producer)
+    return LLVM::ZExtOp::create(b, loc, b.getI32Type(), pred);
   Value tid = NVVM::ThreadIdXOp::create(b, loc, b.getI32Type());
   Value first = LLVM::ICmpOp::create(b, loc, LLVM::ICmpPredicate::eq, tid, i32Const(b, loc, 0));
   if (pred)
@@ -63,10 +75,12 @@ struct MBarrierInitLowering : KilnPattern<gpu::MBarrierInitOp> {
   LogicalResult matchAndRewrite(gpu::MBarrierInitOp op, OpAdaptor adaptor,
                                 ConversionPatternRewriter &rewriter) const override {
     Location loc = op.getLoc();
-    inThreadZeroOnEach(rewriter, loc, op.getBarriers(), adaptor.getBarriers(), "mbarrier.init.shared::cta.b64 [$1], 1;");
-    // The initialization before the copy engine or any other thread uses them.
+    inThreadZeroOnEach(rewriter, loc, op.getBarriers(), adaptor.getBarriers(),
+                       "mbarrier.init.shared::cta.b64 [$1], " + std::to_string(op.getCount()) + ";");
+    // The initialization before the copy engine or any other thread (the
+    // producer warp's too: it has not split off yet) uses them.
     ptx(rewriter, loc, Type(), "fence.mbarrier_init.release.cluster;", "", {});
-    barrier(rewriter, loc);
+    NVVM::Barrier0Op::create(rewriter, loc);
     rewriter.eraseOp(op);
     return success();
   }
@@ -92,7 +106,7 @@ struct MBarrierExpectLowering : KilnPattern<gpu::MBarrierExpectOp> {
     ptx(rewriter, loc, Type(),
         predicated("mbarrier.arrive.expect_tx.shared::cta.b64 _, [$1], " + std::to_string(op.getBytes()) + ";"),
         "r,r",
-        {inFirstThread(rewriter, loc, adaptor.getPred()),
+        {inFirstThread(rewriter, loc, adaptor.getPred(), op.getProducer()),
          barrierAddress(rewriter, loc, adaptor.getBarriers(), adaptor.getSlot())});
     rewriter.eraseOp(op);
     return success();
@@ -135,7 +149,7 @@ struct TmaLoadLowering : KilnPattern<gpu::TmaLoadOp> {
     SwizzledTile slot = bufferSlot(rewriter, loc, adaptor.getBuffer(), bufferType, element, adaptor.getSlot());
     Value destination = sharedAddress(rewriter, loc, slot.base);
     Value barrierAt = barrierAddress(rewriter, loc, adaptor.getBarriers(), adaptor.getSlot());
-    Value first = inFirstThread(rewriter, loc, adaptor.getPred());
+    Value first = inFirstThread(rewriter, loc, adaptor.getPred(), op.getProducer());
     ValueRange coords = adaptor.getCoords(); // outermost first: row, column
     const std::string copy = predicated("cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes "
                                         "[$1], [$2, {$3, $4}], [$5];");
@@ -143,6 +157,66 @@ struct TmaLoadLowering : KilnPattern<gpu::TmaLoadOp> {
       Value column = LLVM::AddOp::create(rewriter, loc, coords[1], i32Const(rewriter, loc, j * box->boxCols));
       Value at = LLVM::AddOp::create(rewriter, loc, destination, i32Const(rewriter, loc, j * box->rows * 128));
       ptx(rewriter, loc, Type(), copy, "r,r,l,r,r,r", {first, at, adaptor.getMap(), column, coords[0], barrierAt});
+    }
+    rewriter.eraseOp(op);
+    return success();
+  }
+};
+
+struct MBarrierArriveLowering : KilnPattern<gpu::MBarrierArriveOp> {
+  using KilnPattern::KilnPattern;
+  LogicalResult matchAndRewrite(gpu::MBarrierArriveOp op, OpAdaptor adaptor,
+                                ConversionPatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    ThreadIds ids = threadIds(rewriter, loc, ctx.threadsPerWarp);
+    Value lane0 = LLVM::ICmpOp::create(rewriter, loc, LLVM::ICmpPredicate::eq, ids.lane, i32Const(rewriter, loc, 0));
+    Value arrive = LLVM::ZExtOp::create(rewriter, loc, rewriter.getI32Type(),
+                                        LLVM::AndOp::create(rewriter, loc, lane0, adaptor.getPred()));
+    ptx(rewriter, loc, Type(), predicated("mbarrier.arrive.shared::cta.b64 _, [$1];"), "r,r",
+        {arrive, barrierAddress(rewriter, loc, adaptor.getBarriers(), adaptor.getSlot())});
+    rewriter.eraseOp(op);
+    return success();
+  }
+};
+
+/// The registers each producer thread keeps (the copies' arithmetic needs
+/// few; setmaxnreg's floor is 24).
+constexpr int kProducerRegisters = 40;
+
+/// The registers each consumer thread may grow to once the producer
+/// warpgroup gave its own up: a multiprocessor's 64K registers (512 a lane
+/// per quarter) less the producer's, in setmaxnreg's steps of 8, at most
+/// 256; 0 when that is not a step more than every thread gets at entry.
+int consumerRegisters(int consumerWarps, int producerWarps) {
+  int entry = std::min(255, 65536 / (32 * 4 * ((consumerWarps + producerWarps + 3) / 4)) / 8 * 8);
+  int grown = std::min(256, (2048 - producerWarps * kProducerRegisters) / consumerWarps / 8 * 8);
+  return grown >= entry + 8 ? grown : 0;
+}
+
+/// if (thread >= consumers) { setmaxnreg.dec; if (thread == consumers) { region } exit; }
+/// else { setmaxnreg.inc }
+/// (each warpgroup's role one branch of one if/else, as ptxas needs to
+/// honour setmaxnreg; the consumers' code follows, reached only by them.)
+struct ProducerLowering : KilnPattern<gpu::ProducerOp> {
+  using KilnPattern::KilnPattern;
+  LogicalResult matchAndRewrite(gpu::ProducerOp op, OpAdaptor, ConversionPatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    const int grown = consumerRegisters(ctx.numWarps, ctx.producerWarps);
+    Value tid = NVVM::ThreadIdXOp::create(rewriter, loc, rewriter.getI32Type());
+    Value consumers = i32Const(rewriter, loc, ctx.numWarps * ctx.threadsPerWarp);
+    Value inProducer = LLVM::ICmpOp::create(rewriter, loc, LLVM::ICmpPredicate::uge, tid, consumers);
+    auto role = scf::IfOp::create(rewriter, loc, inProducer, /*withElseRegion=*/grown > 0);
+    rewriter.setInsertionPointToStart(role.thenBlock());
+    if (grown > 0)
+      ptx(rewriter, loc, Type(), "setmaxnreg.dec.sync.aligned.u32 " + std::to_string(kProducerRegisters) + ";", "", {});
+    Value issuer = LLVM::ICmpOp::create(rewriter, loc, LLVM::ICmpPredicate::eq, tid, consumers);
+    auto thread = scf::IfOp::create(rewriter, loc, issuer, /*withElseRegion=*/false);
+    rewriter.inlineBlockBefore(&op.getBody().front(), thread.thenBlock()->getTerminator());
+    rewriter.setInsertionPointAfter(thread);
+    ptx(rewriter, loc, Type(), "exit;", "", {});
+    if (grown > 0) {
+      rewriter.setInsertionPointToStart(role.elseBlock());
+      ptx(rewriter, loc, Type(), "setmaxnreg.inc.sync.aligned.u32 " + std::to_string(grown) + ";", "", {});
     }
     rewriter.eraseOp(op);
     return success();
@@ -164,7 +238,7 @@ template <class Op> struct UnpipelinedDescriptorAccess : KilnPattern<Op> {
 
 void populateTmaPatterns(RewritePatternSet &patterns, const LoweringContext &context) {
   patterns.add<BarrierLowering, MBarrierInitLowering, MBarrierInvalLowering, MBarrierExpectLowering,
-               MBarrierWaitLowering, TmaLoadLowering, UnpipelinedDescriptorAccess<tile::DescriptorLoadOp>,
+               MBarrierWaitLowering, MBarrierArriveLowering, ProducerLowering, TmaLoadLowering, UnpipelinedDescriptorAccess<tile::DescriptorLoadOp>,
                UnpipelinedDescriptorAccess<tile::DescriptorStoreOp>>(context);
 }
 

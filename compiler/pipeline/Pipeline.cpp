@@ -55,6 +55,7 @@ void addGpuPasses(mlir::PassManager &pm, const CompileOptions &options) {
   pm.addPass(mlir::createCanonicalizerPass());
   PipelineLoopsOptions pipelining;
   pipelining.numStages = options.num_stages;
+  pipelining.warpSpecialize = options.warp_specialize;
   pm.addPass(createPipelineLoops(pipelining));
   pm.addPass(mlir::createCanonicalizerPass());
   pm.addPass(mlir::createCSEPass());
@@ -165,6 +166,7 @@ CompiledKernel compile(const Module &module, const CompileOptions &options) {
   auto llvmModule = *working.impl().module;
   if (auto shared = llvmModule->getAttrOfType<mlir::IntegerAttr>("kgpu.shared_memory"))
     kernel.shared_memory = static_cast<int>(shared.getInt());
+  kernel.num_warps += gpu::getProducerWarps(llvmModule);
   if (auto maps = llvmModule->getAttrOfType<mlir::ArrayAttr>(gpu::kTensorMapsAttr))
     for (auto entry : maps.getAsRange<mlir::DictionaryAttr>()) {
       TensorMapSpec spec;

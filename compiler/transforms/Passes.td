@@ -78,9 +78,21 @@ def PipelineLoops : Pass<"kgpu-pipeline-loops", "mlir::ModuleOp"> {
     ahead. Loads that do not fit (other uses, a non-zero `other`, accesses
     narrower than 4 bytes, addresses that depend on loop results) are left
     as they are.
+
+    With `warp-specialize`, a loop at the top of the kernel whose operands
+    all come by the copy engine into a wgmma dot left in flight gets a
+    producer warp instead (`kgpu.producer`): one extra warp's thread runs a
+    copy of the loop's address arithmetic and fills every ring slot as soon
+    as the consumers hand it back (an "empty" barrier per slot, one arrival
+    per consumer warp once the dot that read the slot completed); the
+    consumer warps only wait for each slot's "full" barrier and multiply,
+    with no barrier of the program in the loop. Other loops are pipelined
+    as without it.
   }];
   let options = [
-    Option<"numStages", "num-stages", "int", "3", "slots in each ring (1: no pipelining)">
+    Option<"numStages", "num-stages", "int", "3", "slots in each ring (1: no pipelining)">,
+    Option<"warpSpecialize", "warp-specialize", "bool", "false",
+           "give copy-engine loops feeding wgmma a producer warp">
   ];
   let dependentDialects = ["::kiln::gpu::KGpuDialect", "::mlir::arith::ArithDialect"];
 }

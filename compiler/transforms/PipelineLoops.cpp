@@ -41,6 +41,25 @@
 // as above. The barriers are set up before the prologue and invalidated
 // after the loop, so a loop run once per tile starts afresh each time.
 //
+// Warp specialization (option warp-specialize): a loop at the top of the
+// kernel fed only by the copy engine into a wgmma dot left in flight gets a
+// producer warp instead of a prologue and ahead copies:
+//
+//     full[S+1], empty[S+1] = barriers (empty: one arrival per consumer warp)
+//     producer {                        // one thread of an extra warpgroup
+//       for k: wait empty[k % (S+1)]    // parity starts at 1: free at first
+//              expect full[k % (S+1)]; tma_load ...
+//     }                                 // then that warp exits
+//     for k: wait full[k % (S+1)]       // consumers: no program barrier
+//            acc = dot(ring[k % (S+1)]); warpgroup_wait 1
+//            arrive empty[(k-1) % (S+1)] if k > first   // dot k-1 is done
+//
+// so the copies never wait for the slowest consumer warp's barrier, and run
+// on into the next tile while the consumers store one (a loop over tiles).
+// The producer computes what the copies' addresses need from before the
+// loop again (scalar arithmetic only). It is a whole warpgroup (the
+// lowering moves its registers to the consumers with setmaxnreg).
+//
 //===----------------------------------------------------------------------===//
 
 #include "compiler/transforms/Passes.h"
@@ -92,8 +111,10 @@ struct Candidate {
 
 class LoopPipeliner {
 public:
-  LoopPipeliner(scf::ForOp loop, int stages, int computeCapability, int numWarps, const AxisInfoAnalysis &axis)
-      : loop_(loop), stages_(stages), computeCapability_(computeCapability), numWarps_(numWarps), axis_(axis) {}
+  LoopPipeliner(scf::ForOp loop, int stages, int computeCapability, int numWarps, bool warpSpecialize,
+                const AxisInfoAnalysis &axis)
+      : loop_(loop), stages_(stages), computeCapability_(computeCapability), numWarps_(numWarps),
+        warpSpecialize_(warpSpecialize), axis_(axis) {}
 
   void run() {
     SmallVector<Candidate> candidates = findCandidates();
@@ -110,7 +131,11 @@ public:
     }
     inFlight_ = findInFlightDot(candidates);
     slots_ = inFlight_ ? stages_ + 1 : stages_;
-    rewrite(candidates, slice);
+    SmallVector<Operation *> before;
+    if (warpSpecialize_ && canSpecialize(candidates, slice, before))
+      specialize(candidates, slice, before);
+    else
+      rewrite(candidates, slice);
   }
 
 private:
@@ -251,10 +276,14 @@ private:
   /// state replaced, then issues the copies into `slot` (cp.async ones
   /// committed as one group; copy-engine ones announced on the slot's
   /// barrier first). Returns the next address state.
+  /// (`outer` maps values from before the loop, for a producer that
+  /// computed them again; `producer`: the copies are issued by the producer
+  /// warp's thread.)
   SmallVector<Value> issue(OpBuilder &b, Location loc, ArrayRef<Candidate> candidates,
                            const AddressSlice &slice, ArrayRef<Value> buffers, Value barriers, Value iv,
-                           Value inRange, ArrayRef<Value> state, Value slot) {
-    IRMapping map;
+                           Value inRange, ArrayRef<Value> state, Value slot, const IRMapping *outer = nullptr,
+                           bool producer = false) {
+    IRMapping map = outer ? *outer : IRMapping();
     map.map(loop_.getInductionVar(), iv);
     for (auto [index, value] : llvm::zip(slice.carried, state))
       map.map(loop_.getRegionIterArgs()[index], value);
@@ -265,14 +294,14 @@ private:
       if (c.tma)
         tmaBytes += c.type().getNumElements() * elementBytes(c.type().getElementType());
     if (tmaBytes > 0)
-      MBarrierExpectOp::create(b, loc, barriers, slot, static_cast<int32_t>(tmaBytes), inRange);
+      MBarrierExpectOp::create(b, loc, barriers, slot, static_cast<int32_t>(tmaBytes), inRange, producer);
     bool pointerCopies = false;
     for (auto [c, buffer] : llvm::zip(candidates, buffers)) {
       if (auto d = dyn_cast<tile::DescriptorLoadOp>(c.load)) {
         SmallVector<Value> coords;
         for (Value offset : d.getOffsets())
           coords.push_back(map.lookupOrDefault(offset));
-        TmaLoadOp::create(b, loc, d.getMap(), coords, buffer, slot, barriers, inRange);
+        TmaLoadOp::create(b, loc, d.getMap(), coords, buffer, slot, barriers, inRange, producer);
         continue;
       }
       auto load = cast<tile::LoadOp>(c.load);
@@ -288,6 +317,173 @@ private:
     return next;
   }
 
+  /// A ring of slots_ slots for each candidate, in its swizzled encoding.
+  SmallVector<Value> allocateRings(OpBuilder &b, Location loc, ArrayRef<Candidate> candidates) {
+    SmallVector<Value> buffers;
+    for (const Candidate &c : candidates) {
+      auto type = c.type();
+      SmallVector<int64_t> shape{slots_};
+      llvm::append_range(shape, type.getShape());
+      unsigned other = 1 - c.contiguousDim;
+      auto encoding = swizzledEncoding(b.getContext(), type.getShape()[c.contiguousDim],
+                                       elementBytes(type.getElementType()), {c.contiguousDim, other});
+      buffers.push_back(LocalAllocOp::create(b, loc, RankedTensorType::get(shape, type.getElementType(), encoding)));
+    }
+    return buffers;
+  }
+
+  /// One transaction barrier per slot, set up to complete a phase on
+  /// `arrivals` arrivals (and the bytes announced).
+  Value barriersFor(OpBuilder &b, Location loc, int arrivals) {
+    auto flat = SharedEncodingAttr::get(b.getContext(), 1, 1, 1, {0});
+    Value barriers = LocalAllocOp::create(b, loc, RankedTensorType::get({slots_}, b.getI64Type(), flat));
+    MBarrierInitOp::create(b, loc, barriers, arrivals);
+    return barriers;
+  }
+
+  /// `slot + 1` modulo the ring's slots.
+  Value nextSlot(OpBuilder &b, Location loc, Value slot) {
+    auto c32 = [&](int64_t v) { return arith::ConstantOp::create(b, loc, b.getI32IntegerAttr(v)); };
+    Value plus = arith::AddIOp::create(b, loc, slot, c32(1));
+    Value wraps = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, plus, c32(slots_));
+    return arith::SelectOp::create(b, loc, wraps, c32(0), plus);
+  }
+
+  /// A barrier's parity to wait for next: flipped when the slot wrapped to 0.
+  Value nextPhase(OpBuilder &b, Location loc, Value next, Value phase) {
+    auto c32 = [&](int64_t v) { return arith::ConstantOp::create(b, loc, b.getI32IntegerAttr(v)); };
+    Value wrapped = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, next, c32(0));
+    return arith::SelectOp::create(b, loc, wrapped, arith::XOrIOp::create(b, loc, phase, c32(1)), phase);
+  }
+
+  /// Whether the loop can have a producer warp: every operand comes by the
+  /// copy engine into the one wgmma dot left in flight, the loop sits at the
+  /// top of the kernel (it runs once, so the producer can run it whole and
+  /// exit), and what its copies need from before the loop is scalar
+  /// arithmetic on the kernel's arguments (`before`, in program order),
+  /// which the producer computes again.
+  bool canSpecialize(ArrayRef<Candidate> candidates, const AddressSlice &slice, SmallVector<Operation *> &before) {
+    auto func = dyn_cast<tile::FuncOp>(loop_->getParentOp());
+    auto module = loop_->getParentOfType<ModuleOp>();
+    if (!inFlight_ || !func || getProducerWarps(module) > 0 || numWarps_ + kProducerWarps > 32 ||
+        !llvm::all_of(candidates, [](const Candidate &c) { return c.tma; }))
+      return false;
+    auto scalar = [](Type t) { return !isa<ShapedType>(t); };
+    SmallVector<Value> work{loop_.getLowerBound(), loop_.getUpperBound(), loop_.getStep()};
+    for (unsigned index : slice.carried)
+      work.push_back(loop_.getInitArgs()[index]);
+    for (Operation *op : slice.ops) {
+      if (!llvm::all_of(op->getResultTypes(), scalar))
+        return false;
+      llvm::append_range(work, op->getOperands());
+    }
+    for (const Candidate &c : candidates)
+      llvm::append_range(work, c.addressRoots());
+    Block *top = &func.getBody().front();
+    llvm::SetVector<Operation *> needed;
+    while (!work.empty()) {
+      Value v = work.pop_back_val();
+      if (auto arg = dyn_cast<BlockArgument>(v)) {
+        if (arg.getOwner() != top && arg.getOwner() != loop_.getBody())
+          return false;
+        continue;
+      }
+      Operation *def = v.getDefiningOp();
+      if (def->getBlock() == loop_.getBody())
+        continue; // the slice's own (cloned with it)
+      if (def->getBlock() != top || def->getNumRegions() != 0 || !isMemoryEffectFree(def) ||
+          !llvm::all_of(def->getResultTypes(), scalar))
+        return false;
+      if (needed.insert(def))
+        llvm::append_range(work, def->getOperands());
+    }
+    before.assign(needed.begin(), needed.end());
+    llvm::sort(before, [](Operation *x, Operation *y) { return x->isBeforeInBlock(y); });
+    return true;
+  }
+
+  /// The producer/consumer form (header): the producer region at the top of
+  /// the kernel, the loop itself left to the consumers.
+  void specialize(ArrayRef<Candidate> candidates, const AddressSlice &slice, ArrayRef<Operation *> before) {
+    Location loc = loop_.getLoc();
+    MLIRContext *context = loop_.getContext();
+    auto func = cast<tile::FuncOp>(loop_->getParentOp());
+    IRRewriter b(context);
+    b.setInsertionPointToStart(&func.getBody().front());
+    auto i32 = [&](OpBuilder &at, int64_t v) -> Value {
+      return arith::ConstantOp::create(at, loc, at.getI32IntegerAttr(v));
+    };
+    SmallVector<Value> buffers = allocateRings(b, loc, candidates);
+    Value full = barriersFor(b, loc, 1), empty = barriersFor(b, loc, numWarps_);
+
+    auto producer = ProducerOp::create(b, loc);
+    b.createBlock(&producer.getBody());
+    IRMapping outer;
+    for (Operation *op : before)
+      b.clone(*op, outer);
+    SmallVector<Value> inits;
+    for (unsigned index : slice.carried)
+      inits.push_back(outer.lookupOrDefault(loop_.getInitArgs()[index]));
+    const size_t state = inits.size();
+    inits.push_back(i32(b, 0)); // the slot to fill
+    inits.push_back(i32(b, 1)); // the parity to wait for on its empty barrier: free at first
+    scf::ForOp::create(
+        b, loc, outer.lookupOrDefault(loop_.getLowerBound()), outer.lookupOrDefault(loop_.getUpperBound()),
+        outer.lookupOrDefault(loop_.getStep()), inits,
+        [&](OpBuilder &inner, Location, Value iv, ValueRange args) {
+          Value slot = args[state], phase = args[state + 1];
+          MBarrierWaitOp::create(inner, loc, empty, slot, phase);
+          Value always = arith::ConstantOp::create(inner, loc, inner.getBoolAttr(true));
+          SmallVector<Value> carried(args.take_front(state));
+          SmallVector<Value> next = issue(inner, loc, candidates, slice, buffers, full, iv, always, carried, slot,
+                                          &outer, /*producer=*/true);
+          Value following = nextSlot(inner, loc, slot);
+          next.push_back(following);
+          next.push_back(nextPhase(inner, loc, following, phase));
+          scf::YieldOp::create(inner, loc, next);
+        });
+    // A whole warpgroup, so that setmaxnreg can move its registers to the
+    // consumers (registers are shared per quarter of the multiprocessor: a
+    // lone extra warp would cap every thread as a warpgroup would).
+    loop_->getParentOfType<ModuleOp>()->setAttr(kProducerWarpsAttr, b.getI32IntegerAttr(kProducerWarps));
+
+    // The consumers: wait for the slot's copies, read it, and hand the slot
+    // of the previous iteration back once its dot has completed.
+    b.setInsertionPoint(loop_);
+    auto yields = [&](OpBuilder &, Location, ArrayRef<BlockArgument> args) -> SmallVector<Value> {
+      Block *body = args.front().getOwner();
+      Value readSlot = args[0], phase = args[1];
+      OpBuilder inner(context);
+      inner.setInsertionPointToStart(body);
+      MBarrierWaitOp::create(inner, loc, full, readSlot, phase);
+      for (auto [c, buffer] : llvm::zip(candidates, buffers))
+        c.result().replaceAllUsesWith(LocalLoadOp::create(inner, loc, c.type(), buffer, readSlot));
+      Value following = nextSlot(inner, loc, readSlot);
+      return {following, nextPhase(inner, loc, following, phase)};
+    };
+    FailureOr<LoopLikeOpInterface> replaced =
+        cast<LoopLikeOpInterface>(loop_.getOperation())
+            .replaceWithAdditionalYields(b, {i32(b, 0), i32(b, 0)}, /*replaceInitOperandUsesInLoop=*/false, yields);
+    if (failed(replaced))
+      return;
+    auto newLoop = cast<scf::ForOp>(replaced->getOperation());
+    for (const Candidate &c : candidates) {
+      if (c.transpose)
+        c.transpose->erase();
+      c.load->erase();
+    }
+    keepInFlight(b, newLoop);
+    Operation *partial = newLoop.getBody()->getTerminator()->getOperand(carriedIndex_).getDefiningOp();
+    b.setInsertionPointAfter(partial);
+    Value readSlot = newLoop.getRegionIterArgs()[newLoop.getNumRegionIterArgs() - 2];
+    Value wrapsBack = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, readSlot, i32(b, 0));
+    Value previous = arith::SelectOp::create(b, loc, wrapsBack, i32(b, slots_ - 1),
+                                             arith::SubIOp::create(b, loc, readSlot, i32(b, 1)));
+    Value notFirst = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ne, newLoop.getInductionVar(),
+                                           newLoop.getLowerBound());
+    MBarrierArriveOp::create(b, loc, empty, previous, notFirst);
+  }
+
   void rewrite(ArrayRef<Candidate> candidates, const AddressSlice &slice) {
     Location loc = loop_.getLoc();
     MLIRContext *context = loop_.getContext();
@@ -298,22 +494,8 @@ private:
     const bool pointerCopies = llvm::any_of(candidates, [](const Candidate &c) { return !c.tma; });
 
     // The rings, and the copy engine's barriers (one per slot).
-    SmallVector<Value> buffers;
-    for (const Candidate &c : candidates) {
-      auto type = c.type();
-      SmallVector<int64_t> shape{slots_};
-      llvm::append_range(shape, type.getShape());
-      unsigned other = 1 - c.contiguousDim;
-      auto encoding = swizzledEncoding(context, type.getShape()[c.contiguousDim],
-                                       elementBytes(type.getElementType()), {c.contiguousDim, other});
-      buffers.push_back(LocalAllocOp::create(b, loc, RankedTensorType::get(shape, type.getElementType(), encoding)));
-    }
-    Value barriers;
-    if (tma) {
-      auto flat = SharedEncodingAttr::get(context, 1, 1, 1, {0});
-      barriers = LocalAllocOp::create(b, loc, RankedTensorType::get({slots_}, b.getI64Type(), flat));
-      MBarrierInitOp::create(b, loc, barriers);
-    }
+    SmallVector<Value> buffers = allocateRings(b, loc, candidates);
+    Value barriers = tma ? barriersFor(b, loc, 1) : Value();
 
     // Prologue: the first S-1 iterations' copies.
     SmallVector<Value> state;
@@ -340,7 +522,6 @@ private:
       Value phase = tma ? Value(args.back()) : Value();
       OpBuilder inner(context);
       inner.setInsertionPointToStart(body);
-      auto c32 = [&](int64_t v) { return arith::ConstantOp::create(inner, loc, inner.getI32IntegerAttr(v)); };
       if (tma)
         MBarrierWaitOp::create(inner, loc, barriers, readSlot, phase);
       if (pointerCopies) {
@@ -359,19 +540,11 @@ private:
       SmallVector<Value> aheadState(args.begin(), args.end() - added);
       SmallVector<Value> next =
           issue(inner, loc, candidates, slice, buffers, barriers, ahead, inRange, aheadState, writeSlot);
-      auto advance = [&](Value slot) -> Value {
-        Value plus = arith::AddIOp::create(inner, loc, slot, c32(1));
-        Value wraps = arith::CmpIOp::create(inner, loc, arith::CmpIPredicate::eq, plus, c32(slots_));
-        return arith::SelectOp::create(inner, loc, wraps, c32(0), plus);
-      };
-      Value nextRead = advance(readSlot);
+      Value nextRead = nextSlot(inner, loc, readSlot);
       next.push_back(nextRead);
-      next.push_back(advance(writeSlot));
-      if (tma) { // the barrier's next phase when the read slot wraps
-        Value wrapped = arith::CmpIOp::create(inner, loc, arith::CmpIPredicate::eq, nextRead, c32(0));
-        next.push_back(arith::SelectOp::create(inner, loc, wrapped,
-                                               arith::XOrIOp::create(inner, loc, phase, c32(1)), phase));
-      }
+      next.push_back(nextSlot(inner, loc, writeSlot));
+      if (tma) // the barrier's next phase when the read slot wraps
+        next.push_back(nextPhase(inner, loc, nextRead, phase));
       return next;
     };
     FailureOr<LoopLikeOpInterface> replaced =
@@ -428,6 +601,7 @@ private:
   int stages_;
   int computeCapability_;
   int numWarps_;
+  bool warpSpecialize_;
   bool fenceAsyncProxy_ = false; ///< a ring feeds wgmma (the async proxy)
   int64_t ringBytes_ = 0;
   int slots_ = 0;            ///< slots per ring
@@ -448,7 +622,7 @@ struct PipelineLoops : impl::PipelineLoopsBase<PipelineLoops> {
     SmallVector<scf::ForOp> loops;
     module.walk([&](scf::ForOp loop) { loops.push_back(loop); });
     for (scf::ForOp loop : loops)
-      LoopPipeliner(loop, numStages, cc, getNumWarps(module), axis).run();
+      LoopPipeliner(loop, numStages, cc, getNumWarps(module), warpSpecialize && cc >= 90, axis).run();
   }
 };
 

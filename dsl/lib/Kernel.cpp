@@ -64,6 +64,14 @@ void validate(const Kernel &kernel, const Config &config) {
   if (blocks < 0 || blocks > 32 || threads > 2048 || threads * 24 > 65536)
     reject("min_blocks_per_sm " + std::to_string(blocks) + " programs of " + std::to_string(warps) +
            " warps cannot share a multiprocessor (at most 32 programs, 2048 threads, 65536 registers)");
+  if (int64_t specialize = config.get("warp_specialize", 0); specialize != 0 && specialize != 1)
+    reject("warp_specialize must be 0 or 1, got " + std::to_string(specialize));
+  if (config.warp_specialize() && warps + 4 > 32)
+    reject("warp_specialize adds a producer warpgroup: num_warps " + std::to_string(warps) +
+           " leaves no room for it (at most 32 warps a program)");
+  if (config.warp_specialize() && blocks > 1)
+    reject("warp_specialize hands the producer's registers to one program's consumers: it needs "
+           "min_blocks_per_sm 0 or 1, got " + std::to_string(blocks));
   std::string reason = kernel.config_space().check(config);
   if (!reason.empty())
     reject(reason);

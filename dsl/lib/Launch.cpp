@@ -243,6 +243,7 @@ CompiledKernel compileThroughDiskCache(const Kernel &k, const Config &config, co
   options.num_warps = config.num_warps();
   options.num_stages = config.num_stages();
   options.min_blocks_per_sm = config.min_blocks_per_sm();
+  options.warp_specialize = config.warp_specialize();
   std::string key = sha256_hex(std::string(version()) + "\n" + build_id() + "\n" + arch + "\n" +
                                config.str() + "\n" + spec.str() + "\n" + module.str(false));
   BlobStore store(cache_root() + "/kernels");

@@ -433,7 +433,7 @@ MatmulLaunch prepare_matmul(const MatmulArgs &m, const Stream &stream, const Con
   // otherwise: the default split belongs to the default tile. So do
   // persistent programs, which compute whole tiles.
   const bool givesTile = std::any_of(overrides.values().begin(), overrides.values().end(), [](const auto &entry) {
-    return entry.first != "DESCRIPTORS" && entry.first != "PERSISTENT";
+    return entry.first != "DESCRIPTORS" && entry.first != "PERSISTENT" && entry.first != "warp_specialize";
   });
   if ((givesTile || overrides.get("PERSISTENT", 0) > 0) && !overrides.has("SPLIT_K"))
     config.set("SPLIT_K", 1);

@@ -219,7 +219,18 @@ TEST(GpuOps, MatmulWithEpiloguesBatchesAndTransposes) {
                           // K, through descriptors: programs carry their K loop across tiles
                           {DType::bf16, {768, 136}, {136, 1480}, {768, 1480}, false,
                            Config{{"BLOCK_M", 128}, {"BLOCK_N", 64}, {"BLOCK_K", 64}, {"GROUP_M", 4}, {"num_warps", 4},
-                                  {"num_stages", 3}, {"DESCRIPTORS", 1}, {"PERSISTENT", 1}}}};
+                                  {"num_stages", 3}, {"DESCRIPTORS", 1}, {"PERSISTENT", 1}}},
+                          // a producer warp issuing the copies (warp_specialize): one tile a
+                          // program, B [N][K], and persistent programs over ragged tiles
+                          {DType::bf16, {256, 192}, {192, 320}, {256, 320}, false,
+                           Config{{"DESCRIPTORS", 1}, {"warp_specialize", 1}}},
+                          {DType::bf16, {128, 80}, {96, 80}, {128, 96}, true, Config{{"DESCRIPTORS", 1}, {"warp_specialize", 1}}},
+                          {DType::bf16, {768, 136}, {136, 1480}, {768, 1480}, false,
+                           Config{{"BLOCK_M", 128}, {"BLOCK_N", 64}, {"BLOCK_K", 64}, {"GROUP_M", 4}, {"num_warps", 4},
+                                  {"num_stages", 3}, {"DESCRIPTORS", 1}, {"PERSISTENT", 1}, {"warp_specialize", 1}}},
+                          {DType::bf16, {1000, 2056}, {2056, 1016}, {1000, 1016}, false,
+                           Config{{"BLOCK_M", 128}, {"BLOCK_N", 256}, {"BLOCK_K", 64}, {"GROUP_M", 8}, {"num_warps", 8},
+                                  {"num_stages", 3}, {"DESCRIPTORS", 1}, {"PERSISTENT", 1}, {"warp_specialize", 1}}}};
   for (const Case &c : cases) {
     Pair a(HostTensor::random(c.dtype, c.a, 21)), b(HostTensor::random(c.dtype, c.b, 22));
     const int64_t N = c.out.back();

@@ -148,6 +148,37 @@ TEST(OpsMatmul, PersistentCopyEngineKernelKeepsItsDotInFlightAcrossTiles) {
   EXPECT_GT(persistent.registers, 0);
 }
 
+TEST(OpsMatmul, WarpSpecializedCopyEngineKernelsHaveAProducerWarpgroup) {
+  // warp_specialize=1 on sm_90a: the copy-engine kernels (one tile a
+  // program, and persistent) run a producer warpgroup past the two
+  // consumer warpgroups: 384 threads, the producer gives registers up
+  // (setmaxnreg.dec 40) and its first thread issues the copies and exits,
+  // the consumers take them (setmaxnreg.inc 232) and hand slots back with
+  // mbarrier.arrive; ptxas honours setmaxnreg and assembles them without
+  // spilling.
+  const int64_t M = 512, N = 512, K = 256;
+  HostTensor a = HostTensor::random(DType::bf16, {M, K}, 43), b = HostTensor::random(DType::bf16, {K, N}, 44);
+  HostTensor out = HostTensor::poisoned(DType::bf16, {M, N});
+  autotune::Task task = tuning_task({a.view(), b.view(), out.view(), {}, {}, 1.0, Activation::none}, cpu(), "sm_90a");
+  Config tile{{"BLOCK_M", 128}, {"BLOCK_N", 256}, {"BLOCK_K", 64}, {"GROUP_M", 8},      {"num_warps", 8},
+              {"num_stages", 3},  {"DESCRIPTORS", 1}, {"warp_specialize", 1}};
+  for (int64_t persistent : {0, 1}) {
+    SCOPED_TRACE("PERSISTENT=" + std::to_string(persistent));
+    CompiledKernel kernel = task.compile(Config(tile).set("PERSISTENT", persistent));
+    EXPECT_EQ(kernel.num_warps, 12);
+    EXPECT_NE(kernel.ptx.find(".maxntid 384, 1, 1"), std::string::npos);
+    EXPECT_NE(kernel.ptx.find("setmaxnreg.dec.sync.aligned.u32 40;"), std::string::npos);
+    EXPECT_NE(kernel.ptx.find("setmaxnreg.inc.sync.aligned.u32 232;"), std::string::npos);
+    EXPECT_EQ(kernel.ptxas_log.find("setmaxnreg"), std::string::npos) << kernel.ptxas_log;
+    EXPECT_NE(kernel.ptx.find("exit;"), std::string::npos);
+    EXPECT_NE(kernel.ptx.find("mbarrier.arrive.shared::cta.b64"), std::string::npos);
+    EXPECT_NE(kernel.ptx.find("cp.async.bulk.tensor"), std::string::npos);
+    EXPECT_NE(kernel.ptx.find("wgmma.wait_group.sync.aligned 1;"), std::string::npos);
+    EXPECT_GT(kernel.registers, 0);
+    EXPECT_EQ(kernel.spill_stores, 0) << kernel.ptxas_log;
+  }
+}
+
 TEST(OpsMatmul, PersistentNeedsWholeTilesAndASensibleCount) {
   HostTensor a = HostTensor::random(DType::f16, {16, 64}, 1), b = HostTensor::random(DType::f16, {64, 32}, 2);
   HostTensor out = HostTensor::poisoned(DType::f32, {16, 32});

@@ -39,12 +39,19 @@ constexpr const char *kWgmmaAttr = "kgpu.wgmma";
 /// dimension, outermost first), swizzle (bytes)}; the runtime builds their
 /// tensor maps at launch.
 constexpr const char *kTensorMapsAttr = "kgpu.tensor_maps";
+/// On the module: warps the program runs past its num_warps, as the
+/// producer of a warp-specialized loop (kgpu.producer); absent: none.
+constexpr const char *kProducerWarpsAttr = "kgpu.producer_warps";
+/// The producer's warps: one warpgroup.
+constexpr int kProducerWarps = 4;
 
 /// Shared memory the pipelining rings of one program may take (H100: 227 KB
 /// per block; the rest is left to scratch).
 constexpr int64_t kRingBudgetBytes = 192 * 1024;
 
 int getNumWarps(mlir::ModuleOp module);
+/// kgpu.producer_warps, or 0.
+int getProducerWarps(mlir::ModuleOp module);
 /// "sm_90a" -> 90.
 int computeCapabilityOf(llvm::StringRef arch);
 int getThreadsPerWarp(mlir::ModuleOp module);

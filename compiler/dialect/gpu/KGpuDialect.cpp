@@ -393,6 +393,7 @@ static int intAttr(ModuleOp module, const char *name, int fallback) {
 }
 
 int getNumWarps(ModuleOp module) { return intAttr(module, kNumWarpsAttr, 4); }
+int getProducerWarps(ModuleOp module) { return intAttr(module, kProducerWarpsAttr, 0); }
 int getThreadsPerWarp(ModuleOp module) { return intAttr(module, kThreadsPerWarpAttr, 32); }
 
 int computeCapabilityOf(StringRef arch) {

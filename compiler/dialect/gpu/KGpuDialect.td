@@ -213,7 +213,10 @@ def KGpu_BarrierOp : KGpu_Op<"barrier", [MemoryEffects<[MemRead, MemWrite]>]> {
   let summary = "Every thread of the program arrives before any goes on";
   let description = [{
     A barrier of the whole program (`bar.sync 0`): shared-memory accesses
-    before it are ordered before those after it, in every thread.
+    before it are ordered before those after it, in every thread. In a
+    warp-specialized program (`kgpu.producer_warps` on the module) it is
+    a barrier of the consumer warps only (`bar.sync 0, threads`): the
+    producer warp runs its own loop and never meets it.
   }];
   let assemblyFormat = "attr-dict";
 }
@@ -222,12 +225,14 @@ def KGpu_MBarrierInitOp : KGpu_Op<"mbarrier_init", [MemoryEffects<[MemWrite]>]> 
   let summary = "Initialize a buffer of transaction barriers, then synchronize";
   let description = [{
     `barriers` is a shared buffer of i64 (one `mbarrier` object each). One
-    thread initializes each to complete a phase when one arrival (the
-    thread that starts the copies filling a slot, see `mbarrier_expect`)
-    and the bytes it announced have arrived; then a barrier of the program
-    makes them visible to every thread and to the copy engine.
+    thread initializes each to complete a phase when `count` arrivals (1 by
+    default: the thread that starts the copies filling a slot, see
+    `mbarrier_expect`; one per consumer warp for the slots they hand back,
+    see `mbarrier_arrive`) and the bytes announced have arrived; then a
+    barrier of every thread of the program (the producer warp's too) makes
+    them visible to every thread and to the copy engine.
   }];
-  let arguments = (ins KGpu_SharedBuffer:$barriers);
+  let arguments = (ins KGpu_SharedBuffer:$barriers, DefaultValuedAttr<I32Attr, "1">:$count);
   let assemblyFormat = "$barriers attr-dict `:` type($barriers)";
 }
 
@@ -247,9 +252,11 @@ def KGpu_MBarrierExpectOp : KGpu_Op<"mbarrier_expect", [MemoryEffects<[MemRead, 
   let description = [{
     Where `pred` holds, one thread arrives on barrier `slot` of `barriers`
     and tells it to expect `bytes` more bytes of copies (`tma_load`) before
-    its current phase completes.
+    its current phase completes. That thread is thread 0, or with
+    `producer` the thread running it (the producer warp's, inside
+    `kgpu.producer`).
   }];
-  let arguments = (ins KGpu_SharedBuffer:$barriers, I32:$slot, I32Attr:$bytes, I1:$pred);
+  let arguments = (ins KGpu_SharedBuffer:$barriers, I32:$slot, I32Attr:$bytes, I1:$pred, UnitAttr:$producer);
   let assemblyFormat = "$barriers `[` $slot `]` `,` $bytes `if` $pred attr-dict `:` type($barriers)";
 }
 
@@ -274,13 +281,43 @@ def KGpu_TmaLoadOp : KGpu_Op<"tma_load", [MemoryEffects<[MemRead, MemWrite]>]> {
     swizzled encoding is the copy engine's swizzle; a tile whose contiguous
     rows are longer than 128 bytes arrives as several boxes of 128-byte
     columns, one after another. Elements outside the tensor arrive as zero.
+    The thread is thread 0, or with `producer` the thread running it (inside
+    `kgpu.producer`).
   }];
   let arguments = (ins KGpu_TensorMap:$map, Variadic<I32>:$coords, KGpu_SharedBuffer:$buffer, I32:$slot,
-                       KGpu_SharedBuffer:$barriers, I1:$pred);
+                       KGpu_SharedBuffer:$barriers, I1:$pred, UnitAttr:$producer);
   let assemblyFormat = [{
     $map `[` $coords `]` `->` $buffer `[` $slot `]` `,` $barriers `if` $pred attr-dict `:` type($buffer) `,` type($barriers)
   }];
   let hasVerifier = 1;
+}
+
+def KGpu_MBarrierArriveOp : KGpu_Op<"mbarrier_arrive", [MemoryEffects<[MemRead, MemWrite]>]> {
+  let summary = "Each warp arrives once on a barrier: its reads of a slot are done";
+  let description = [{
+    Where `pred` holds, one lane of every warp running it arrives on barrier
+    `slot` of `barriers` (whose `mbarrier_init` count is the number of such
+    warps). A warp-specialized loop's consumers hand a ring slot back to
+    the producer this way once the dot that read it has completed.
+  }];
+  let arguments = (ins KGpu_SharedBuffer:$barriers, I32:$slot, I1:$pred);
+  let assemblyFormat = "$barriers `[` $slot `]` `if` $pred attr-dict `:` type($barriers)";
+}
+
+def KGpu_ProducerOp : KGpu_Op<"producer", [NoTerminator, SingleBlock, MemoryEffects<[MemRead, MemWrite]>]> {
+  let summary = "What the producer warp does, alone, before it exits";
+  let description = [{
+    The program runs `kgpu.producer_warps` (on the module) warps past its
+    `num_warps`: the producer. One thread of it runs this region (scalar
+    arithmetic, waits on barriers, copy-engine copies) and the producer
+    then exits; every other operation of the program runs in the consumer
+    warps only, whose barriers (`kgpu.barrier`) no longer count the
+    producer. Built by the pipeliner's warp specialization: the region
+    holds the loop that fills the rings, a slot whenever the consumers
+    hand one back (`mbarrier_arrive` on the slot's "empty" barrier).
+  }];
+  let regions = (region SizedRegion<1>:$body);
+  let assemblyFormat = "$body attr-dict";
 }
 
 def KGpu_WarpgroupWaitOp : KGpu_Op<"warpgroup_wait", [

@@ -29,6 +29,9 @@ struct CompileOptions {
   int num_warps = 4;           ///< warps per program
   int num_stages = 3;          ///< software-pipelining depth of loops
   int min_blocks_per_sm = 0;   ///< programs a multiprocessor must hold at once (caps registers); 0: no bound
+  /// Give loops fed by the copy engine into wgmma a producer warpgroup
+  /// (sm_90a; other loops are pipelined as without it).
+  bool warp_specialize = false;
   bool locations = false;      ///< print source locations in IR text
   /// When set, compile() writes every stage there (KILN_DUMP_DIR).
   std::string dump_dir;
@@ -47,7 +50,7 @@ struct TensorMapSpec {
 struct CompiledKernel {
   std::string name;           ///< the kernel function's symbol
   std::string arch;           ///< "sm_90a"
-  int num_warps = 4;          ///< threads per program: num_warps * 32
+  int num_warps = 4;          ///< threads per program: num_warps * 32 (a producer warpgroup included)
   int shared_memory = 0;      ///< dynamic shared memory bytes per program
   std::string ptx;
   std::vector<char> cubin;    ///< empty when no ptxas was found (the driver compiles the PTX)

@@ -48,6 +48,9 @@ public:
   /// compiler caps registers per thread to fit them, as CUDA's
   /// __launch_bounds__ minimum blocks.
   int min_blocks_per_sm() const { return static_cast<int>(get("min_blocks_per_sm", 0)); }
+  /// 1: loops fed by the copy engine into a wgmma dot get a producer
+  /// warpgroup (launched past num_warps) that issues their copies (sm_90a).
+  bool warp_specialize() const { return get("warp_specialize", 0) != 0; }
 
   const std::map<std::string, int64_t, std::less<>> &values() const { return values_; }
   /// "BLOCK=1024,num_warps=4" (names sorted): printable and a cache key.
