@@ -70,7 +70,7 @@ struct ConvertKGpuToLLVM : impl::ConvertKGpuToLLVMBase<ConvertKGpuToLLVM> {
     gpu::AxisInfoAnalysis axis(module);
     KilnTypeConverter types(context);
     LoweringContext lowering{types, numWarps, threadsPerWarp, arch, computeCapability, axis,
-                             gpu::getProducerWarps(module)};
+                             gpu::getProducerWarps(module), minBlocksPerSm};
 
     ConversionTarget target(*context);
     target.addLegalDialect<LLVM::LLVMDialect, NVVM::NVVMDialect>();

@@ -50,6 +50,7 @@ struct LoweringContext {
   int computeCapability;         ///< 90
   const gpu::AxisInfoAnalysis &axis;
   int producerWarps = 0;         ///< warps past numWarps that run kgpu.producer
+  int minBlocksPerSm = 0;        ///< programs a multiprocessor must hold at once (0: no bound)
 
   /// The warps a program is launched with.
   int launchedWarps() const { return numWarps + producerWarps; }

@@ -184,12 +184,15 @@ struct MBarrierArriveLowering : KilnPattern<gpu::MBarrierArriveOp> {
 constexpr int kProducerRegisters = 40;
 
 /// The registers each consumer thread may grow to once the producer
-/// warpgroup gave its own up: a multiprocessor's 64K registers (512 a lane
-/// per quarter) less the producer's, in setmaxnreg's steps of 8, at most
-/// 256; 0 when that is not a step more than every thread gets at entry.
-int consumerRegisters(int consumerWarps, int producerWarps) {
-  int entry = std::min(255, 65536 / (32 * 4 * ((consumerWarps + producerWarps + 3) / 4)) / 8 * 8);
-  int grown = std::min(256, (2048 - producerWarps * kProducerRegisters) / consumerWarps / 8 * 8);
+/// warpgroup gave its own up: a program's share of the multiprocessor's 64K
+/// registers (`programs` of them at once) less the producer's, in
+/// setmaxnreg's steps of 8, at most 256; 0 when that is not a step more
+/// than every thread gets at entry (ptxas splits registers per quarter of
+/// the multiprocessor, so warps count in fours).
+int consumerRegisters(int consumerWarps, int producerWarps, int programs) {
+  const int quarterWarps = programs * ((consumerWarps + producerWarps + 3) / 4);
+  const int entry = std::min(255, 16384 / (32 * quarterWarps) / 8 * 8);
+  const int grown = std::min(256, (2048 / programs - producerWarps * kProducerRegisters) / consumerWarps / 8 * 8);
   return grown >= entry + 8 ? grown : 0;
 }
 
@@ -201,7 +204,7 @@ struct ProducerLowering : KilnPattern<gpu::ProducerOp> {
   using KilnPattern::KilnPattern;
   LogicalResult matchAndRewrite(gpu::ProducerOp op, OpAdaptor, ConversionPatternRewriter &rewriter) const override {
     Location loc = op.getLoc();
-    const int grown = consumerRegisters(ctx.numWarps, ctx.producerWarps);
+    const int grown = consumerRegisters(ctx.numWarps, ctx.producerWarps, std::max(1, ctx.minBlocksPerSm));
     Value tid = NVVM::ThreadIdXOp::create(rewriter, loc, rewriter.getI32Type());
     Value consumers = i32Const(rewriter, loc, ctx.numWarps * ctx.threadsPerWarp);
     Value inProducer = LLVM::ICmpOp::create(rewriter, loc, LLVM::ICmpPredicate::uge, tid, consumers);

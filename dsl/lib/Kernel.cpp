@@ -69,9 +69,9 @@ void validate(const Kernel &kernel, const Config &config) {
   if (config.warp_specialize() && warps + 4 > 32)
     reject("warp_specialize adds a producer warpgroup: num_warps " + std::to_string(warps) +
            " leaves no room for it (at most 32 warps a program)");
-  if (config.warp_specialize() && blocks > 1)
-    reject("warp_specialize hands the producer's registers to one program's consumers: it needs "
-           "min_blocks_per_sm 0 or 1, got " + std::to_string(blocks));
+  if (config.warp_specialize() && (blocks + (blocks == 0)) * (warps + 4) * 32 > 2048)
+    reject("warp_specialize adds a producer warpgroup: " + std::to_string(std::max<int64_t>(blocks, 1)) +
+           " programs of " + std::to_string(warps) + " + 4 warps exceed a multiprocessor's 2048 threads");
   std::string reason = kernel.config_space().check(config);
   if (!reason.empty())
     reject(reason);

@@ -228,9 +228,15 @@ TEST(GpuOps, MatmulWithEpiloguesBatchesAndTransposes) {
                           {DType::bf16, {768, 136}, {136, 1480}, {768, 1480}, false,
                            Config{{"BLOCK_M", 128}, {"BLOCK_N", 64}, {"BLOCK_K", 64}, {"GROUP_M", 4}, {"num_warps", 4},
                                   {"num_stages", 3}, {"DESCRIPTORS", 1}, {"PERSISTENT", 1}, {"warp_specialize", 1}}},
-                          {DType::bf16, {1000, 2056}, {2056, 1016}, {1000, 1016}, false,
-                           Config{{"BLOCK_M", 128}, {"BLOCK_N", 256}, {"BLOCK_K", 64}, {"GROUP_M", 8}, {"num_warps", 8},
-                                  {"num_stages", 3}, {"DESCRIPTORS", 1}, {"PERSISTENT", 1}, {"warp_specialize", 1}}}};
+                          // two consumer warpgroups (setmaxnreg), 144 tiles on 132 programs
+                          {DType::bf16, {1000, 136}, {136, 2296}, {1000, 2296}, false,
+                           Config{{"BLOCK_M", 128}, {"BLOCK_N", 128}, {"BLOCK_K", 64}, {"GROUP_M", 8}, {"num_warps", 8},
+                                  {"num_stages", 3}, {"DESCRIPTORS", 1}, {"PERSISTENT", 1}, {"warp_specialize", 1}}},
+                          // two such programs a multiprocessor, each a consumer warpgroup
+                          {DType::bf16, {1000, 136}, {136, 2296}, {1000, 2296}, false,
+                           Config{{"BLOCK_M", 128}, {"BLOCK_N", 128}, {"BLOCK_K", 64}, {"GROUP_M", 8}, {"num_warps", 4},
+                                  {"num_stages", 2}, {"DESCRIPTORS", 1}, {"PERSISTENT", 2}, {"warp_specialize", 1},
+                                  {"min_blocks_per_sm", 2}}}};
   for (const Case &c : cases) {
     Pair a(HostTensor::random(c.dtype, c.a, 21)), b(HostTensor::random(c.dtype, c.b, 22));
     const int64_t N = c.out.back();

@@ -177,6 +177,24 @@ TEST(OpsMatmul, WarpSpecializedCopyEngineKernelsHaveAProducerWarpgroup) {
     EXPECT_GT(kernel.registers, 0);
     EXPECT_EQ(kernel.spill_stores, 0) << kernel.ptxas_log;
   }
+  // Two programs a multiprocessor, one consumer warpgroup each: 256
+  // threads a program, 128 registers at entry, the consumers grow to 216.
+  Config two{{"BLOCK_M", 128}, {"BLOCK_N", 128}, {"BLOCK_K", 64}, {"GROUP_M", 8},     {"num_warps", 4},
+             {"num_stages", 2},  {"DESCRIPTORS", 1}, {"warp_specialize", 1}, {"min_blocks_per_sm", 2}};
+  CompiledKernel kernel = task.compile(Config(two).set("PERSISTENT", 2));
+  EXPECT_EQ(kernel.num_warps, 8);
+  EXPECT_NE(kernel.ptx.find(".minnctapersm 2"), std::string::npos);
+  EXPECT_NE(kernel.ptx.find("setmaxnreg.inc.sync.aligned.u32 216;"), std::string::npos);
+  EXPECT_EQ(kernel.ptxas_log.find("setmaxnreg"), std::string::npos) << kernel.ptxas_log;
+  EXPECT_EQ(kernel.spill_stores, 0) << kernel.ptxas_log;
+  // A producer warpgroup must fit: 32 warps a program, 2048 threads a multiprocessor.
+  EXPECT_THROW(task.compile(Config(two).set("num_warps", 32)), Error);
+  try {
+    task.compile(Config(two).set("num_warps", 16).set("min_blocks_per_sm", 4));
+    ADD_FAILURE() << "four programs of 16 + 4 warps accepted";
+  } catch (const Error &e) {
+    EXPECT_NE(std::string(e.what()).find("producer warpgroup"), std::string::npos) << e.what();
+  }
 }
 
 TEST(OpsMatmul, PersistentNeedsWholeTilesAndASensibleCount) {
