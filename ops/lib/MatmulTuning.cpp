@@ -80,6 +80,7 @@ autotune::Task tuning_task(const MatmulArgs &args, const Stream &stream, const s
       .axis("GROUP_M", {8})
       .axis("SPLIT_K", {1, 2, 4, 8})
       .axis("PERSISTENT", {0, 1})
+      .axis("warp_specialize", {0, 1})
       .constraint("the rings of A and B tiles fit in 192 KB of shared memory",
                   [=](const Config &c) {
                     return c["num_stages"] * (c["BLOCK_M"] + c["BLOCK_N"]) * c["BLOCK_K"] * bytes <= 192 * 1024;
@@ -99,7 +100,11 @@ autotune::Task tuning_task(const MatmulArgs &args, const Stream &stream, const s
                            (tiles * c["SPLIT_K"] <= 264 && cdiv(sz.K, c["BLOCK_K"]) / c["SPLIT_K"] >= 4);
                   })
       .constraint("persistent programs compute whole tiles (SPLIT_K=1)",
-                  [](const Config &c) { return c["PERSISTENT"] == 0 || c["SPLIT_K"] == 1; });
+                  [](const Config &c) { return c["PERSISTENT"] == 0 || c["SPLIT_K"] == 1; })
+      .constraint("a producer warpgroup only where the copy engine feeds the tensor cores (tiles of 128+ rows, unsplit)",
+                  [=](const Config &c) {
+                    return c["warp_specialize"] == 0 || (tensorCores && c["BLOCK_M"] >= 128 && c["SPLIT_K"] == 1);
+                  });
   if (tensorCores)
     task.space.constraint("tensor cores: at least 32-wide K steps, at least 2 stages (pipelined copies)",
                           [](const Config &c) { return c["BLOCK_K"] >= 32 && c["num_stages"] >= 2; });

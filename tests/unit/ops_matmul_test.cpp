@@ -368,9 +368,20 @@ TEST(OpsMatmul, DefaultTilesAndTheTuningSpace) {
       persistent = true;
       EXPECT_EQ(c["SPLIT_K"], 1);
     }
+    EXPECT_EQ(c["warp_specialize"], 0); // 64-row problems take no copy-engine tiles
   }
   EXPECT_TRUE(persistent);
   EXPECT_EQ(task.seeds.at(0)["PERSISTENT"], 0);
+  // A 256-row problem: a producer warpgroup with 128+-row unsplit tiles only.
+  HostTensor tall = HostTensor::random(DType::bf16, {256, K}, 14), tallOut = HostTensor::poisoned(DType::bf16, {256, N});
+  bool specialized = false;
+  for (const Config &c : tuning_task({tall.view(), b.view(), tallOut.view()}, cpu(), "sm_90a").space.valid({}))
+    if (c["warp_specialize"] == 1) {
+      specialized = true;
+      EXPECT_GE(c["BLOCK_M"], 128);
+      EXPECT_EQ(c["SPLIT_K"], 1);
+    }
+  EXPECT_TRUE(specialized);
   // A config's output passes the check against the default tile's; an
   // unwritten (poisoned) output does not.
   Config other{{"BLOCK_M", 32}, {"BLOCK_N", 32}, {"BLOCK_K", 32}, {"GROUP_M", 8}, {"num_warps", 4}, {"num_stages", 2}};
