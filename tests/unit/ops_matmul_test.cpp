@@ -372,6 +372,11 @@ TEST(OpsMatmul, DefaultTilesAndTheTuningSpace) {
   }
   EXPECT_TRUE(persistent);
   EXPECT_EQ(task.seeds.at(0)["PERSISTENT"], 0);
+  // The seed names every axis (else pattern search cannot start from it).
+  for (const char *axis : {"BLOCK_M", "BLOCK_N", "BLOCK_K", "num_warps", "num_stages", "GROUP_M", "SPLIT_K", "PERSISTENT",
+                           "warp_specialize"})
+    EXPECT_TRUE(task.seeds.at(0).has(axis)) << axis;
+  EXPECT_EQ(task.space.check(task.seeds.at(0)), "");
   // A 256-row problem: a producer warpgroup with 128+-row unsplit tiles only.
   HostTensor tall = HostTensor::random(DType::bf16, {256, K}, 14), tallOut = HostTensor::poisoned(DType::bf16, {256, N});
   bool specialized = false;
