@@ -218,7 +218,7 @@ Value gep(OpBuilder &b, Location loc, Value base, Type elementType, Value index)
 }
 
 void barrier(OpBuilder &b, Location loc) {
-  // In a warp-specialized program the producer warp never meets the
+  // In a warp-specialized program the producer warpgroup never meets the
   // consumers' barriers: count only the consumers' threads.
   Operation *at = b.getInsertionBlock()->getParentOp();
   auto module = isa<ModuleOp>(at) ? cast<ModuleOp>(at) : at->getParentOfType<ModuleOp>();

@@ -78,7 +78,7 @@ struct MBarrierInitLowering : KilnPattern<gpu::MBarrierInitOp> {
     inThreadZeroOnEach(rewriter, loc, op.getBarriers(), adaptor.getBarriers(),
                        "mbarrier.init.shared::cta.b64 [$1], " + std::to_string(op.getCount()) + ";");
     // The initialization before the copy engine or any other thread (the
-    // producer warp's too: it has not split off yet) uses them.
+    // producer warpgroup's too: it has not split off yet) uses them.
     ptx(rewriter, loc, Type(), "fence.mbarrier_init.release.cluster;", "", {});
     NVVM::Barrier0Op::create(rewriter, loc);
     rewriter.eraseOp(op);

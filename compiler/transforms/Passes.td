@@ -81,7 +81,7 @@ def PipelineLoops : Pass<"kgpu-pipeline-loops", "mlir::ModuleOp"> {
 
     With `warp-specialize`, a loop at the top of the kernel whose operands
     all come by the copy engine into a wgmma dot left in flight gets a
-    producer warp instead (`kgpu.producer`): one extra warp's thread runs a
+    producer warpgroup instead (`kgpu.producer`): one thread of an extra warpgroup runs a
     copy of the loop's address arithmetic and fills every ring slot as soon
     as the consumers hand it back (an "empty" barrier per slot, one arrival
     per consumer warp once the dot that read the slot completed); the
@@ -92,7 +92,7 @@ def PipelineLoops : Pass<"kgpu-pipeline-loops", "mlir::ModuleOp"> {
   let options = [
     Option<"numStages", "num-stages", "int", "3", "slots in each ring (1: no pipelining)">,
     Option<"warpSpecialize", "warp-specialize", "bool", "false",
-           "give copy-engine loops feeding wgmma a producer warp">
+           "give copy-engine loops feeding wgmma a producer warpgroup">
   ];
   let dependentDialects = ["::kiln::gpu::KGpuDialect", "::mlir::arith::ArithDialect"];
 }

@@ -43,7 +43,7 @@
 //
 // Warp specialization (option warp-specialize): a loop at the top of the
 // kernel fed only by the copy engine into a wgmma dot left in flight gets a
-// producer warp instead of a prologue and ahead copies:
+// producer warpgroup instead of a prologue and ahead copies:
 //
 //     full[S+1], empty[S+1] = barriers (empty: one arrival per consumer warp)
 //     producer {                        // one thread of an extra warpgroup
@@ -356,7 +356,24 @@ private:
     return arith::SelectOp::create(b, loc, wrapped, arith::XOrIOp::create(b, loc, phase, c32(1)), phase);
   }
 
-  /// Whether the loop can have a producer warp: every operand comes by the
+  /// The loop rebuilt with `inits` as more carried values (`yields` builds
+  /// their next values at the top of the body, where the candidates' ring
+  /// reads go), the candidates' loads erased; null if it cannot be.
+  scf::ForOp carryMore(IRRewriter &b, ValueRange inits, const NewYieldValuesFn &yields,
+                       ArrayRef<Candidate> candidates) {
+    FailureOr<LoopLikeOpInterface> replaced = cast<LoopLikeOpInterface>(loop_.getOperation())
+                                                  .replaceWithAdditionalYields(b, inits, /*replaceInitOperandUsesInLoop=*/false, yields);
+    if (failed(replaced))
+      return {};
+    for (const Candidate &c : candidates) {
+      if (c.transpose)
+        c.transpose->erase();
+      c.load->erase();
+    }
+    return cast<scf::ForOp>(replaced->getOperation());
+  }
+
+  /// Whether the loop can have a producer warpgroup: every operand comes by the
   /// copy engine into the one wgmma dot left in flight, the loop sits at the
   /// top of the kernel (it runs once, so the producer can run it whole and
   /// exit), and what its copies need from before the loop is scalar
@@ -461,17 +478,9 @@ private:
       Value following = nextSlot(inner, loc, readSlot);
       return {following, nextPhase(inner, loc, following, phase)};
     };
-    FailureOr<LoopLikeOpInterface> replaced =
-        cast<LoopLikeOpInterface>(loop_.getOperation())
-            .replaceWithAdditionalYields(b, {i32(b, 0), i32(b, 0)}, /*replaceInitOperandUsesInLoop=*/false, yields);
-    if (failed(replaced))
+    scf::ForOp newLoop = carryMore(b, {i32(b, 0), i32(b, 0)}, yields, candidates);
+    if (!newLoop)
       return;
-    auto newLoop = cast<scf::ForOp>(replaced->getOperation());
-    for (const Candidate &c : candidates) {
-      if (c.transpose)
-        c.transpose->erase();
-      c.load->erase();
-    }
     keepInFlight(b, newLoop);
     Operation *partial = newLoop.getBody()->getTerminator()->getOperand(carriedIndex_).getDefiningOp();
     b.setInsertionPointAfter(partial);
@@ -547,17 +556,9 @@ private:
         next.push_back(nextPhase(inner, loc, nextRead, phase));
       return next;
     };
-    FailureOr<LoopLikeOpInterface> replaced =
-        cast<LoopLikeOpInterface>(loop_.getOperation())
-            .replaceWithAdditionalYields(b, inits, /*replaceInitOperandUsesInLoop=*/false, yields);
-    if (failed(replaced))
+    scf::ForOp newLoop = carryMore(b, inits, yields, candidates);
+    if (!newLoop)
       return;
-    auto newLoop = cast<scf::ForOp>(replaced->getOperation());
-    for (const Candidate &c : candidates) {
-      if (c.transpose)
-        c.transpose->erase();
-      c.load->erase();
-    }
     b.setInsertionPointAfter(newLoop);
     if (pointerCopies)
       AsyncWaitOp::create(b, loc, 0); // nothing may still write the rings after the loop

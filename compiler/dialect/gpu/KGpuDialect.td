@@ -216,7 +216,7 @@ def KGpu_BarrierOp : KGpu_Op<"barrier", [MemoryEffects<[MemRead, MemWrite]>]> {
     before it are ordered before those after it, in every thread. In a
     warp-specialized program (`kgpu.producer_warps` on the module) it is
     a barrier of the consumer warps only (`bar.sync 0, threads`): the
-    producer warp runs its own loop and never meets it.
+    producer warpgroup runs its own loop and never meets it.
   }];
   let assemblyFormat = "attr-dict";
 }
@@ -229,7 +229,7 @@ def KGpu_MBarrierInitOp : KGpu_Op<"mbarrier_init", [MemoryEffects<[MemWrite]>]> 
     default: the thread that starts the copies filling a slot, see
     `mbarrier_expect`; one per consumer warp for the slots they hand back,
     see `mbarrier_arrive`) and the bytes announced have arrived; then a
-    barrier of every thread of the program (the producer warp's too) makes
+    barrier of every thread of the program (the producer warpgroup's too) makes
     them visible to every thread and to the copy engine.
   }];
   let arguments = (ins KGpu_SharedBuffer:$barriers, DefaultValuedAttr<I32Attr, "1">:$count);
@@ -253,7 +253,7 @@ def KGpu_MBarrierExpectOp : KGpu_Op<"mbarrier_expect", [MemoryEffects<[MemRead, 
     Where `pred` holds, one thread arrives on barrier `slot` of `barriers`
     and tells it to expect `bytes` more bytes of copies (`tma_load`) before
     its current phase completes. That thread is thread 0, or with
-    `producer` the thread running it (the producer warp's, inside
+    `producer` the thread running it (the producer warpgroup's first, inside
     `kgpu.producer`).
   }];
   let arguments = (ins KGpu_SharedBuffer:$barriers, I32:$slot, I32Attr:$bytes, I1:$pred, UnitAttr:$producer);
@@ -305,7 +305,7 @@ def KGpu_MBarrierArriveOp : KGpu_Op<"mbarrier_arrive", [MemoryEffects<[MemRead, 
 }
 
 def KGpu_ProducerOp : KGpu_Op<"producer", [NoTerminator, SingleBlock, MemoryEffects<[MemRead, MemWrite]>]> {
-  let summary = "What the producer warp does, alone, before it exits";
+  let summary = "What the producer warpgroup does, in one thread, before it exits";
   let description = [{
     The program runs `kgpu.producer_warps` (on the module) warps past its
     `num_warps`: the producer. One thread of it runs this region (scalar
@@ -315,6 +315,8 @@ def KGpu_ProducerOp : KGpu_Op<"producer", [NoTerminator, SingleBlock, MemoryEffe
     producer. Built by the pipeliner's warp specialization: the region
     holds the loop that fills the rings, a slot whenever the consumers
     hand one back (`mbarrier_arrive` on the slot's "empty" barrier).
+    Lowered, the producer gives its registers up (`setmaxnreg.dec`) and the
+    consumers take them (`setmaxnreg.inc`) where that gives them more.
   }];
   let regions = (region SizedRegion<1>:$body);
   let assemblyFormat = "$body attr-dict";
