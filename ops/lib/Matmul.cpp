@@ -318,8 +318,9 @@ bool stores_b_k_major(const TensorView &b) {
 /// split while chunks keep 1024 elements of K.
 /// Tensor-core products with few tiles and a long K split it until about
 /// 128 programs run, each chunk keeping at least 8 BLOCK_K steps and 4096
-/// elements of K (2048 for 16-row tiles, whose chunks are cheaper to combine
-/// than the longer ones' few, large partial planes cost).
+/// elements of K (8192 for 16-row tiles: their whole product takes ~10 us
+/// at K <= 11008, where the combining launch cost more than the second
+/// wave of programs gained; bench/results/2026-11-25-h100-matmul-llm-split.md).
 Config default_matmul_config(DType operands, Precision precision, bool kMajorB, int64_t batches, int64_t M,
                              int64_t N, int64_t K) {
   if (!on_tensor_cores(operands, precision))
@@ -341,7 +342,7 @@ Config default_matmul_config(DType operands, Precision precision, bool kMajorB, 
   else
     c = tile(128, 256, 64, 8, 3);
   const int64_t tiles = batches * cdiv(M, c["BLOCK_M"]) * cdiv(N, c["BLOCK_N"]), steps = cdiv(K, c["BLOCK_K"]);
-  const int64_t minChunk = operands == DType::f32 ? 1024 : c["BLOCK_M"] <= 16 ? 2048 : 4096;
+  const int64_t minChunk = operands == DType::f32 ? 1024 : c["BLOCK_M"] <= 16 ? 8192 : 4096;
   int64_t split = 1;
   while (tiles * split * 2 <= kWave && steps / (split * 2) >= 8 && K / (split * 2) >= minChunk)
     split *= 2;

@@ -204,16 +204,16 @@ TEST(OpsMatmul, PersistentNeedsWholeTilesAndASensibleCount) {
                Error);
   EXPECT_THROW(matmul({a.view(), b.view(), out.view()}, cpu(), Config(small()).set("PERSISTENT", -1)), Error);
   EXPECT_THROW(matmul({a.view(), b.view(), out.view()}, cpu(), Config(small()).set("PERSISTENT", 33)), Error);
-  // A product whose default tile splits K (16x64x4096, see
+  // A product whose default tile splits K (16x64x16384, see
   // SkinnyProductsSplitKByDefault) runs unsplit when asked for persistent
   // programs alone.
-  HostTensor x = HostTensor::random(DType::f16, {16, 4096}, 3), y = HostTensor::random(DType::f16, {4096, 64}, 4);
+  HostTensor x = HostTensor::random(DType::f16, {16, 16384}, 3), y = HostTensor::random(DType::f16, {16384, 64}, 4);
   HostTensor product = HostTensor::poisoned(DType::f32, {16, 64});
   matmul({x.view(), y.view(), product.view()}, cpu(), Config{{"PERSISTENT", 1}});
   product.expect_near(
       [&](const std::vector<int64_t> &at) {
         double s = 0;
-        for (int64_t k = 0; k < 4096; ++k)
+        for (int64_t k = 0; k < 16384; ++k)
           s += x.at({at[0], k}) * y.at({k, at[1]});
         return s;
       },
@@ -308,10 +308,10 @@ TEST(OpsMatmul, SplitKMatchesForEveryEpilogueBatchAndRaggedK) {
 }
 
 TEST(OpsMatmul, SkinnyProductsSplitKByDefault) {
-  // 16 rows and 64 columns make one 16x64 tile: the default splits K=4096
-  // (32 steps of 128) into 2 chunks of 2048 (a chunk keeps at least 2048
+  // 16 rows and 64 columns make one 16x64 tile: the default splits K=16384
+  // (128 steps of 128) into 2 chunks of 8192 (a chunk keeps at least 8192
   // elements for 16-row tiles). The result is the same whichever way K is cut.
-  const int64_t M = 16, N = 64, K = 4096;
+  const int64_t M = 16, N = 64, K = 16384;
   HostTensor a = HostTensor::random(DType::f16, {M, K}, 25), b = HostTensor::random(DType::f16, {N, K}, 26);
   HostTensor out = HostTensor::poisoned(DType::f32, {M, N});
   MatmulArgs args{a.view(), transposed(b), out.view(), {}, {}, 1.0, Activation::none};
@@ -323,7 +323,7 @@ TEST(OpsMatmul, SkinnyProductsSplitKByDefault) {
           s += a.at({at[0], k}) * b.at({at[1], k});
         return s;
       },
-      5e-4); // 2048 f32 additions, in another order than the reference's
+      5e-4); // 8192 f32 additions, in another order than the reference's
   autotune::Task task = tuning_task(args, cpu(), "sm_90a");
   ASSERT_EQ(task.seeds.size(), 1u); // the default tile, where pattern search starts
   EXPECT_EQ(task.seeds[0]["SPLIT_K"], 2);
