@@ -319,8 +319,9 @@ bool stores_b_k_major(const TensorView &b) {
 /// Tensor-core products with few tiles and a long K split it until about
 /// 128 programs run, each chunk keeping at least 8 BLOCK_K steps and 4096
 /// elements of K (8192 for 16-row tiles: their whole product takes ~10 us
-/// at K <= 11008, where the combining launch cost more than the second
-/// wave of programs gained; bench/results/2026-11-25-h100-matmul-llm-split.md).
+/// at K <= 11008, where the combining launch costs about what the second
+/// wave of programs gains; unsplit measured 2-5 points of cuBLAS ahead,
+/// bench/results/2026-11-25-h100-matmul-llm-split.md).
 Config default_matmul_config(DType operands, Precision precision, bool kMajorB, int64_t batches, int64_t M,
                              int64_t N, int64_t K) {
   if (!on_tensor_cores(operands, precision))
