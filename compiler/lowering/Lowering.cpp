@@ -220,8 +220,9 @@ Value gep(OpBuilder &b, Location loc, Value base, Type elementType, Value index)
 void barrier(OpBuilder &b, Location loc) {
   // In a warp-specialized program the producer warpgroup never meets the
   // consumers' barriers: count only the consumers' threads.
-  Operation *at = b.getInsertionBlock()->getParentOp();
-  auto module = isa<ModuleOp>(at) ? cast<ModuleOp>(at) : at->getParentOfType<ModuleOp>();
+  Block *block = b.getInsertionBlock();
+  Operation *at = block ? block->getParentOp() : nullptr;
+  auto module = !at ? ModuleOp() : isa<ModuleOp>(at) ? cast<ModuleOp>(at) : at->getParentOfType<ModuleOp>();
   if (!module || gpu::getProducerWarps(module) == 0) {
     NVVM::Barrier0Op::create(b, loc);
     return;

@@ -34,10 +34,10 @@ Value barrierAddress(OpBuilder &b, Location loc, Value barriers, Value slot) {
   return LLVM::AddOp::create(b, loc, sharedAddress(b, loc, barriers), offset);
 }
 
-/// 1 in thread 0 where `pred` holds, else 0 (i32, for a PTX predicate).
-/// In the producer (`producer`), the one thread running it already is
-/// the issuing thread.
-Value inFirstThread(OpBuilder &b, Location loc, Value pred, bool producer = false) {
+/// 1 in the thread that issues the copy engine's work where `pred` holds,
+/// else 0 (i32, for a PTX predicate): thread 0, or in the producer
+/// (`producer`) the one thread running it.
+Value inIssuingThread(OpBuilder &b, Location loc, Value pred, bool producer = false) {
   if (producer)
     return LLVM::ZExtOp::create(b, loc, b.getI32Type(), pred);
   Value tid = NVVM::ThreadIdXOp::create(b, loc, b.getI32Type());
@@ -55,7 +55,7 @@ std::string predicated(const std::string &instruction) {
 /// `instruction` (operand $1: a barrier's address) on every barrier of a
 /// buffer, in thread 0.
 void inThreadZeroOnEach(OpBuilder &b, Location loc, Value buffer, Value lowered, const std::string &instruction) {
-  Value first = inFirstThread(b, loc, Value());
+  Value first = inIssuingThread(b, loc, Value());
   const int64_t slots = cast<RankedTensorType>(buffer.getType()).getShape()[0];
   for (int64_t slot = 0; slot < slots; ++slot)
     ptx(b, loc, Type(), predicated(instruction), "r,r", {first, barrierAddress(b, loc, lowered, i32Const(b, loc, slot))});
@@ -106,7 +106,7 @@ struct MBarrierExpectLowering : KilnPattern<gpu::MBarrierExpectOp> {
     ptx(rewriter, loc, Type(),
         predicated("mbarrier.arrive.expect_tx.shared::cta.b64 _, [$1], " + std::to_string(op.getBytes()) + ";"),
         "r,r",
-        {inFirstThread(rewriter, loc, adaptor.getPred(), op.getProducer()),
+        {inIssuingThread(rewriter, loc, adaptor.getPred(), op.getProducer()),
          barrierAddress(rewriter, loc, adaptor.getBarriers(), adaptor.getSlot())});
     rewriter.eraseOp(op);
     return success();
@@ -149,7 +149,7 @@ struct TmaLoadLowering : KilnPattern<gpu::TmaLoadOp> {
     SwizzledTile slot = bufferSlot(rewriter, loc, adaptor.getBuffer(), bufferType, element, adaptor.getSlot());
     Value destination = sharedAddress(rewriter, loc, slot.base);
     Value barrierAt = barrierAddress(rewriter, loc, adaptor.getBarriers(), adaptor.getSlot());
-    Value first = inFirstThread(rewriter, loc, adaptor.getPred(), op.getProducer());
+    Value first = inIssuingThread(rewriter, loc, adaptor.getPred(), op.getProducer());
     ValueRange coords = adaptor.getCoords(); // outermost first: row, column
     const std::string copy = predicated("cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes "
                                         "[$1], [$2, {$3, $4}], [$5];");
@@ -241,8 +241,9 @@ template <class Op> struct UnpipelinedDescriptorAccess : KilnPattern<Op> {
 
 void populateTmaPatterns(RewritePatternSet &patterns, const LoweringContext &context) {
   patterns.add<BarrierLowering, MBarrierInitLowering, MBarrierInvalLowering, MBarrierExpectLowering,
-               MBarrierWaitLowering, MBarrierArriveLowering, ProducerLowering, TmaLoadLowering, UnpipelinedDescriptorAccess<tile::DescriptorLoadOp>,
-               UnpipelinedDescriptorAccess<tile::DescriptorStoreOp>>(context);
+               MBarrierWaitLowering, MBarrierArriveLowering, ProducerLowering, TmaLoadLowering,
+               UnpipelinedDescriptorAccess<tile::DescriptorLoadOp>, UnpipelinedDescriptorAccess<tile::DescriptorStoreOp>>(
+      context);
 }
 
 } // namespace kiln::lowering

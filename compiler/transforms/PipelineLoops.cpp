@@ -49,7 +49,7 @@
 //     producer {                        // one thread of an extra warpgroup
 //       for k: wait empty[k % (S+1)]    // parity starts at 1: free at first
 //              expect full[k % (S+1)]; tma_load ...
-//     }                                 // then that warp exits
+//     }                                 // then that warpgroup exits
 //     for k: wait full[k % (S+1)]       // consumers: no program barrier
 //            acc = dot(ring[k % (S+1)]); warpgroup_wait 1
 //            arrive empty[(k-1) % (S+1)] if k > first   // dot k-1 is done
@@ -278,7 +278,7 @@ private:
   /// barrier first). Returns the next address state.
   /// (`outer` maps values from before the loop, for a producer that
   /// computed them again; `producer`: the copies are issued by the producer
-  /// warp's thread.)
+  /// warpgroup's thread.)
   SmallVector<Value> issue(OpBuilder &b, Location loc, ArrayRef<Candidate> candidates,
                            const AddressSlice &slice, ArrayRef<Value> buffers, Value barriers, Value iv,
                            Value inRange, ArrayRef<Value> state, Value slot, const IRMapping *outer = nullptr,

@@ -66,12 +66,15 @@ void validate(const Kernel &kernel, const Config &config) {
            " warps cannot share a multiprocessor (at most 32 programs, 2048 threads, 65536 registers)");
   if (int64_t specialize = config.get("warp_specialize", 0); specialize != 0 && specialize != 1)
     reject("warp_specialize must be 0 or 1, got " + std::to_string(specialize));
-  if (config.warp_specialize() && warps + 4 > 32)
+  // The compiler's producer warpgroup (gpu::kProducerWarps) runs past num_warps.
+  constexpr int64_t producerWarps = 4;
+  const int64_t programs = std::max<int64_t>(blocks, 1);
+  if (config.warp_specialize() && warps + producerWarps > 32)
     reject("warp_specialize adds a producer warpgroup: num_warps " + std::to_string(warps) +
            " leaves no room for it (at most 32 warps a program)");
-  if (config.warp_specialize() && (blocks + (blocks == 0)) * (warps + 4) * 32 > 2048)
-    reject("warp_specialize adds a producer warpgroup: " + std::to_string(std::max<int64_t>(blocks, 1)) +
-           " programs of " + std::to_string(warps) + " + 4 warps exceed a multiprocessor's 2048 threads");
+  if (config.warp_specialize() && programs * (warps + producerWarps) * 32 > 2048)
+    reject("warp_specialize adds a producer warpgroup: " + std::to_string(programs) + " programs of " +
+           std::to_string(warps) + " + 4 warps exceed a multiprocessor's 2048 threads");
   std::string reason = kernel.config_space().check(config);
   if (!reason.empty())
     reject(reason);
