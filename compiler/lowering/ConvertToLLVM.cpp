@@ -65,6 +65,33 @@ struct ConvertKGpuToLLVM : impl::ConvertKGpuToLLVMBase<ConvertKGpuToLLVM> {
         alloc->setAttr("kgpu.offset", IntegerAttr::get(IntegerType::get(context, 32), shared));
         shared += bytes;
       });
+    // Last, the copy engine's store staging: as many column blocks of the
+    // largest stored block as the rest of shared memory holds (a program's
+    // share of it, when several must fit on a multiprocessor).
+    SmallVector<tile::DescriptorStoreOp> stores;
+    module.walk([&](tile::DescriptorStoreOp store) { stores.push_back(store); });
+    if (!stores.empty()) {
+      const int64_t limit = std::min(gpu::kSharedLimitBytes,
+                                     gpu::kSharedPerMultiprocessorBytes / std::max(1, static_cast<int>(minBlocksPerSm)) - 1024);
+      shared = llvm::alignTo(shared, 1024);
+      int64_t staging = 0;
+      for (tile::DescriptorStoreOp store : stores) {
+        auto block = cast<RankedTensorType>(store.getValue().getType());
+        const int64_t columns = copyEngineStoreColumns(block, limit - shared);
+        if (columns == 0) {
+          store.emitOpError("leaves no room in shared memory to stage a copy-engine store: the program already takes ")
+              << shared << " of " << limit << " bytes (fewer pipeline stages or a smaller block fit)";
+          signalPassFailure();
+          return;
+        }
+        Type i32 = IntegerType::get(context, 32);
+        store->setAttr(kStagingOffsetAttr, IntegerAttr::get(i32, shared));
+        store->setAttr(kStagingColumnsAttr, IntegerAttr::get(i32, columns));
+        staging = std::max(staging, block.getShape()[0] * columns * gpu::elementBytes(block.getElementType()));
+      }
+      shared += staging;
+      module->setAttr(kBulkStoresAttr, UnitAttr::get(context));
+    }
     module->setAttr("kgpu.shared_memory", IntegerAttr::get(IntegerType::get(context, 32), shared));
 
     gpu::AxisInfoAnalysis axis(module);

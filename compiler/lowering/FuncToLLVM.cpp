@@ -48,6 +48,11 @@ struct FuncLowering : KilnPattern<tile::FuncOp> {
 struct ReturnLowering : KilnPattern<tile::ReturnOp> {
   using KilnPattern::KilnPattern;
   LogicalResult matchAndRewrite(tile::ReturnOp op, OpAdaptor, ConversionPatternRewriter &rewriter) const override {
+    // Shared memory outlives the program only until it returns: copy-engine
+    // stores still reading their staging buffer must finish first (a no-op
+    // in threads that issued none).
+    if (op->getParentOfType<ModuleOp>()->hasAttr(kBulkStoresAttr))
+      ptx(rewriter, op.getLoc(), Type(), "cp.async.bulk.wait_group.read 0;", "", {});
     rewriter.replaceOpWithNewOp<LLVM::ReturnOp>(op, ValueRange{});
     return success();
   }

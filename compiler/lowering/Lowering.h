@@ -177,6 +177,15 @@ SwizzledTile stageSwizzled(OpBuilder &b, Location loc, mlir::Operation *anchor, 
                            Type element, const gpu::LinearLayout &layout, int contiguousDim, int fallbackDim,
                            int64_t offset, int threadsPerWarp);
 
+/// Stores the registers of `layout` (a 2-d block) whose column lies in
+/// [firstColumn, firstColumn + columns) as a rows x columns swizzled tile
+/// (columns contiguous) at byte `offset` of shared memory. Which registers
+/// those are must not depend on the thread: its lanes and warps spread over
+/// fewer than `columns` columns. The caller brackets it with barriers.
+SwizzledTile stageColumns(OpBuilder &b, Location loc, mlir::Operation *anchor, llvm::ArrayRef<Value> values,
+                          Type element, const gpu::LinearLayout &layout, int64_t firstColumn, int64_t columns,
+                          int64_t offset, int threadsPerWarp);
+
 /// The shared tiles a tensor-core dot reads: for a (K is dimension 1) and b
 /// (K is dimension 0), the ring slot when the operand is a kgpu.local_load,
 /// else its registers stored to scratch one after the other, between
@@ -198,6 +207,22 @@ int64_t accessWidth(const LoweringContext &ctx, Value ptr, Value mask, Type elem
 /// Shared memory bytes a scan needs (its layout conversion or its
 /// cross-warp step, whichever is larger).
 int64_t scanScratchBytes(tile::ScanOp op, int numWarps, int threadsPerWarp);
+
+/// Copy-engine stores (tile.descriptor_store kept by LowerDescriptors) go
+/// through a staging buffer of their own, a run of whole 128-byte column
+/// blocks at a time: the most columns of `block` (a laid-out 2-d tensor)
+/// one staging of at most `budgetBytes` takes, or 0 when not even one
+/// column block fits. A thread's elements must fall in one staging per
+/// register (its lanes and warps spread over fewer columns), or the whole
+/// block is staged at once.
+int64_t copyEngineStoreColumns(mlir::RankedTensorType block, int64_t budgetBytes);
+/// On a copy-engine store: the byte offset of the staging buffer (i32) and
+/// the columns it takes at a time (i32), set when shared memory is laid out.
+constexpr const char *kStagingOffsetAttr = "kgpu.staging_offset";
+constexpr const char *kStagingColumnsAttr = "kgpu.staging_columns";
+/// On the module: some program issues copy-engine stores, so every thread
+/// waits for their reads of shared memory before it returns.
+constexpr const char *kBulkStoresAttr = "kgpu.bulk_stores";
 
 /// Shared memory bytes an operation needs as scratch (0 for most).
 int64_t scratchBytes(mlir::Operation *op, int numWarps, int threadsPerWarp);

@@ -116,6 +116,40 @@ int storeRun(const LinearLayout &layout, int dim, int limit) {
 
 } // namespace
 
+namespace {
+
+/// Stores the registers of `layout` into `tile` in vectors of up to `vec`
+/// elements along `contiguous`: all of them (columns = 0), or those whose
+/// coordinate along dimension 1 lies in [firstColumn, firstColumn +
+/// columns), shifted left by firstColumn. Which registers those are must not
+/// depend on the thread (the caller checks).
+void storeRegisters(OpBuilder &b, Location loc, const SwizzledTile &tile, ArrayRef<Value> values, Type element,
+                    const LinearLayout &layout, int contiguous, int vec, int64_t firstColumn, int64_t columns,
+                    int threadsPerWarp) {
+  const int64_t bytes = std::max<unsigned>(1, element.getIntOrFloatBitWidth() / 8);
+  ThreadIds ids = threadIds(b, loc, threadsPerWarp);
+  SmallVector<Value> thread = threadCoords(b, loc, layout, ids);
+  int run = storeRun(layout, contiguous, vec);
+  auto vectorType = VectorType::get(run, element);
+  for (int r = 0; r < layout.registers(); r += run) {
+    SmallVector<Value> coord = registerCoords(b, loc, layout, r, thread);
+    if (columns > 0) {
+      const int64_t column = layout.applyOne(HwDim::Register, r)[1];
+      if (column < firstColumn || column >= firstColumn + columns)
+        continue;
+      if (firstColumn != 0)
+        coord[1] = LLVM::SubOp::create(b, loc, coord[1], i32Const(b, loc, firstColumn));
+    }
+    Value address = tile.address(b, loc, coord);
+    Value vector = LLVM::UndefOp::create(b, loc, vectorType);
+    for (int j = 0; j < run; ++j)
+      vector = LLVM::InsertElementOp::create(b, loc, vector, values[r + j], i32Const(b, loc, j));
+    LLVM::StoreOp::create(b, loc, vector, address, /*alignment=*/run * bytes);
+  }
+}
+
+} // namespace
+
 SwizzledTile stageSwizzled(OpBuilder &b, Location loc, Operation *anchor, ArrayRef<Value> values, Type element,
                            const LinearLayout &layout, int contiguousDim, int fallbackDim, int64_t offset,
                            int threadsPerWarp) {
@@ -127,17 +161,21 @@ SwizzledTile stageSwizzled(OpBuilder &b, Location loc, Operation *anchor, ArrayR
   auto encoding = gpu::swizzledEncoding(b.getContext(), layout.shape()[contiguous], bytes, order);
   Value base = gep(b, loc, sharedBase(b, loc, anchor), b.getI8Type(), i32Const(b, loc, offset));
   SwizzledTile tile(base, element, layout.shape(), encoding);
-  ThreadIds ids = threadIds(b, loc, threadsPerWarp);
-  SmallVector<Value> thread = threadCoords(b, loc, layout, ids);
-  int run = storeRun(layout, contiguous, static_cast<int>(encoding.getVec()));
-  auto vectorType = VectorType::get(run, element);
-  for (int r = 0; r < layout.registers(); r += run) {
-    Value address = tile.address(b, loc, registerCoords(b, loc, layout, r, thread));
-    Value vector = LLVM::UndefOp::create(b, loc, vectorType);
-    for (int j = 0; j < run; ++j)
-      vector = LLVM::InsertElementOp::create(b, loc, vector, values[r + j], i32Const(b, loc, j));
-    LLVM::StoreOp::create(b, loc, vector, address, /*alignment=*/run * bytes);
-  }
+  storeRegisters(b, loc, tile, values, element, layout, contiguous, static_cast<int>(encoding.getVec()),
+                 /*firstColumn=*/0, /*columns=*/0, threadsPerWarp);
+  return tile;
+}
+
+SwizzledTile stageColumns(OpBuilder &b, Location loc, Operation *anchor, ArrayRef<Value> values, Type element,
+                          const LinearLayout &layout, int64_t firstColumn, int64_t columns, int64_t offset,
+                          int threadsPerWarp) {
+  unsigned order[] = {1, 0};
+  int64_t bytes = std::max<unsigned>(1, element.getIntOrFloatBitWidth() / 8);
+  auto encoding = gpu::swizzledEncoding(b.getContext(), columns, bytes, order);
+  Value base = gep(b, loc, sharedBase(b, loc, anchor), b.getI8Type(), i32Const(b, loc, offset));
+  SwizzledTile tile(base, element, {layout.shape()[0], columns}, encoding);
+  storeRegisters(b, loc, tile, values, element, layout, /*contiguous=*/1, static_cast<int>(encoding.getVec()),
+                 firstColumn, columns, threadsPerWarp);
   return tile;
 }
 

@@ -8,6 +8,9 @@
 // The tensor map is a kernel parameter passed by value (`.param`, 64-byte
 // aligned, grid constant): its generic address is what the copy takes.
 //
+// Copy-engine stores go the other way from a staging buffer and complete as
+// bulk groups of the issuing thread (DescriptorStoreLowering below).
+//
 // A warp-specialized program runs a producer warpgroup past its consumers:
 // `kgpu.producer` becomes "if this is the producer: give registers up
 // (setmaxnreg.dec), its first thread runs the region, then it exits; else
@@ -18,6 +21,7 @@
 
 #include "compiler/lowering/Lowering.h"
 
+#include "compiler/dialect/gpu/Mma.h"
 #include "compiler/dialect/gpu/Tma.h"
 
 #include "mlir/Dialect/SCF/IR/SCF.h"
@@ -226,14 +230,66 @@ struct ProducerLowering : KilnPattern<gpu::ProducerOp> {
   }
 };
 
-/// Descriptor accesses reach this point only as copy-engine loads that the
+/// Descriptor loads reach this point only as copy-engine loads that the
 /// pipeliner did not take: LowerDescriptors rewrote every other one.
-template <class Op> struct UnpipelinedDescriptorAccess : KilnPattern<Op> {
-  using KilnPattern<Op>::KilnPattern;
-  LogicalResult matchAndRewrite(Op op, typename Op::Adaptor, ConversionPatternRewriter &) const override {
+struct UnpipelinedDescriptorLoad : KilnPattern<tile::DescriptorLoadOp> {
+  using KilnPattern::KilnPattern;
+  LogicalResult matchAndRewrite(tile::DescriptorLoadOp op, OpAdaptor, ConversionPatternRewriter &) const override {
     return op.emitOpError("reached the lowering: run kgpu-lower-descriptors, which rewrites every descriptor "
-                          "access but the loads it keeps for the copy engine, and kgpu-pipeline-loops with the same "
-                          "target and stages, which turns those into copies");
+                          "access but the ones it keeps for the copy engine, and kgpu-pipeline-loops with the same "
+                          "target and stages, which turns the loads kept into copies");
+  }
+};
+
+/// A copy-engine store, a run of column blocks at a time: the issuing
+/// thread waits until the previous store's copies have read the staging
+/// buffer; every thread writes its elements there (the 128-byte swizzle of
+/// the box, as loads arrive) and fences them for the async proxy; after a
+/// barrier the issuing thread starts one copy per box
+/// (`cp.async.bulk.tensor` shared -> global, clipped at the tensor's edges)
+/// and commits them as a bulk group. Nobody waits for the writes to land:
+/// the program goes on (in a persistent loop, to its next tile) and waits
+/// for the reads only before the staging buffer is reused or it returns.
+struct DescriptorStoreLowering : KilnPattern<tile::DescriptorStoreOp> {
+  using KilnPattern::KilnPattern;
+  LogicalResult matchAndRewrite(tile::DescriptorStoreOp op, OpAdaptor adaptor,
+                                ConversionPatternRewriter &rewriter) const override {
+    auto offset = op->getAttrOfType<IntegerAttr>(kStagingOffsetAttr);
+    auto columns = op->getAttrOfType<IntegerAttr>(kStagingColumnsAttr);
+    if (!offset || !columns)
+      return op.emitOpError("reached the lowering without a staging buffer: run kgpu-lower-descriptors, which "
+                            "rewrites every descriptor access but the ones it keeps for the copy engine, then "
+                            "kgpu-to-llvm, which lays the staging buffer out");
+    Location loc = op.getLoc();
+    auto block = cast<RankedTensorType>(op.getValue().getType());
+    Type element = ctx.types.elementType(block);
+    const int64_t bytes = std::max<unsigned>(1, element.getIntOrFloatBitWidth() / 8);
+    const int64_t rows = block.getShape()[0], cols = block.getShape()[1], step = columns.getInt();
+    std::optional<gpu::TmaBox> box = gpu::tmaBoxFor(rows, cols, bytes);
+    if (!box)
+      return rewriter.notifyMatchFailure(op, "the copy engine cannot store this block");
+    SmallVector<Value> values = unpack(rewriter, loc, adaptor.getValue());
+    gpu::LinearLayout layout = layoutOf(block);
+    Value issuer = inIssuingThread(rewriter, loc, Value());
+    ValueRange coords = adaptor.getOffsets(); // outermost first: row, column
+    const std::string copy = predicated("cp.async.bulk.tensor.2d.global.shared::cta.bulk_group [$1, {$2, $3}], [$4];");
+    for (int64_t first = 0; first < cols; first += step) {
+      ptx(rewriter, loc, Type(), predicated("cp.async.bulk.wait_group.read 0;"), "r", {issuer});
+      barrier(rewriter, loc);
+      SwizzledTile staged =
+          stageColumns(rewriter, loc, op, values, element, layout, first, step, offset.getInt(), ctx.threadsPerWarp);
+      ptx(rewriter, loc, Type(), "fence.proxy.async.shared::cta;", "", {});
+      barrier(rewriter, loc);
+      Value source = sharedAddress(rewriter, loc, staged.base);
+      for (int64_t j = 0; j < step / box->boxCols; ++j) { // column blocks, one after another
+        Value column = LLVM::AddOp::create(rewriter, loc, coords[1], i32Const(rewriter, loc, first + j * box->boxCols));
+        Value from = LLVM::AddOp::create(rewriter, loc, source, i32Const(rewriter, loc, j * rows * box->boxCols * bytes));
+        ptx(rewriter, loc, Type(), copy, "r,l,r,r,r", {issuer, adaptor.getMap(), column, coords[0], from});
+      }
+      ptx(rewriter, loc, Type(), predicated("cp.async.bulk.commit_group;"), "r", {issuer});
+    }
+    rewriter.eraseOp(op);
+    return success();
   }
 };
 
@@ -242,8 +298,29 @@ template <class Op> struct UnpipelinedDescriptorAccess : KilnPattern<Op> {
 void populateTmaPatterns(RewritePatternSet &patterns, const LoweringContext &context) {
   patterns.add<BarrierLowering, MBarrierInitLowering, MBarrierInvalLowering, MBarrierExpectLowering,
                MBarrierWaitLowering, MBarrierArriveLowering, ProducerLowering, TmaLoadLowering,
-               UnpipelinedDescriptorAccess<tile::DescriptorLoadOp>, UnpipelinedDescriptorAccess<tile::DescriptorStoreOp>>(
-      context);
+               UnpipelinedDescriptorLoad, DescriptorStoreLowering>(context);
+}
+
+int64_t copyEngineStoreColumns(RankedTensorType block, int64_t budgetBytes) {
+  const int64_t rows = block.getShape()[0], cols = block.getShape()[1];
+  const int64_t bytes = gpu::elementBytes(block.getElementType());
+  std::optional<gpu::TmaBox> box = gpu::tmaBoxFor(rows, cols, bytes);
+  if (!box)
+    return 0;
+  // The columns a thread's lanes and warps spread over: a staging narrower
+  // than that would need per-thread choices of registers.
+  gpu::LinearLayout layout = gpu::linearLayoutOf(block);
+  int64_t threadSpan = 1;
+  for (gpu::HwDim h : {gpu::HwDim::Lane, gpu::HwDim::Warp})
+    for (const gpu::Coord &basis : layout.bases(h))
+      threadSpan = std::max<int64_t>(threadSpan, 2 * int64_t(basis[1]));
+  for (int64_t columns = cols; columns >= box->boxCols; columns /= 2) {
+    if (columns < cols && columns < threadSpan)
+      break;
+    if (rows * columns * bytes <= budgetBytes)
+      return columns;
+  }
+  return 0;
 }
 
 } // namespace kiln::lowering

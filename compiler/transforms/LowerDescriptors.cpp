@@ -1,10 +1,12 @@
 //===- LowerDescriptors.cpp - copy-engine loads, or masked pointer loads --===//
 //
-// Runs first at the GPU level, before layouts: which descriptor loads the
-// copy engine (TMA) will serve is decided here, once, so that layout
+// Runs first at the GPU level, before layouts: which descriptor accesses
+// the copy engine (TMA) will serve is decided here, once, so that layout
 // assignment, the pipeliner and the lowering need not agree on it again.
 // The loads it keeps are exactly the ones PipelineLoops turns into
-// `kgpu.tma_load`s; everything else becomes
+// `kgpu.tma_load`s; the stores it keeps are lowered as copy-engine stores
+// from a staging buffer in shared memory (TmaToLLVM.cpp). Everything else
+// becomes
 //
 //     idx_d = offset_d + range(0, shape_d)          (i64, per dimension)
 //     ptr   = base + sum_d idx_d * stride_d
@@ -54,7 +56,7 @@ int64_t knownDivisor(Value v, tile::FuncOp func) {
 /// that follow its tensor map (or the constant 1 a launch specialized one
 /// of them to): the launch builds the map from those parameters, so only
 /// then does the copy engine see the tensor the access describes.
-bool describedByItsParameters(tile::DescriptorLoadOp load, tile::FuncOp func) {
+template <class Access> bool describedByItsParameters(Access load, tile::FuncOp func) {
   Block &entry = func.getBody().front();
   auto map = dyn_cast<BlockArgument>(load.getMap());
   if (!map || map.getOwner() != &entry)
@@ -74,9 +76,13 @@ bool describedByItsParameters(tile::DescriptorLoadOp load, tile::FuncOp func) {
   return true;
 }
 
+/// The block a descriptor access reads or writes.
+RankedTensorType blockOf(tile::DescriptorLoadOp load) { return cast<RankedTensorType>(load.getType()); }
+RankedTensorType blockOf(tile::DescriptorStoreOp store) { return cast<RankedTensorType>(store.getValue().getType()); }
+
 /// What the copy engine needs of the tensor itself: a 16-byte aligned base,
 /// a unit innermost stride and the other strides multiples of 16 bytes.
-bool tensorFitsCopyEngine(tile::DescriptorLoadOp load, tile::FuncOp func) {
+template <class Access> bool tensorFitsCopyEngine(Access load, tile::FuncOp func) {
   if (!describedByItsParameters(load, func))
     return false;
   auto base = cast<BlockArgument>(load.getBase());
@@ -86,7 +92,7 @@ bool tensorFitsCopyEngine(tile::DescriptorLoadOp load, tile::FuncOp func) {
   auto strides = load.getStrides();
   if (!matchPattern(strides.back(), m_One()))
     return false;
-  int64_t bytes = elementBytes(cast<RankedTensorType>(load.getType()).getElementType());
+  int64_t bytes = elementBytes(blockOf(load).getElementType());
   for (Value stride : strides.drop_back())
     if (knownDivisor(stride, func) * bytes % 16 != 0)
       return false;
@@ -122,28 +128,46 @@ public:
       return false;
     if (!tensorFitsCopyEngine(load, func_))
       return false;
-    auto map = cast<BlockArgument>(load.getMap());
-    const int64_t bytes = elementBytes(type.getElementType());
-    std::optional<TmaBox> box = tmaBoxFor(type.getShape()[0], type.getShape()[1], bytes);
+    std::optional<TmaBox> box = boxFor(load);
     if (!box)
       return false;
     AddressSlice slice;
     if (!collectSlice(loop, llvm::to_vector(load.getOffsets()), slice))
       return false;
-    // One box per descriptor: its tensor map holds it.
-    unsigned parameter = map.getArgNumber();
-    auto known = boxes_.find(parameter);
-    if (known != boxes_.end() &&
-        (known->second.rows != box->rows || known->second.boxCols != box->boxCols ||
-         known->second.swizzleBytes != box->swizzleBytes))
-      return false;
     // Rings of num_stages + 1 slots (a wgmma dot in flight keeps one more).
-    int64_t ring = (numStages_ + 1) * type.getNumElements() * bytes;
+    int64_t ring = (numStages_ + 1) * type.getNumElements() * elementBytes(type.getElementType());
     if (ringBytes_[loop] + ring > kRingBudgetBytes)
       return false;
     ringBytes_[loop] += ring;
-    boxes_[parameter] = *box;
+    boxes_[cast<BlockArgument>(load.getMap()).getArgNumber()] = *box;
     return true;
+  }
+
+  /// Whether `store` is written by the copy engine (any 2-d block of a
+  /// tensor it can describe, on Hopper); records its box if so.
+  bool keep(tile::DescriptorStoreOp store) {
+    if (computeCapability_ < 90 || blockOf(store).getRank() != 2 || !tensorFitsCopyEngine(store, func_))
+      return false;
+    std::optional<TmaBox> box = boxFor(store);
+    if (!box)
+      return false;
+    boxes_[cast<BlockArgument>(store.getMap()).getArgNumber()] = *box;
+    return true;
+  }
+
+  /// The boxes the copy engine moves `access`'s block in, when its tensor
+  /// map may hold them: one box per descriptor.
+  template <class Access> std::optional<TmaBox> boxFor(Access access) {
+    RankedTensorType type = blockOf(access);
+    std::optional<TmaBox> box = tmaBoxFor(type.getShape()[0], type.getShape()[1], elementBytes(type.getElementType()));
+    if (!box)
+      return std::nullopt;
+    auto known = boxes_.find(cast<BlockArgument>(access.getMap()).getArgNumber());
+    if (known != boxes_.end() &&
+        (known->second.rows != box->rows || known->second.boxCols != box->boxCols ||
+         known->second.swizzleBytes != box->swizzleBytes))
+      return std::nullopt;
+    return box;
   }
 
   /// The module's kgpu.tensor_maps entries.
@@ -247,7 +271,8 @@ struct LowerDescriptors : impl::LowerDescriptorsBase<LowerDescriptors> {
         if (!decider.keep(load))
           expand(load);
       for (tile::DescriptorStoreOp store : stores)
-        expand(store);
+        if (!decider.keep(store))
+          expand(store);
       decider.record(maps);
     }
     if (!maps.empty())

@@ -316,6 +316,10 @@ def Tile_DescriptorStoreOp : Tile_Op<"descriptor_store", [
     `tile.descriptor_load`; elements that fall outside `sizes` in any
     dimension are not written.
 
+    On Hopper, a 2-d block store whose `map` describes the tensor is a
+    copy-engine (TMA) store from a staging buffer in shared memory;
+    elsewhere it is the masked pointer store its definition describes.
+
     `tile.descriptor_store %base[%i, %j] sizes[%m, %n] strides[%s, %one] map %map, %v : !tile.ptr<f16>, tensor<64x64xf16>`
   }];
   let arguments = (ins Tile_TensorMap:$map, Tile_Ptr:$base, Variadic<I64>:$sizes,

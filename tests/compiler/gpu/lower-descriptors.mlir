@@ -1,10 +1,10 @@
-// Which descriptor loads the copy engine takes (sm_90a, pipelined loops:
-// blocks that feed a tensor-core dot, directly or transposed, of tensors
-// the specialization proved aligned), and the masked loads and stores
-// everything else becomes.
-// RUN: kiln-opt %s --kgpu-lower-descriptors="num-stages=3 target=sm_90a" --split-input-file | FileCheck %s
-// RUN: kiln-opt %s --kgpu-lower-descriptors="num-stages=3 target=sm_80" --split-input-file | FileCheck %s --check-prefix=AMPERE
-// RUN: kiln-opt %s --kgpu-lower-descriptors="num-stages=1 target=sm_90a" --split-input-file | FileCheck %s --check-prefix=AMPERE
+// Which descriptor accesses the copy engine takes (sm_90a; loads in
+// pipelined loops: blocks that feed a tensor-core dot, directly or
+// transposed; stores of any 2-d block; both of tensors the specialization
+// proved aligned), and the masked loads and stores everything else becomes.
+// RUN: kiln-opt %s --kgpu-lower-descriptors="num-stages=3 target=sm_90a" --split-input-file | FileCheck %s --check-prefixes=CHECK,STORE
+// RUN: kiln-opt %s --kgpu-lower-descriptors="num-stages=3 target=sm_80" --split-input-file | FileCheck %s --check-prefixes=AMPERE,EXPANDED
+// RUN: kiln-opt %s --kgpu-lower-descriptors="num-stages=1 target=sm_90a" --split-input-file | FileCheck %s --check-prefixes=AMPERE,STORE
 
 // A [M][K] and B stored [N][K] (read transposed): both stay, with their
 // boxes (128 rows of 64 bf16, 128-byte swizzle) in the module.
@@ -49,7 +49,7 @@ tile.func @k_loop(%amap: !tile.tensormap, %a: !tile.ptr<bf16> {tile.divisibility
 
 // -----
 
-// Outside a loop, from an unaligned base, or into a store: masked accesses.
+// Outside a loop, or to and from an unaligned base: masked accesses.
 // CHECK-LABEL: tile.func @not_for_the_copy_engine
 // CHECK-NOT: kgpu.tensor_maps
 // CHECK-NOT: tile.descriptor
@@ -59,5 +59,26 @@ tile.func @not_for_the_copy_engine(%map: !tile.tensormap, %x: !tile.ptr<f16>, %m
   %one = arith.constant 1 : i64
   %v = tile.descriptor_load %x[%i, %j] sizes[%m, %n] strides[%s, %one] map %map : !tile.ptr<f16> -> tensor<16x32xf16>
   tile.descriptor_store %x[%j, %i] sizes[%m, %n] strides[%s, %one] map %map, %v : !tile.ptr<f16>, tensor<16x32xf16>
+  tile.return
+}
+
+// -----
+
+// A store of a tensor the copy engine can describe stays on Hopper, with
+// or without pipelining, with its box: 64 rows of 64 f16 (128-byte rows,
+// 128-byte swizzle) for a 64x128 block. Before Hopper it is expanded.
+// STORE: module attributes {kgpu.tensor_maps = [{box = array<i32: 64, 64>, parameter = 0 : i32, swizzle = 128 : i32}]}
+// STORE-LABEL: tile.func @stored_by_the_copy_engine
+// STORE: %[[V:.*]] = tile.splat %arg8
+// STORE: tile.descriptor_store %arg1[%arg6, %arg7] sizes[%arg2, %arg3] strides[%arg4, %{{.*}}] map %arg0, %[[V]]
+// STORE-NOT: tile.store
+// EXPANDED-LABEL: tile.func @stored_by_the_copy_engine
+// EXPANDED-NOT: tile.descriptor_store
+// EXPANDED: tile.store %{{.*}}, %{{.*}}, %{{.*}} : tensor<64x128x!tile.ptr<f16>>
+tile.func @stored_by_the_copy_engine(%map: !tile.tensormap, %o: !tile.ptr<f16> {tile.divisibility = 16 : i32}, %m: i64, %n: i64, %s: i64 {tile.divisibility = 16 : i32}, %inner: i64,
+                                     %i: i32, %j: i32, %x: f16) {
+  %one = arith.constant 1 : i64
+  %v = tile.splat %x : f16 -> tensor<64x128xf16>
+  tile.descriptor_store %o[%i, %j] sizes[%m, %n] strides[%s, %one] map %map, %v : !tile.ptr<f16>, tensor<64x128xf16>
   tile.return
 }
