@@ -15,6 +15,10 @@
 // edges, so no wrap is needed. An operand stored transposed (A [K][M], B
 // [N][K]) is described as stored and its block transposed in the kernel.
 //
+// The output through a descriptor (OUT_DESCRIPTOR=1, the default where A
+// and B are and out allows): the tile is written by the copy engine from
+// shared memory, clipped at the edges, while the program goes on.
+//
 // Persistent (PERSISTENT=p > 0): p programs a multiprocessor, each walking
 // the tiles a grid's size apart in one loop over all of its tiles' K steps,
 // so that the copies for a tile's first steps are in flight while the
@@ -60,6 +64,7 @@ struct Structure {
   bool descriptors = false;    ///< A and B through tensor descriptors
   bool aKContiguous = true;    ///< (descriptors) A stored [M][K], else [K][M]
   bool bNContiguous = true;    ///< (descriptors) B stored [K][N], else [N][K]
+  bool outDescriptor = false;  ///< out written through a tensor descriptor
   bool persistent = false;     ///< programs walk the tiles (PERSISTENT)
 
   std::string key() const {
@@ -73,6 +78,7 @@ struct Structure {
     k += wide ? "|i64" : "|i32";
     if (descriptors)
       k += std::string("|desc-") + (aKContiguous ? "a" : "at") + (bNContiguous ? "b" : "bt");
+    k += outDescriptor ? "|desc-out" : "";
     k += persistent ? "|persistent" : "";
     return k;
   }
@@ -82,7 +88,7 @@ struct Structure {
 struct Params {
   Signature signature;
   int pointers[OPERANDS] = {-1, -1, -1, -1, -1, -1};
-  int descriptors[2] = {-1, -1}; ///< A and B's descriptors (their first parameter), if read through them
+  int descriptors[3] = {-1, -1, -1}; ///< A, B and OUT's descriptors (their first parameter), if accessed through them
   int M = -1, N = -1, K = -1, alpha = -1;
   int chunk = -1;  ///< partial: K elements per chunk
   int splits = -1; ///< combine: the number of chunks
@@ -94,7 +100,7 @@ Params parameters(const Structure &s) {
   DType index = s.wide ? DType::i64 : DType::i32;
   for (int o = 0; o < OPERANDS; ++o) {
     bool written = o == OUT || (o == WORK && s.phase == Phase::partial);
-    if (s.descriptors && (o == A || o == B) && s.present[o])
+    if (s.present[o] && ((s.descriptors && (o == A || o == B)) || (s.outDescriptor && o == OUT)))
       q.descriptors[o] = q.signature.descriptor(s.dtypes[o], 2);
     else
       q.pointers[o] = s.present[o] ? q.signature.pointer(s.dtypes[o], !written) : -1;
@@ -112,7 +118,7 @@ Params parameters(const Structure &s) {
   for (int o = 0; o < OPERANDS; ++o)
     for (int d = 0; d < 3; ++d)
       q.strides[o][d] = s.present[o] && (o != BIAS || d == 2) && (s.batched || d > 0 || o == WORK) &&
-                                !(o < 2 && q.descriptors[o] >= 0)
+                                !(o <= OUT && q.descriptors[o] >= 0)
                             ? q.signature.scalar(index)
                             : -1;
   return q;
@@ -202,6 +208,11 @@ Kernel makeKernel(const std::string &key, const Structure &s, const Params &q) {
       if (s.present[RESIDUAL]) {
         Tensor r = base(RESIDUAL) + expand_dims(t.rm, 1) * stride(RESIDUAL, 1) + expand_dims(t.rn, 0) * stride(RESIDUAL, 2);
         v = v + load(r, t.inside, 0.0).to(DType::f32);
+      }
+      if (s.outDescriptor) {
+        Descriptor(std::span<const Tensor>(args).subspan(q.descriptors[OUT], 6))
+            .store({(tile.pid_m * BM).to(DType::i32), (tile.pid_n * BN).to(DType::i32)}, v.to(s.dtypes[OUT]));
+        return;
       }
       Tensor o = base(OUT) + expand_dims(t.rm, 1) * stride(OUT, 1) + expand_dims(t.rn, 0) * stride(OUT, 2);
       store(o, v.to(s.dtypes[OUT]), t.inside);
@@ -435,7 +446,8 @@ MatmulLaunch prepare_matmul(const MatmulArgs &m, const Stream &stream, const Con
   // otherwise: the default split belongs to the default tile. So do
   // persistent programs, which compute whole tiles.
   const bool givesTile = std::any_of(overrides.values().begin(), overrides.values().end(), [](const auto &entry) {
-    return entry.first != "DESCRIPTORS" && entry.first != "PERSISTENT" && entry.first != "warp_specialize";
+    return entry.first != "DESCRIPTORS" && entry.first != "OUT_DESCRIPTOR" && entry.first != "PERSISTENT" &&
+           entry.first != "warp_specialize";
   });
   if ((givesTile || overrides.get("PERSISTENT", 0) > 0) && !overrides.has("SPLIT_K"))
     config.set("SPLIT_K", 1);
@@ -454,9 +466,9 @@ MatmulLaunch prepare_matmul(const MatmulArgs &m, const Stream &stream, const Con
   // K chunks of whole BLOCK_K steps; chunks that would start past K are not made.
   const int64_t chunk = std::max<int64_t>(1, cdiv(cdiv(K, BK), requestedSplits)) * BK;
   const int64_t splits = std::max<int64_t>(1, cdiv(K, chunk));
-  Config tile; // what the kernels see (SPLIT_K, DESCRIPTORS and PERSISTENT change launches and structures)
+  Config tile; // what the kernels see (SPLIT_K, DESCRIPTORS, OUT_DESCRIPTOR and PERSISTENT change launches and structures)
   for (const auto &[k, v] : config.values())
-    if (k != "SPLIT_K" && k != "DESCRIPTORS" && k != "PERSISTENT")
+    if (k != "SPLIT_K" && k != "DESCRIPTORS" && k != "OUT_DESCRIPTOR" && k != "PERSISTENT")
       tile.set(k, v);
   const int64_t persistent = config.get("PERSISTENT", 0);
   if (persistent < 0 || persistent > 32)
@@ -500,6 +512,17 @@ MatmulLaunch prepare_matmul(const MatmulArgs &m, const Stream &stream, const Con
     throw Error(op + ": DESCRIPTORS=1 needs 2-D f16/bf16 (or tf32) operands with one dimension contiguous, the "
                      "other's stride a multiple of 16 bytes, 16-byte aligned addresses, and 0 < M, N, K < 2^31");
   s.descriptors = wantDescriptors == 1;
+  // The output through a descriptor where A and B are read through them
+  // and out is a row-major matrix the copy engine can write.
+  const bool outDescribable = rank == 2 && copyEngineReads(m.out) && m.out.effective_strides()[1] == 1 &&
+                              std::max(M, N) < (int64_t(1) << 31);
+  const int64_t wantOutDescriptor = config.get("OUT_DESCRIPTOR", s.descriptors && outDescribable && splits == 1);
+  if (wantOutDescriptor != 0 && wantOutDescriptor != 1)
+    throw Error(op + ": OUT_DESCRIPTOR must be 0 or 1, got " + std::to_string(wantOutDescriptor));
+  if (wantOutDescriptor && !(outDescribable && splits == 1))
+    throw Error(op + ": OUT_DESCRIPTOR=1 needs an unsplit product (SPLIT_K=1) and a 2-D out with contiguous rows, "
+                     "its row stride a multiple of 16 bytes, a 16-byte aligned address, and M, N < 2^31");
+  s.outDescriptor = wantOutDescriptor == 1;
   s.aKContiguous = m.a.effective_strides()[1] == 1;
   s.bNContiguous = m.b.effective_strides()[1] == 1;
   // 64-bit offsets when an offset a program forms (rows and columns up to
@@ -536,11 +559,11 @@ MatmulLaunch prepare_matmul(const MatmulArgs &m, const Stream &stream, const Con
     for (int o = 0; o < WORK; ++o)
       if (q.pointers[o] >= 0)
         args[q.pointers[o]] = arg_of(*of[o]);
-    for (int o : {A, B}) // as stored: [rows][contiguous columns]
+    for (int o : {A, B, OUT}) // as stored: [rows][contiguous columns]
       if (int first = q.descriptors[o]; first >= 0) {
-        bool asLaid = o == A ? st.aKContiguous : st.bNContiguous;
-        int64_t rows = o == A ? (asLaid ? M : K) : (asLaid ? K : N);
-        int64_t cols = o == A ? (asLaid ? K : M) : (asLaid ? N : K);
+        bool asLaid = o == A ? st.aKContiguous : o == B ? st.bNContiguous : true;
+        int64_t rows = o == A ? (asLaid ? M : K) : o == B ? (asLaid ? K : N) : M;
+        int64_t cols = o == A ? (asLaid ? K : M) : o == B ? (asLaid ? N : K) : N;
         int64_t rowStride = asLaid ? strides[o][1] : strides[o][2];
         std::vector<Arg> parts;
         TensorArg(arg_of(*of[o]), {rows, cols}, {rowStride, 1}).append_to(parts);
@@ -578,6 +601,7 @@ MatmulLaunch prepare_matmul(const MatmulArgs &m, const Stream &stream, const Con
   combine.present[A] = combine.present[B] = false;
   combine.evenK = true;
   combine.descriptors = false; // (it reads no operands)
+  combine.outDescriptor = false;
   add(partial, tile, Grid(tiles.x, tiles.y, static_cast<uint32_t>(splits)));
   const int64_t CBM = std::min<int64_t>(BM, 32), CBN = std::min<int64_t>(BN, 128);
   add(combine, Config{{"BLOCK_M", CBM}, {"BLOCK_N", CBN}, {"GROUP_M", 1}, {"num_warps", 4}, {"num_stages", 1}},

@@ -255,6 +255,37 @@ TEST(GpuOps, MatmulWithEpiloguesBatchesAndTransposes) {
   }
 }
 
+TEST(GpuOps, MatmulStoresItsOutputThroughTheCopyEngine) {
+  // The default on Hopper for a row-major out the copy engine can write
+  // (OUT_DESCRIPTOR, asked for here so that the interpreter and
+  // --compile-only runs take that kernel too): bf16 and f32 outputs of
+  // ragged M and N (the boxes clipped at the edges), with the bias + gelu +
+  // residual epilogue; persistent programs over 144 tiles on 132, with and
+  // without a producer warpgroup, reuse the staging buffer tile after tile.
+  struct Case {
+    DType out;
+    int64_t M, N, K;
+    Config config;
+  };
+  const Config tile{{"BLOCK_M", 128}, {"BLOCK_N", 256}, {"BLOCK_K", 64}, {"GROUP_M", 8},
+                    {"num_warps", 8},   {"num_stages", 3}, {"DESCRIPTORS", 1}, {"OUT_DESCRIPTOR", 1}};
+  std::vector<Case> cases{{DType::bf16, 200, 328, 192, tile},
+                          {DType::f32, 200, 328, 192, tile},
+                          {DType::bf16, 2000, 2296, 136, Config(tile).set("PERSISTENT", 1)},
+                          {DType::bf16, 2000, 2296, 136, Config(tile).set("PERSISTENT", 1).set("warp_specialize", 1)}};
+  for (const Case &c : cases) {
+    Pair a(HostTensor::random(DType::bf16, {c.M, c.K}, 41)), b(HostTensor::random(DType::bf16, {c.K, c.N}, 42));
+    Pair bias(HostTensor::random(DType::f32, {c.N}, 43)), residual(HostTensor::random(DType::bf16, {c.M, c.N}, 44));
+    Pair out(HostTensor::poisoned(c.out, {c.M, c.N}));
+    SCOPED_TRACE(std::string(name(c.out)) + " out " + std::to_string(c.M) + "x" + std::to_string(c.N) + " " +
+                 c.config.str());
+    expect_same({&out}, [&](bool gpu, const Stream &s) {
+      auto v = [&](Pair &p) { return gpu ? p.gpu(p.tensor().view()) : p.tensor().view(); };
+      matmul({v(a), v(b), v(out), v(bias), v(residual), 0.75, Activation::gelu}, s, c.config);
+    }, c.out == DType::bf16 ? 1e-2 : 2e-4);
+  }
+}
+
 TEST(GpuOps, MatmulTuningChecksEveryConfigAndAWarmStoreDoesNothing) {
   if (compile_only())
     GTEST_SKIP() << "needs a GPU";

@@ -1,7 +1,7 @@
 // The matmul op on the interpreter: both operand orders, ragged sizes (K
 // not a multiple of BLOCK_K), batches with a broadcast operand, every
 // epilogue (alpha, bias, activations, residual, in place), f32/f16/bf16,
-// split-K, descriptors, persistent programs, the tuning task's space, and
+// split-K, descriptors (the output's too), persistent programs, the tuning task's space, and
 // argument errors; against double-precision references.
 #include "TraceTestSupport.h"
 #include "tests/common/OpsTestSupport.h"
@@ -88,6 +88,62 @@ TEST(OpsMatmul, DescriptorsNeedOperandsTheCopyEngineCanRead) {
   // A's rows are 40 bytes apart: not a multiple of 16.
   EXPECT_THROW(matmul({a.view(), b.view(), out.view()}, cpu(), Config(small()).set("DESCRIPTORS", 1)), Error);
   EXPECT_THROW(matmul({a.view(), b.view(), out.view()}, cpu(), Config(small()).set("DESCRIPTORS", 2)), Error);
+}
+
+TEST(OpsMatmul, OutputThroughADescriptor) {
+  // OUT_DESCRIPTOR=1 (the default with descriptors, unsplit) writes the
+  // tile through out's descriptor, clipped at the ragged edges; it also
+  // goes with pointer loads. Out must be a row-major matrix the copy engine
+  // can write, and the product unsplit.
+  const int64_t M = 40, N = 48, K = 56;
+  for (DType t : {DType::f16, DType::bf16})
+    for (bool bT : {false, true}) {
+      expectProduct(t, M, N, K, false, bT, Config(small()).set("DESCRIPTORS", 1).set("OUT_DESCRIPTOR", 1));
+      expectProduct(t, M, N, K, false, bT, Config(small()).set("DESCRIPTORS", 0).set("OUT_DESCRIPTOR", 1));
+    }
+  HostTensor a = HostTensor::random(DType::f16, {16, 32}, 1), b = HostTensor::random(DType::f16, {32, 18}, 2);
+  HostTensor narrow = HostTensor::poisoned(DType::f32, {16, 18}); // rows 72 bytes apart
+  EXPECT_THROW(matmul({a.view(), b.view(), narrow.view()}, cpu(), Config(small()).set("OUT_DESCRIPTOR", 1)), Error);
+  HostTensor c = HostTensor::random(DType::f16, {32, 32}, 3), out = HostTensor::poisoned(DType::f32, {16, 32});
+  EXPECT_THROW(matmul({a.view(), c.view(), out.view()}, cpu(), Config(small()).set("OUT_DESCRIPTOR", 2)), Error);
+  EXPECT_THROW(
+      matmul({a.view(), c.view(), out.view()}, cpu(), Config(small()).set("OUT_DESCRIPTOR", 1).set("SPLIT_K", 2)),
+      Error);
+}
+
+TEST(OpsMatmul, CopyEngineStoresStageTheTileBesideTheRings) {
+  // On sm_90a the default tile (128x256, three stages: 192 KB of rings)
+  // stores its bf16 output through the copy engine: the rest of shared
+  // memory stages 128 columns at a time, so two rounds of two boxes, each
+  // fenced for the async proxy and committed as a bulk group; the program
+  // stays within 227 KB and ptxas assembles it without spilling. With
+  // OUT_DESCRIPTOR=0 the stores are the threads' own.
+  const int64_t M = 512, N = 512, K = 256;
+  HostTensor a = HostTensor::random(DType::bf16, {M, K}, 43), b = HostTensor::random(DType::bf16, {K, N}, 44);
+  HostTensor out = HostTensor::poisoned(DType::bf16, {M, N});
+  autotune::Task task = tuning_task({a.view(), b.view(), out.view(), {}, {}, 1.0, Activation::none}, cpu(), "sm_90a");
+  Config tile{{"BLOCK_M", 128}, {"BLOCK_N", 256}, {"BLOCK_K", 64}, {"GROUP_M", 8},
+              {"num_warps", 8},   {"num_stages", 3}, {"DESCRIPTORS", 1}};
+  for (int64_t specialized : {0, 1}) {
+    SCOPED_TRACE("PERSISTENT=warp_specialize=" + std::to_string(specialized));
+    CompiledKernel kernel = task.compile(Config(tile).set("PERSISTENT", specialized).set("warp_specialize", specialized));
+    EXPECT_EQ(occurrences(kernel.ptx, "cp.async.bulk.tensor.2d.global.shared::cta.bulk_group"), 4);
+    EXPECT_EQ(occurrences(kernel.ptx, "cp.async.bulk.commit_group;"), 2);
+    EXPECT_GE(occurrences(kernel.ptx, "fence.proxy.async.shared::cta;"), 2);
+    EXPECT_GE(occurrences(kernel.ptx, "cp.async.bulk.wait_group.read 0;"), 3);
+    EXPECT_LE(kernel.shared_memory, 227 * 1024);
+    EXPECT_EQ(kernel.spill_stores, 0) << kernel.ptxas_log;
+  }
+  // Two programs a multiprocessor: each stages within its half of the
+  // multiprocessor's 228 KB (less the 1 KB the hardware keeps of each).
+  Config two{{"BLOCK_M", 128}, {"BLOCK_N", 128}, {"BLOCK_K", 64},      {"GROUP_M", 8},
+             {"num_warps", 4},  {"num_stages", 2}, {"DESCRIPTORS", 1}, {"min_blocks_per_sm", 2}};
+  CompiledKernel halves = task.compile(two);
+  EXPECT_EQ(occurrences(halves.ptx, "cp.async.bulk.tensor.2d.global.shared::cta.bulk_group"), 2);
+  EXPECT_LE(halves.shared_memory, 114 * 1024 - 1024);
+  CompiledKernel threads = task.compile(Config(tile).set("OUT_DESCRIPTOR", 0));
+  EXPECT_EQ(occurrences(threads.ptx, ".global.shared::cta.bulk_group"), 0);
+  EXPECT_LT(threads.shared_memory, 200 * 1024);
 }
 
 TEST(OpsMatmul, PersistentProgramsWalkEveryTileWithTheirEpilogues) {
@@ -179,8 +235,12 @@ TEST(OpsMatmul, WarpSpecializedCopyEngineKernelsHaveAProducerWarpgroup) {
   }
   // Two programs a multiprocessor, one consumer warpgroup each: 256
   // threads a program, 128 registers at entry, the consumers grow to 216.
-  Config two{{"BLOCK_M", 128}, {"BLOCK_N", 128}, {"BLOCK_K", 64}, {"GROUP_M", 8},     {"num_warps", 4},
-             {"num_stages", 2},  {"DESCRIPTORS", 1}, {"warp_specialize", 1}, {"min_blocks_per_sm", 2}};
+  // (Their stores are the threads' own: staging the tile for the copy
+  // engine keeps the converted tile live beside the carried accumulator,
+  // which spills there.)
+  Config two{{"BLOCK_M", 128},   {"BLOCK_N", 128},       {"BLOCK_K", 64},           {"GROUP_M", 8},
+             {"num_warps", 4},   {"num_stages", 2},      {"DESCRIPTORS", 1},        {"warp_specialize", 1},
+             {"min_blocks_per_sm", 2}, {"OUT_DESCRIPTOR", 0}};
   CompiledKernel kernel = task.compile(Config(two).set("PERSISTENT", 2));
   EXPECT_EQ(kernel.num_warps, 8);
   EXPECT_NE(kernel.ptx.find(".minnctapersm 2"), std::string::npos);
