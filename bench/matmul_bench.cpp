@@ -5,7 +5,7 @@
 // elements) before it is timed; times are medians of CUDA-event-timed
 // launches after a warm-up.
 //
-//   matmul_bench [--records FILE] [--command TEXT] [--reps N] [--shapes llm|square|ragged|tf32|ksweep|all]
+//   matmul_bench [--records FILE] [--command TEXT] [--reps N] [--shapes llm|square|ragged|tf32|ksweep|all|MxNxK,...]
 //                [--op-only [--versus CONFIG]...]
 //   matmul_bench --compile-only    (no GPU: ptxas's registers and spills per config)
 //
@@ -21,7 +21,7 @@
 // defaults (tensor descriptors, i.e. the copy engine, on Hopper where the
 // operands allow), then the defaults with each `--versus` config applied
 // (repeatable; default DESCRIPTORS=0, pointer loads), without this file's
-// kernel or tuning; cuBLAS and the variants are timed in turn, five rounds.
+// kernel or tuning; cuBLAS and the variants are timed in turn, seven rounds, each in a new random order.
 #include <kiln/kiln.h>
 #include <kiln/numeric.h>
 #include <kiln/autotune.h>
@@ -133,7 +133,7 @@ struct Problem {
 };
 
 /// --op-only: rounds of interleaved timings; launches a back-to-back batch.
-constexpr int kOpRounds = 5, kBatch = 10;
+constexpr int kOpRounds = 7, kBatch = 10;
 
 /// Milliseconds a launch of `launch` adds when `count` run back to back
 /// (the host queues ahead of the GPU, so host-side costs hide behind the
@@ -283,10 +283,22 @@ int main(int argc, char **argv) {
       shapes.push_back({4096, 4096, K, false});
   else if (which == "ragged") // K not a multiple of any BLOCK_K: masked K loops (the op only; this file's kernel has no masks)
     shapes = {{4096, 4096, 4040, true}, {128, 4096, 4040, true}, {16, 4096, 11000, true}};
-  else if (which == "tf32")
+  else if (which.find('x') != std::string::npos) { // MxNxK[,MxNxK...], B [N][K] as the LLM shapes
+    for (size_t start = 0; start < which.size();) {
+      size_t end = std::min(which.find(',', start), which.size());
+      Problem p{0, 0, 0, true};
+      if (std::sscanf(which.substr(start, end - start).c_str(), "%ldx%ldx%ld", &p.M, &p.N, &p.K) != 3 || p.M < 1 ||
+          p.N < 1 || p.K < 1) {
+        std::fprintf(stderr, "matmul_bench: --shapes %s: expected MxNxK[,MxNxK...]\n", which.c_str());
+        return 2;
+      }
+      shapes.push_back(p);
+      start = end + 1;
+    }
+  } else if (which == "tf32")
     shapes = {{4096, 4096, 4096, false}, {8192, 8192, 8192, false}, {4096, 4096, 4096, true},
               {8192, 8192, 8192, true}, {128, 4096, 4096, true}, {4096, 11008, 4096, true}};
-  else if (which != "llm")
+  else if (which != "llm" && shapes.empty())
     shapes = {{4096, 4096, 4096, false}, {8192, 8192, 8192, false}, {4096, 4096, 4096, true}, {8192, 8192, 8192, true}};
   if (which == "llm" || which == "all")
     for (int64_t M : {16, 128, 4096})
@@ -384,7 +396,9 @@ int main(int argc, char **argv) {
       if (op_only) {
         // cuBLAS, the defaults and each --versus config, each checked, then
         // timed in turn for kOpRounds rounds (the GPU's clocks drift under
-        // sustained load): each one's median over the rounds' medians.
+        // sustained load), in a new random order each round (on ~10 us
+        // shapes the one timed first in a fixed order read up to 4 % slow):
+        // each one's median over the rounds' medians.
         // cuBLAS and the defaults are also timed back to back (kBatch
         // launches between two events), which hides host-side launch costs.
         auto cublas_launch = [&] { cublas.gemm(stream, dtype, s.M, s.N, s.K, a, b, ref, s.b_nk); };
@@ -409,9 +423,15 @@ int main(int argc, char **argv) {
             });
         }
         std::vector<std::vector<double>> rounds(timers.size());
-        for (int round = 0; round < kOpRounds; ++round)
-          for (size_t i = 0; i < timers.size(); ++i)
+        std::vector<size_t> order(timers.size());
+        for (size_t i = 0; i < order.size(); ++i)
+          order[i] = i;
+        std::mt19937 shuffler(2026);
+        for (int round = 0; round < kOpRounds; ++round) {
+          std::shuffle(order.begin(), order.end(), shuffler);
+          for (size_t i : order)
             rounds[i].push_back(timers[i]());
+        }
         for (size_t i = 0; i < timers.size(); ++i) {
           std::nth_element(rounds[i].begin(), rounds[i].begin() + kOpRounds / 2, rounds[i].end());
           *results[i] = rounds[i][kOpRounds / 2];

@@ -363,6 +363,21 @@ Config default_matmul_config(DType operands, Precision precision, bool kMajorB, 
   return c;
 }
 
+Config with_copy_engine_schedule(Config tile) {
+  // With the output stored by the copy engine (OUT_DESCRIPTOR), a producer
+  // warpgroup keeping the copies running across a persistent program's
+  // tiles measured 1-5 points of cuBLAS ahead of one program a tile on
+  // every 4096- and 8192-row shape on the H100
+  // (bench/results/2026-11-25-h100-matmul-tma-store.md).
+  if (tile.get("BLOCK_M", 0) == 128 && tile.get("BLOCK_N", 0) == 256 && tile.get("SPLIT_K", 1) == 1) {
+    if (!tile.has("PERSISTENT"))
+      tile.set("PERSISTENT", 1);
+    if (!tile.has("warp_specialize"))
+      tile.set("warp_specialize", 1);
+  }
+  return tile;
+}
+
 const char *name(Precision p) {
   switch (p) {
   case Precision::ieee: return "ieee";
@@ -453,6 +468,18 @@ MatmulLaunch prepare_matmul(const MatmulArgs &m, const Stream &stream, const Con
     config.set("SPLIT_K", 1);
   for (const auto &[k, v] : overrides.values())
     config.set(k, v);
+  // Descriptors by default where the copy engine can serve them (Hopper,
+  // tensor cores, pipelined loops, 2-D operands it can read) and where it
+  // measured faster: tiles of 128 rows or more. Skinny tiles stream the
+  // weights, where pointer loads were as fast or faster on the H100
+  // (bench/results/2026-11-24-h100-matmul-tma.md).
+  // (Sizes below 2^31: the copy engine's coordinates are 32-bit.)
+  const bool describable = rank == 2 && on_tensor_cores(m.a.dtype, s.precision) && copyEngineReads(m.a) &&
+                           copyEngineReads(m.b) && K > 0 && std::max({M, N, K}) < (int64_t(1) << 31);
+  const bool hopper = stream.device().kind() == DeviceKind::cuda && stream.device().compute_capability() >= 90;
+  const bool defaultDescriptors = hopper && describable && config.num_stages() >= 2 && config["BLOCK_M"] >= 128;
+  if (!givesTile && config.get("DESCRIPTORS", defaultDescriptors) == 1 && defaultDescriptors)
+    config = with_copy_engine_schedule(config);
   const int64_t BM = config["BLOCK_M"], BN = config["BLOCK_N"], BK = config["BLOCK_K"];
   for (auto [what, size] : {std::pair{"BLOCK_M", BM}, {"BLOCK_N", BN}, {"BLOCK_K", BK}})
     if (size < 16 || (size & (size - 1)))
@@ -496,16 +523,7 @@ MatmulLaunch prepare_matmul(const MatmulArgs &m, const Stream &stream, const Con
   s.batched = rank == 3 && batches > 1;
   s.evenK = K % BK == 0;
   s.activation = m.activation;
-  // Descriptors by default where the copy engine can serve them (Hopper,
-  // tensor cores, pipelined loops, 2-D operands it can read) and where it
-  // measured faster: tiles of 128 rows or more. Skinny tiles stream the
-  // weights, where pointer loads were as fast or faster on the H100
-  // (bench/results/2026-11-24-h100-matmul-tma.md).
-  // (Sizes below 2^31: the copy engine's coordinates are 32-bit.)
-  const bool describable = rank == 2 && on_tensor_cores(m.a.dtype, s.precision) && copyEngineReads(m.a) &&
-                           copyEngineReads(m.b) && K > 0 && std::max({M, N, K}) < (int64_t(1) << 31);
-  const bool hopper = stream.device().kind() == DeviceKind::cuda && stream.device().compute_capability() >= 90;
-  const int64_t wantDescriptors = config.get("DESCRIPTORS", hopper && describable && config.num_stages() >= 2 && BM >= 128);
+  const int64_t wantDescriptors = config.get("DESCRIPTORS", defaultDescriptors);
   if (wantDescriptors != 0 && wantDescriptors != 1)
     throw Error(op + ": DESCRIPTORS must be 0 or 1, got " + std::to_string(wantDescriptors));
   if (wantDescriptors && !describable)

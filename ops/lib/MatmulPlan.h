@@ -38,6 +38,12 @@ bool stores_b_k_major(const TensorView &b);
 Config default_matmul_config(DType operands, Precision precision, bool kMajorB, int64_t batches, int64_t M,
                              int64_t N, int64_t K);
 
+/// How the default tile runs where the copy engine feeds it (Hopper, A and
+/// B through descriptors): the 128x256 tile, unsplit, as persistent
+/// programs with a producer warpgroup (PERSISTENT=1, warp_specialize=1),
+/// unless `tile` says otherwise.
+Config with_copy_engine_schedule(Config tile);
+
 /// Checks the arguments and plans the launch; `config` overrides the tile.
 MatmulLaunch prepare_matmul(const MatmulArgs &args, const Stream &stream, const Config &config);
 

@@ -15,6 +15,7 @@
 #include "ops/lib/Tuned.h"
 
 #include <cmath>
+#include <cstdlib>
 #include <memory>
 
 namespace kiln::ops {
@@ -143,13 +144,19 @@ autotune::Task tuning_task(const MatmulArgs &args, const Stream &stream, const s
                                                           : 3e-2;
   DeviceCheck::attach(checker, task, tolerance, arch, "out differs from the default tile's");
   // Pattern search starts from the default tile (what the measurements
-  // behind it found best) when it is in the space.
+  // behind it found best), run as the op runs it on that target, when it is
+  // in the space. (A seed missing an axis is no point of the space: the
+  // search would not start there.)
   Config seed =
       default_matmul_config(args.a.dtype, args.precision, stores_b_k_major(args.b), sz.batches, sz.M, sz.N, sz.K);
   if (!seed.has("SPLIT_K"))
     seed.set("SPLIT_K", 1);
-  seed.set("PERSISTENT", 0);
-  seed.set("warp_specialize", 0); // (a seed missing an axis is no point of the space: the search would not start there)
+  const bool hopper = arch.rfind("sm_", 0) == 0 && std::atoi(arch.c_str() + 3) >= 90;
+  if (hopper && tensorCores)
+    seed = with_copy_engine_schedule(seed);
+  for (const char *axis : {"PERSISTENT", "warp_specialize"})
+    if (!seed.has(axis))
+      seed.set(axis, 0);
   task.seeds.push_back(seed);
   task.flops = 2.0 * sz.batches * sz.M * sz.N * sz.K;
   task.bytes = static_cast<double>(args.a.numel()) * bytes + static_cast<double>(args.b.numel()) * bytes +

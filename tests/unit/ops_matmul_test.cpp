@@ -447,6 +447,20 @@ TEST(OpsMatmul, DefaultTilesAndTheTuningSpace) {
       EXPECT_EQ(c["SPLIT_K"], 1);
     }
   EXPECT_TRUE(specialized);
+  // A 512x512 problem takes the 128x256 tile: on Hopper it runs persistent
+  // with a producer warpgroup, and the search starts there; before Hopper,
+  // one program a tile.
+  HostTensor big = HostTensor::random(DType::bf16, {512, K}, 15), wideB = HostTensor::random(DType::bf16, {K, 512}, 16);
+  HostTensor bigOut = HostTensor::poisoned(DType::bf16, {512, 512});
+  for (const char *arch : {"sm_90a", "sm_80"}) {
+    SCOPED_TRACE(arch);
+    autotune::Task bigTask = tuning_task({big.view(), wideB.view(), bigOut.view()}, cpu(), arch);
+    const Config &seed = bigTask.seeds.at(0);
+    EXPECT_EQ(seed["BLOCK_N"], 256);
+    EXPECT_EQ(seed["PERSISTENT"], std::string(arch) == "sm_90a" ? 1 : 0);
+    EXPECT_EQ(seed["warp_specialize"], std::string(arch) == "sm_90a" ? 1 : 0);
+    EXPECT_EQ(bigTask.space.check(seed), "");
+  }
   // A config's output passes the check against the default tile's; an
   // unwritten (poisoned) output does not.
   Config other{{"BLOCK_M", 32}, {"BLOCK_N", 32}, {"BLOCK_K", 32}, {"GROUP_M", 8}, {"num_warps", 4}, {"num_stages", 2}};
