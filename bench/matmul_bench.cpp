@@ -392,22 +392,25 @@ int main(int argc, char **argv) {
         return median_ms(stream, reps, launch);
       };
       double defaults_ms = 1e30, cublas_b2b_ms = 1e30, defaults_b2b_ms = 1e30;
-      std::vector<double> versus_ms(versus.size(), 1e30);
+      std::vector<double> versus_ms(versus.size(), 1e30), versus_b2b_ms(versus.size(), 1e30);
       if (op_only) {
         // cuBLAS, the defaults and each --versus config, each checked, then
         // timed in turn for kOpRounds rounds (the GPU's clocks drift under
         // sustained load), in a new random order each round (on ~10 us
         // shapes the one timed first in a fixed order read up to 4 % slow):
         // each one's median over the rounds' medians.
-        // cuBLAS and the defaults are also timed back to back (kBatch
-        // launches between two events), which hides host-side launch costs.
+        // Each is also timed back to back (kBatch launches between two
+        // events), which hides host-side launch costs: on ~10-20 us shapes
+        // those are a large part of one launch's time, cuBLAS's too.
         auto cublas_launch = [&] { cublas.gemm(stream, dtype, s.M, s.N, s.K, a, b, ref, s.b_nk); };
         std::vector<std::function<double()>> timers{
             [&] { return median_ms(stream, reps, cublas_launch); },
             [&] { return back_to_back_ms(stream, std::max(1, reps / kBatch), kBatch, cublas_launch); }};
         std::vector<double *> results{&cublas_ms, &cublas_b2b_ms, &defaults_ms, &defaults_b2b_ms};
-        for (size_t v = 0; v < versus.size(); ++v)
+        for (size_t v = 0; v < versus.size(); ++v) {
           results.push_back(&versus_ms[v]);
+          results.push_back(&versus_b2b_ms[v]);
+        }
         std::vector<Config> variants{Config()};
         variants.insert(variants.end(), versus.begin(), versus.end());
         for (size_t v = 0; v < variants.size(); ++v) {
@@ -417,10 +420,9 @@ int main(int argc, char **argv) {
             launch = nullptr;
           }
           timers.push_back([&stream, &reps, launch] { return launch ? median_ms(stream, reps, launch) : 1e30; });
-          if (v == 0)
-            timers.push_back([&stream, &reps, launch] {
-              return launch ? back_to_back_ms(stream, std::max(1, reps / kBatch), kBatch, launch) : 1e30;
-            });
+          timers.push_back([&stream, &reps, launch] {
+            return launch ? back_to_back_ms(stream, std::max(1, reps / kBatch), kBatch, launch) : 1e30;
+          });
         }
         std::vector<std::vector<double>> rounds(timers.size());
         std::vector<size_t> order(timers.size());
@@ -481,7 +483,9 @@ int main(int argc, char **argv) {
         op_row += row;
         for (size_t v = 0; v < versus.size(); ++v) {
           double tf = report("matmul op (default tile, " + versus[v].str() + ")", versus_ms[v], versus[v].str());
-          std::snprintf(row, sizeof row, " %10.1f %7.3f", tf, tf / cublas_tf);
+          double b2b = report("matmul op (default tile, " + versus[v].str() + ", back to back)", versus_b2b_ms[v],
+                              versus[v].str(), cublas_b2b_tf);
+          std::snprintf(row, sizeof row, " %10.1f %7.3f %7.3f", tf, tf / cublas_tf, b2b / cublas_b2b_tf);
           op_row += row;
         }
       } else {
@@ -506,7 +510,7 @@ int main(int argc, char **argv) {
   if (op_only) {
     std::printf(" %10s %10s %7s", "cuBLAS b2b", "default b2b", "ratio");
     for (size_t v = 0; v < versus.size(); ++v)
-      std::printf(" %10s %7s", ("[" + std::to_string(v + 1) + "]").c_str(), "ratio");
+      std::printf(" %10s %7s %7s", ("[" + std::to_string(v + 1) + "]").c_str(), "ratio", "b2b");
   }
   else
     std::printf(" %10s %7s  %s", "tuned", "ratio", "tuned tile (pattern search)");

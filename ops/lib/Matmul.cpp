@@ -321,8 +321,11 @@ bool stores_b_k_major(const TensorView &b) {
 
 /// The default tile for a problem: the winners of the H100 measurements
 /// (bench/results/2026-11-23-h100-matmul-split-k.md). 16-row tiles with long
-/// K steps for M <= 16; up to M = 128, 64x128 tiles while they make at most
-/// ~one wave (128 programs), else 128x128; 128x256 (two warpgroups) for
+/// K steps for M <= 16; up to M = 128, 64x128 tiles (128x64, six stages,
+/// for M > 64: whole tiles the copy engine feeds on Hopper, 5-14 points of
+/// cuBLAS ahead at 128x4096x4096 and 128x4096x11008 back to back,
+/// bench/results/2026-11-25-h100-matmul-m128-variants.md) while they make
+/// at most ~one wave (128 programs), else 128x128; 128x256 (two warpgroups) for
 /// larger products (128x128 when N < 256); small FMA tiles for ieee f32;
 /// for tf32 (operands twice as wide) 128x256x32 with B stored [N][K]
 /// (wgmma on the H100), else 128x128x32 (mma.sync); 128x64x32 for M <= 128,
@@ -348,7 +351,7 @@ Config default_matmul_config(DType operands, Precision precision, bool kMajorB, 
   else if (M <= 16)
     c = tile(16, 64, 128, 4, 5);
   else if (M <= 128 && batches * cdiv(M, 64) * cdiv(N, 128) <= kWave)
-    c = tile(64, 128, 64, 4, 4);
+    c = M > 64 ? tile(128, 64, 64, 4, 6) : tile(64, 128, 64, 4, 4);
   else if (M <= 128 || N < 256)
     c = tile(128, 128, 64, 4, 5);
   else
