@@ -370,14 +370,16 @@ Config with_copy_engine_schedule(Config tile) {
   // With the output stored by the copy engine (OUT_DESCRIPTOR), a producer
   // warpgroup keeping the copies running across a persistent program's
   // tiles measured 1-5 points of cuBLAS ahead of one program a tile on
-  // every 4096- and 8192-row shape on the H100
-  // (bench/results/2026-11-25-h100-matmul-tma-store.md).
-  if (tile.get("BLOCK_M", 0) == 128 && tile.get("BLOCK_N", 0) == 256 && tile.get("SPLIT_K", 1) == 1) {
-    if (!tile.has("PERSISTENT"))
-      tile.set("PERSISTENT", 1);
-    if (!tile.has("warp_specialize"))
-      tile.set("warp_specialize", 1);
-  }
+  // every 4096- and 8192-row shape on the H100; for the 128x64 tiles of
+  // 128-row products (a wave or less: one program a tile) a producer alone
+  // measured 5-9 points ahead (bench/results/2026-11-25-h100-matmul-tma-store.md).
+  if (tile.get("BLOCK_M", 0) != 128 || tile.get("SPLIT_K", 1) != 1)
+    return tile;
+  const int64_t BN = tile.get("BLOCK_N", 0);
+  if (BN == 256 && !tile.has("PERSISTENT"))
+    tile.set("PERSISTENT", 1);
+  if ((BN == 256 || BN == 64) && !tile.has("warp_specialize"))
+    tile.set("warp_specialize", 1);
   return tile;
 }
 

@@ -40,8 +40,9 @@ Config default_matmul_config(DType operands, Precision precision, bool kMajorB, 
 
 /// How the default tile runs where the copy engine feeds it (Hopper, A and
 /// B through descriptors): the 128x256 tile, unsplit, as persistent
-/// programs with a producer warpgroup (PERSISTENT=1, warp_specialize=1),
-/// unless `tile` says otherwise.
+/// programs with a producer warpgroup (PERSISTENT=1, warp_specialize=1);
+/// the 128x64 tile, unsplit, with a producer warpgroup; unless `tile` says
+/// otherwise.
 Config with_copy_engine_schedule(Config tile);
 
 /// Checks the arguments and plans the launch; `config` overrides the tile.

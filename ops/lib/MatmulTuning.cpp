@@ -77,7 +77,7 @@ autotune::Task tuning_task(const MatmulArgs &args, const Stream &stream, const s
       .axis("BLOCK_N", {32, 64, 128, 256})
       .axis("BLOCK_K", {16, 32, 64, 128})
       .axis("num_warps", {4, 8})
-      .axis("num_stages", {1, 2, 3, 4, 5})
+      .axis("num_stages", {1, 2, 3, 4, 5, 6})
       .axis("GROUP_M", {8})
       .axis("SPLIT_K", {1, 2, 4, 8})
       .axis("PERSISTENT", {0, 1})

@@ -461,6 +461,15 @@ TEST(OpsMatmul, DefaultTilesAndTheTuningSpace) {
     EXPECT_EQ(seed["warp_specialize"], std::string(arch) == "sm_90a" ? 1 : 0);
     EXPECT_EQ(bigTask.space.check(seed), "");
   }
+  // A 128-row product takes 128x64 tiles (six stages): on Hopper with a
+  // producer warpgroup, one program a tile.
+  HostTensor rows128 = HostTensor::random(DType::bf16, {128, K}, 17), out128 = HostTensor::poisoned(DType::bf16, {128, 512});
+  const Config seed128 = tuning_task({rows128.view(), wideB.view(), out128.view()}, cpu(), "sm_90a").seeds.at(0);
+  EXPECT_EQ(seed128["BLOCK_M"], 128);
+  EXPECT_EQ(seed128["BLOCK_N"], 64);
+  EXPECT_EQ(seed128["warp_specialize"], 1);
+  EXPECT_EQ(seed128["PERSISTENT"], 0);
+  EXPECT_EQ(tuning_task({rows128.view(), wideB.view(), out128.view()}, cpu(), "sm_90a").space.check(seed128), "");
   // A config's output passes the check against the default tile's; an
   // unwritten (poisoned) output does not.
   Config other{{"BLOCK_M", 32}, {"BLOCK_N", 32}, {"BLOCK_K", 32}, {"GROUP_M", 8}, {"num_warps", 4}, {"num_stages", 2}};
