@@ -6,7 +6,7 @@
 // launches after a warm-up.
 //
 //   matmul_bench [--records FILE] [--command TEXT] [--reps N] [--shapes llm|square|ragged|tf32|ksweep|all|MxNxK,...]
-//                [--op-only [--versus CONFIG]...]
+//                [--op-only [--versus CONFIG]...] [--host-overhead]
 //   matmul_bench --compile-only    (no GPU: ptxas's registers and spills per config)
 //
 // Records are bench/results' format (see memory_bench.cpp), ratio = Kiln's
@@ -22,16 +22,22 @@
 // operands allow), then the defaults with each `--versus` config applied
 // (repeatable; default DESCRIPTORS=0, pointer loads), without this file's
 // kernel or tuning; cuBLAS and the variants are timed in turn, seven rounds, each in a new random order.
+// `--op-only --host-overhead` measures instead the host's time a call takes
+// to queue its work (ops::matmul, its planning and its launch apart, and
+// cuBLAS), beside the GPU's time a product takes.
 #include <kiln/kiln.h>
 #include <kiln/numeric.h>
 #include <kiln/autotune.h>
 #include <kiln/ops/library.h>
 #include <kiln/tuning_store.h>
 
+#include "ops/lib/MatmulPlan.h"
+
 #include <dlfcn.h>
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <cstring>
@@ -210,7 +216,7 @@ HostMatrix random_matrix(DType dtype, size_t n, unsigned seed) {
 int main(int argc, char **argv) {
   std::string records, command = "matmul_bench", which = "all";
   int reps = 50;
-  bool compile_only = false, op_only = false;
+  bool compile_only = false, op_only = false, host_overhead = false;
   std::vector<Config> versus;
   for (int i = 1; i < argc; ++i) {
     std::string arg = argv[i];
@@ -227,6 +233,8 @@ int main(int argc, char **argv) {
       compile_only = true;
     else if (arg == "--op-only")
       op_only = true;
+    else if (arg == "--host-overhead")
+      host_overhead = true;
     else if (arg == "--versus")
       versus.push_back(Config::parse(next()));
   }
@@ -383,6 +391,50 @@ int main(int argc, char **argv) {
       op_args.b = bv;
       op_args.out = ops::TensorView::of(c, dtype, {s.M, s.N});
       op_args.precision = Precision::tf32; // f32 operands on tensor cores, as cuBLAS's FAST_TF32
+      if (host_overhead) {
+        // Host microseconds a call takes to queue its work: 100 calls in a
+        // row (the GPU's queue takes them without blocking), median of 7.
+        auto host_us = [&](const std::function<void()> &call) {
+          for (int i = 0; i < 20; ++i)
+            call();
+          stream.synchronize();
+          std::vector<double> per_call;
+          for (int round = 0; round < 7; ++round) {
+            auto start = std::chrono::steady_clock::now();
+            for (int i = 0; i < 100; ++i)
+              call();
+            auto stop = std::chrono::steady_clock::now();
+            stream.synchronize();
+            per_call.push_back(std::chrono::duration<double, std::micro>(stop - start).count() / 100);
+          }
+          std::nth_element(per_call.begin(), per_call.begin() + 3, per_call.end());
+          return per_call[3];
+        };
+        const ops::MatmulLaunch plan = ops::prepare_matmul(op_args, stream, {});
+        const double cublas_us = host_us([&] { cublas.gemm(stream, dtype, s.M, s.N, s.K, a, b, c, s.b_nk); });
+        const double op_us = host_us([&] { ops::matmul(op_args, stream); });
+        const double plan_us = host_us([&] { (void)ops::prepare_matmul(op_args, stream, {}); });
+        const double queue_us = host_us([&] { plan.queue(stream); });
+        const double gpu_us = 1e3 * back_to_back_ms(stream, 10, kBatch, [&] { plan.queue(stream); });
+        std::string shape = std::to_string(s.M) + "x" + std::to_string(s.N) + "x" + std::to_string(s.K) +
+                            (s.b_nk ? " B[N][K]" : "");
+        const std::string type(name(dtype));
+        char row[256];
+        std::snprintf(row, sizeof row, "%-30s %-5s %10.2f %10.2f %10.2f %10.2f %10.2f", shape.c_str(), type.c_str(),
+                      cublas_us, op_us, plan_us, queue_us, gpu_us);
+        op_rows.push_back(row);
+        for (auto [what, us] : {std::pair{"ops::matmul", op_us}, {"prepare_matmul", plan_us}, {"queue", queue_us}})
+          out.push_back({{"workload", std::string("host time a call: ") + what + " " + shape + " " + type},
+                         {"metric", "us"},
+                         {"kiln", us},
+                         {"peer", "cuBLAS (cublasGemmEx, " + cublas.library + ")"},
+                         {"peer_value", cublas_us},
+                         {"ratio", us / cublas_us},
+                         {"device", device.name()},
+                         {"date", date},
+                         {"command", command}});
+        continue;
+      }
       auto time_op = [&](const Config &config) {
         auto launch = [&] { ops::matmul(op_args, stream, config); };
         if (size_t bad = wrong(launch)) {
@@ -499,6 +551,17 @@ int main(int argc, char **argv) {
       op_rows.push_back(op_row);
       std::fflush(stdout);
     }
+  }
+  if (host_overhead) {
+    std::printf("\nhost microseconds a call takes to queue its work (100 calls in a row, median of 7), and the\n"
+                "GPU's microseconds a product takes back to back\n");
+    std::printf("%-30s %-5s %10s %10s %10s %10s %10s\n", "shape (MxNxK)", "dtype", "cuBLAS", "ops::matmul",
+                "prepare", "queue", "GPU");
+    for (const std::string &row : op_rows)
+      std::printf("%s\n", row.c_str());
+    if (!records.empty())
+      std::ofstream(records) << out.dump(2) << "\n";
+    return 0;
   }
   std::printf("\nthe ops library's matmul (kiln::ops::matmul), TFLOP/s and ratios to cuBLAS\n");
   if (op_only) {

@@ -4,7 +4,9 @@
 
 #include <kiln/error.h>
 
+#include <array>
 #include <string>
+#include <utility>
 
 namespace kiln::cuda {
 
@@ -27,6 +29,22 @@ int dataType(DType dtype) {
   default: return -1;
   }
 }
+
+/// What a tensor map is encoded from (unused dimensions zero).
+struct Encoding {
+  int type = -1, rank = 0, swizzleBytes = 0;
+  uint64_t address = 0;
+  std::array<uint64_t, 5> dims{};
+  std::array<uint64_t, 4> byteStrides{};
+  std::array<uint32_t, 5> boxDims{};
+  bool operator==(const Encoding &) const = default;
+};
+
+/// A thread's last maps (an op's operands, a few ops in turn).
+struct RecentMaps {
+  std::array<std::pair<Encoding, TensorMap>, 8> entries;
+  size_t next = 0;
+};
 
 int swizzleMode(int bytes) { return bytes == 128 ? 3 : bytes == 64 ? 2 : bytes == 32 ? 1 : 0; }
 constexpr int kL2Promotion256B = 3;
@@ -66,6 +84,19 @@ TensorMap encode_tensor_map(DType dtype, uint64_t address, std::span<const int64
       byteStrides[i - 1] = static_cast<uint64_t>(stride);
     }
   }
+  // An op called again on the same tensors asks for the same maps: the
+  // thread's last few are kept (a map is a pure function of these inputs).
+  Encoding encoding{type, static_cast<int>(rank), swizzleBytes, address, {}, {}, {}};
+  for (size_t i = 0; i < rank; ++i) {
+    encoding.dims[i] = dims[i];
+    encoding.boxDims[i] = boxDims[i];
+    if (i > 0)
+      encoding.byteStrides[i - 1] = byteStrides[i - 1];
+  }
+  thread_local RecentMaps recent;
+  for (const auto &[known, map] : recent.entries)
+    if (known == encoding)
+      return map;
   const Driver &d = driver();
   if (!d.cuTensorMapEncodeTiled)
     refuse("the CUDA driver has no cuTensorMapEncodeTiled (it needs CUDA 12 or later)");
@@ -74,6 +105,8 @@ TensorMap encode_tensor_map(DType dtype, uint64_t address, std::span<const int64
                                  byteStrides, boxDims, elementStrides, /*interleave=*/0, swizzleMode(swizzleBytes),
                                  kL2Promotion256B, /*oobFill=zeros*/ 0),
         "cuTensorMapEncodeTiled");
+  recent.entries[recent.next] = {encoding, map};
+  recent.next = (recent.next + 1) % recent.entries.size();
   return map;
 }
 
