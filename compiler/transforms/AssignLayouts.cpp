@@ -90,6 +90,33 @@ struct Relation {
   Value src, dst;
 };
 
+/// Blocks that hold one value everywhere (splat constants, splats of a
+/// scalar) are often one SSA value used by unrelated computations of the
+/// same shape (CSE merged them: A's and B's address arithmetic of a
+/// square tile share `dense<64>`). Sharing it would put those
+/// computations in one class and give both one layout, the wrong one for
+/// all but one of them (A then loaded one element at a time along B's
+/// vectors). Each use gets its own copy instead: free in registers.
+void unshareBroadcasts(tile::FuncOp func) {
+  SmallVector<Operation *> shared;
+  func.walk([&](Operation *op) {
+    bool broadcast = isa<tile::SplatOp>(op) ||
+                     (isa<arith::ConstantOp>(op) && isa<SplatElementsAttr>(cast<arith::ConstantOp>(op).getValue()));
+    if (broadcast && op->getNumResults() == 1 && tensorOf(op->getResult(0)) && !op->getResult(0).use_empty() &&
+        !op->getResult(0).hasOneUse())
+      shared.push_back(op);
+  });
+  for (Operation *op : shared) {
+    OpBuilder b(op);
+    b.setInsertionPointAfter(op);
+    SmallVector<OpOperand *> uses;
+    for (OpOperand &use : op->getResult(0).getUses())
+      uses.push_back(&use);
+    for (OpOperand *use : llvm::drop_begin(uses))
+      use->set(b.clone(*op)->getResult(0));
+  }
+}
+
 class Assigner {
 public:
   Assigner(tile::FuncOp func, int numWarps, int threadsPerWarp, int computeCapability)
@@ -486,8 +513,10 @@ struct AssignLayouts : impl::AssignLayoutsBase<AssignLayouts> {
     module->setAttr(kNumWarpsAttr, b.getI32IntegerAttr(numWarps));
     module->setAttr(kThreadsPerWarpAttr, b.getI32IntegerAttr(threadsPerWarp));
     module->setAttr(kTargetAttr, b.getStringAttr(target));
-    for (auto func : module.getOps<tile::FuncOp>())
+    for (auto func : module.getOps<tile::FuncOp>()) {
+      unshareBroadcasts(func); // before the axis analysis the assigner runs
       Assigner(func, numWarps, threadsPerWarp, computeCapabilityOf(target)).run();
+    }
   }
 };
 

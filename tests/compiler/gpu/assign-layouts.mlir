@@ -114,3 +114,47 @@ tile.func @transpose(%x: !tile.ptr<f32>) {
   }
   tile.return
 }
+
+// -----
+
+// Two 64x64 blocks, one contiguous along its rows, one along its columns,
+// whose offsets share a splat constant (as CSE leaves A's and B's address
+// arithmetic of a square tile): each use gets its own copy, so each load
+// keeps its own vectors (8 along its contiguous dimension) instead of
+// sharing one layout.
+// CHECK-DAG: #[[ROWS:.*]] = #kgpu.blocked<{sizePerThread = [1, 8], {{.*}}order = [1, 0]}>
+// CHECK-DAG: #[[COLS:.*]] = #kgpu.blocked<{sizePerThread = [8, 1], {{.*}}order = [0, 1]}>
+// CHECK-LABEL: tile.func @square_blocks_share_a_constant
+// CHECK: tile.load %{{.*}} : tensor<64x64x!tile.ptr<f16>, #[[ROWS]]>
+// CHECK: tile.load %{{.*}} : tensor<64x64x!tile.ptr<f16>, #[[COLS]]>
+tile.func @square_blocks_share_a_constant(%a: !tile.ptr<f16> {tile.divisibility = 16 : i32}, %b: !tile.ptr<f16> {tile.divisibility = 16 : i32},
+                                          %a2: !tile.ptr<f16> {tile.divisibility = 16 : i32}, %b2: !tile.ptr<f16> {tile.divisibility = 16 : i32}) {
+  %c64 = arith.constant dense<64> : tensor<64x64xi32>
+  %r = tile.range 0, 64 : tensor<64xi32>
+  %row = tile.expand_dims %r {axis = 1 : i32} : tensor<64xi32> -> tensor<64x1xi32>
+  %col = tile.expand_dims %r {axis = 0 : i32} : tensor<64xi32> -> tensor<1x64xi32>
+  %rows = tile.broadcast %row : tensor<64x1xi32> -> tensor<64x64xi32>
+  %cols = tile.broadcast %col : tensor<1x64xi32> -> tensor<64x64xi32>
+  %ar = arith.muli %rows, %c64 : tensor<64x64xi32>
+  %aoff = arith.addi %ar, %cols : tensor<64x64xi32>
+  %r2 = tile.range 0, 64 : tensor<64xi32>
+  %row2 = tile.expand_dims %r2 {axis = 1 : i32} : tensor<64xi32> -> tensor<64x1xi32>
+  %col2 = tile.expand_dims %r2 {axis = 0 : i32} : tensor<64xi32> -> tensor<1x64xi32>
+  %rows2 = tile.broadcast %row2 : tensor<64x1xi32> -> tensor<64x64xi32>
+  %cols2 = tile.broadcast %col2 : tensor<1x64xi32> -> tensor<64x64xi32>
+  %bc = arith.muli %cols2, %c64 : tensor<64x64xi32>
+  %boff = arith.addi %bc, %rows2 : tensor<64x64xi32>
+  %as = tile.splat %a : !tile.ptr<f16> -> tensor<64x64x!tile.ptr<f16>>
+  %ap = tile.addptr %as, %aoff : tensor<64x64x!tile.ptr<f16>>, tensor<64x64xi32>
+  %bs = tile.splat %b : !tile.ptr<f16> -> tensor<64x64x!tile.ptr<f16>>
+  %bp = tile.addptr %bs, %boff : tensor<64x64x!tile.ptr<f16>>, tensor<64x64xi32>
+  %x = tile.load %ap : tensor<64x64x!tile.ptr<f16>>
+  %y = tile.load %bp : tensor<64x64x!tile.ptr<f16>>
+  %a2s = tile.splat %a2 : !tile.ptr<f16> -> tensor<64x64x!tile.ptr<f16>>
+  %a2p = tile.addptr %a2s, %aoff : tensor<64x64x!tile.ptr<f16>>, tensor<64x64xi32>
+  tile.store %a2p, %x : tensor<64x64x!tile.ptr<f16>>
+  %b2s = tile.splat %b2 : !tile.ptr<f16> -> tensor<64x64x!tile.ptr<f16>>
+  %b2p = tile.addptr %b2s, %boff : tensor<64x64x!tile.ptr<f16>>, tensor<64x64xi32>
+  tile.store %b2p, %y : tensor<64x64x!tile.ptr<f16>>
+  tile.return
+}
