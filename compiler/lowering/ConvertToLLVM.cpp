@@ -71,8 +71,9 @@ struct ConvertKGpuToLLVM : impl::ConvertKGpuToLLVMBase<ConvertKGpuToLLVM> {
     SmallVector<tile::DescriptorStoreOp> stores;
     module.walk([&](tile::DescriptorStoreOp store) { stores.push_back(store); });
     if (!stores.empty()) {
-      const int64_t limit = std::min(gpu::kSharedLimitBytes,
-                                     gpu::kSharedPerMultiprocessorBytes / std::max(1, static_cast<int>(minBlocksPerSm)) - 1024);
+      const int64_t programs = std::max(1, static_cast<int>(minBlocksPerSm));
+      const int64_t limit = std::min(gpu::kSharedLimitBytes, gpu::kSharedPerMultiprocessorBytes / programs -
+                                                                 gpu::kSharedReservedPerProgramBytes);
       shared = llvm::alignTo(shared, 1024);
       int64_t staging = 0;
       for (tile::DescriptorStoreOp store : stores) {

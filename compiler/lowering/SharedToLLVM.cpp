@@ -114,10 +114,6 @@ int storeRun(const LinearLayout &layout, int dim, int limit) {
   return std::max(run, 1);
 }
 
-} // namespace
-
-namespace {
-
 /// Stores the registers of `layout` into `tile` in vectors of up to `vec`
 /// elements along `contiguous`: all of them (columns = 0), or those whose
 /// coordinate along dimension 1 lies in [firstColumn, firstColumn +

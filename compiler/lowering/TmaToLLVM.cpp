@@ -263,7 +263,7 @@ struct DescriptorStoreLowering : KilnPattern<tile::DescriptorStoreOp> {
     Location loc = op.getLoc();
     auto block = cast<RankedTensorType>(op.getValue().getType());
     Type element = ctx.types.elementType(block);
-    const int64_t bytes = std::max<unsigned>(1, element.getIntOrFloatBitWidth() / 8);
+    const int64_t bytes = gpu::elementBytes(block.getElementType());
     const int64_t rows = block.getShape()[0], cols = block.getShape()[1], step = columns.getInt();
     std::optional<gpu::TmaBox> box = gpu::tmaBoxFor(rows, cols, bytes);
     if (!box)

@@ -102,8 +102,7 @@ void unshareBroadcasts(tile::FuncOp func) {
   func.walk([&](Operation *op) {
     bool broadcast = isa<tile::SplatOp>(op) ||
                      (isa<arith::ConstantOp>(op) && isa<SplatElementsAttr>(cast<arith::ConstantOp>(op).getValue()));
-    if (broadcast && op->getNumResults() == 1 && tensorOf(op->getResult(0)) && !op->getResult(0).use_empty() &&
-        !op->getResult(0).hasOneUse())
+    if (broadcast && tensorOf(op->getResult(0)) && !op->getResult(0).use_empty() && !op->getResult(0).hasOneUse())
       shared.push_back(op);
   });
   for (Operation *op : shared) {

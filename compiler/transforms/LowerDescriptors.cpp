@@ -56,22 +56,22 @@ int64_t knownDivisor(Value v, tile::FuncOp func) {
 /// that follow its tensor map (or the constant 1 a launch specialized one
 /// of them to): the launch builds the map from those parameters, so only
 /// then does the copy engine see the tensor the access describes.
-template <class Access> bool describedByItsParameters(Access load, tile::FuncOp func) {
+template <class Access> bool describedByItsParameters(Access access, tile::FuncOp func) {
   Block &entry = func.getBody().front();
-  auto map = dyn_cast<BlockArgument>(load.getMap());
+  auto map = dyn_cast<BlockArgument>(access.getMap());
   if (!map || map.getOwner() != &entry)
     return false;
-  const unsigned first = map.getArgNumber(), rank = load.getSizes().size();
+  const unsigned first = map.getArgNumber(), rank = access.getSizes().size();
   auto isParameter = [&](Value v, unsigned position, bool mayBeOne) {
     if (position >= entry.getNumArguments())
       return false;
     return v == entry.getArgument(position) || (mayBeOne && matchPattern(v, m_One()));
   };
-  if (!isParameter(load.getBase(), first + 1, false))
+  if (!isParameter(access.getBase(), first + 1, false))
     return false;
   for (unsigned d = 0; d < rank; ++d)
-    if (!isParameter(load.getSizes()[d], first + 2 + d, true) ||
-        !isParameter(load.getStrides()[d], first + 2 + rank + d, true))
+    if (!isParameter(access.getSizes()[d], first + 2 + d, true) ||
+        !isParameter(access.getStrides()[d], first + 2 + rank + d, true))
       return false;
   return true;
 }
@@ -82,17 +82,17 @@ RankedTensorType blockOf(tile::DescriptorStoreOp store) { return cast<RankedTens
 
 /// What the copy engine needs of the tensor itself: a 16-byte aligned base,
 /// a unit innermost stride and the other strides multiples of 16 bytes.
-template <class Access> bool tensorFitsCopyEngine(Access load, tile::FuncOp func) {
-  if (!describedByItsParameters(load, func))
+template <class Access> bool tensorFitsCopyEngine(Access access, tile::FuncOp func) {
+  if (!describedByItsParameters(access, func))
     return false;
-  auto base = cast<BlockArgument>(load.getBase());
+  auto base = cast<BlockArgument>(access.getBase());
   auto alignment = func.getArgAttrOfType<IntegerAttr>(base.getArgNumber(), "tile.divisibility");
   if (!alignment || alignment.getInt() < 16)
     return false;
-  auto strides = load.getStrides();
+  auto strides = access.getStrides();
   if (!matchPattern(strides.back(), m_One()))
     return false;
-  int64_t bytes = elementBytes(blockOf(load).getElementType());
+  int64_t bytes = elementBytes(blockOf(access).getElementType());
   for (Value stride : strides.drop_back())
     if (knownDivisor(stride, func) * bytes % 16 != 0)
       return false;
