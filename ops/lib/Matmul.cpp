@@ -321,11 +321,14 @@ bool stores_b_k_major(const TensorView &b) {
 
 /// The default tile for a problem: the winners of the H100 measurements
 /// (bench/results/2026-11-23-h100-matmul-split-k.md). 16-row tiles with long
-/// K steps for M <= 16; up to M = 128, 64x128 tiles (128x64, six stages,
-/// for M > 64: whole tiles the copy engine feeds on Hopper, 5-14 points of
-/// cuBLAS ahead at 128x4096x4096 and 128x4096x11008 back to back,
-/// bench/results/2026-11-25-h100-matmul-m128-variants.md) while they make
-/// at most ~one wave (128 programs), else 128x128; 128x256 (two warpgroups) for
+/// K steps for M <= 16; up to M = 128, 64x128 tiles while they make at
+/// most ~one wave (128 programs), else 128x128. For 64 < M <= 128 the copy
+/// engine feeds the tiles on Hopper: 64x64 (eight stages) while those make a
+/// wave, else 128x64 (six stages); 64x64 with a producer warpgroup measured
+/// 3-10 points of cuBLAS ahead of 128x64 at 128x4096x4096 and
+/// 128x4096x11008 (bench/results/2026-11-25-h100-matmul-m128-64x64.md), and
+/// 128x64 5-14 ahead of 64x128 with pointer loads
+/// (bench/results/2026-11-25-h100-matmul-tma-store.md). 128x256 (two warpgroups) for
 /// larger products (128x128 when N < 256); small FMA tiles for ieee f32;
 /// for tf32 (operands twice as wide) 128x256x32 with B stored [N][K]
 /// (wgmma on the H100), else 128x128x32 (mma.sync); 128x64x32 for M <= 128,
@@ -351,7 +354,9 @@ Config default_matmul_config(DType operands, Precision precision, bool kMajorB, 
   else if (M <= 16)
     c = tile(16, 64, 128, 4, 5);
   else if (M <= 128 && batches * cdiv(M, 64) * cdiv(N, 128) <= kWave)
-    c = M > 64 ? tile(128, 64, 64, 4, 6) : tile(64, 128, 64, 4, 4);
+    c = M <= 64                                           ? tile(64, 128, 64, 4, 4)
+        : batches * cdiv(M, 64) * cdiv(N, 64) <= kWave ? tile(64, 64, 64, 4, 8)
+                                                        : tile(128, 64, 64, 4, 6);
   else if (M <= 128 || N < 256)
     c = tile(128, 128, 64, 4, 5);
   else
@@ -366,19 +371,26 @@ Config default_matmul_config(DType operands, Precision precision, bool kMajorB, 
   return c;
 }
 
+bool copy_engine_tile(int64_t blockM, int64_t M) {
+  // (bench/results/2026-11-24-h100-matmul-tma.md: skinny tiles;
+  // 2026-11-25-h100-matmul-m128-64x64.md: 64-row tiles of 128-row products.)
+  return blockM >= 128 || (blockM >= 64 && M > 64);
+}
+
 Config with_copy_engine_schedule(Config tile) {
   // With the output stored by the copy engine (OUT_DESCRIPTOR), a producer
   // warpgroup keeping the copies running across a persistent program's
   // tiles measured 1-5 points of cuBLAS ahead of one program a tile on
   // every 4096- and 8192-row shape on the H100; for the 128x64 tiles of
   // 128-row products (a wave or less: one program a tile) a producer alone
-  // measured 5-9 points ahead (bench/results/2026-11-25-h100-matmul-tma-store.md).
-  if (tile.get("BLOCK_M", 0) != 128 || tile.get("SPLIT_K", 1) != 1)
+  // measured 5-9 points ahead (bench/results/2026-11-25-h100-matmul-tma-store.md),
+  // and so does the 64x64 tile of a 128-row product.
+  if (tile.get("SPLIT_K", 1) != 1)
     return tile;
-  const int64_t BN = tile.get("BLOCK_N", 0);
-  if (BN == 256 && !tile.has("PERSISTENT"))
+  const int64_t BM = tile.get("BLOCK_M", 0), BN = tile.get("BLOCK_N", 0);
+  if (BM == 128 && BN == 256 && !tile.has("PERSISTENT"))
     tile.set("PERSISTENT", 1);
-  if ((BN == 256 || BN == 64) && !tile.has("warp_specialize"))
+  if (((BM == 128 && (BN == 256 || BN == 64)) || (BM == 64 && BN == 64)) && !tile.has("warp_specialize"))
     tile.set("warp_specialize", 1);
   return tile;
 }
@@ -475,14 +487,13 @@ MatmulLaunch prepare_matmul(const MatmulArgs &m, const Stream &stream, const Con
     config.set(k, v);
   // Descriptors by default where the copy engine can serve them (Hopper,
   // tensor cores, pipelined loops, 2-D operands it can read) and where it
-  // measured faster: tiles of 128 rows or more. Skinny tiles stream the
-  // weights, where pointer loads were as fast or faster on the H100
-  // (bench/results/2026-11-24-h100-matmul-tma.md).
+  // measured faster (copy_engine_tile).
   // (Sizes below 2^31: the copy engine's coordinates are 32-bit.)
   const bool describable = rank == 2 && on_tensor_cores(m.a.dtype, s.precision) && copyEngineReads(m.a) &&
                            copyEngineReads(m.b) && K > 0 && std::max({M, N, K}) < (int64_t(1) << 31);
   const bool hopper = stream.device().kind() == DeviceKind::cuda && stream.device().compute_capability() >= 90;
-  const bool defaultDescriptors = hopper && describable && config.num_stages() >= 2 && config["BLOCK_M"] >= 128;
+  const bool defaultDescriptors = hopper && describable && config.num_stages() >= 2 &&
+                                  copy_engine_tile(config["BLOCK_M"], M);
   if (!givesTile && config.get("DESCRIPTORS", defaultDescriptors) == 1 && defaultDescriptors)
     config = with_copy_engine_schedule(config);
   const int64_t BM = config["BLOCK_M"], BN = config["BLOCK_N"], BK = config["BLOCK_K"];

@@ -38,11 +38,18 @@ bool stores_b_k_major(const TensorView &b);
 Config default_matmul_config(DType operands, Precision precision, bool kMajorB, int64_t batches, int64_t M,
                              int64_t N, int64_t K);
 
+/// Whether tiles of `blockM` rows of an M-row product read their operands
+/// through the copy engine by default (on Hopper, where it can): tiles of
+/// 128 rows or more, and 64-row tiles of products taller than 64 rows.
+/// Shorter products stream the weights, where pointer loads measured as
+/// fast or faster.
+bool copy_engine_tile(int64_t blockM, int64_t M);
+
 /// How the default tile runs where the copy engine feeds it (Hopper, A and
 /// B through descriptors): the 128x256 tile, unsplit, as persistent
 /// programs with a producer warpgroup (PERSISTENT=1, warp_specialize=1);
-/// the 128x64 tile, unsplit, with a producer warpgroup; unless `tile` says
-/// otherwise.
+/// the 128x64 and 64x64 tiles, unsplit, with a producer warpgroup; unless
+/// `tile` says otherwise.
 Config with_copy_engine_schedule(Config tile);
 
 /// Checks the arguments and plans the launch; `config` overrides the tile.

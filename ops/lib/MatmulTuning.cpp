@@ -77,7 +77,7 @@ autotune::Task tuning_task(const MatmulArgs &args, const Stream &stream, const s
       .axis("BLOCK_N", {32, 64, 128, 256})
       .axis("BLOCK_K", {16, 32, 64, 128})
       .axis("num_warps", {4, 8})
-      .axis("num_stages", {1, 2, 3, 4, 5, 6})
+      .axis("num_stages", {1, 2, 3, 4, 5, 6, 8})
       .axis("GROUP_M", {8})
       .axis("SPLIT_K", {1, 2, 4, 8})
       .axis("PERSISTENT", {0, 1})
@@ -102,9 +102,11 @@ autotune::Task tuning_task(const MatmulArgs &args, const Stream &stream, const s
                   })
       .constraint("persistent programs compute whole tiles (SPLIT_K=1)",
                   [](const Config &c) { return c["PERSISTENT"] == 0 || c["SPLIT_K"] == 1; })
-      .constraint("a producer warpgroup only where the copy engine feeds the tensor cores (tiles of 128+ rows, unsplit)",
+      .constraint("a producer warpgroup only where the copy engine feeds the tensor cores (tiles of 128+ rows, or 64 "
+                  "rows of a taller product; unsplit)",
                   [=](const Config &c) {
-                    return c["warp_specialize"] == 0 || (tensorCores && c["BLOCK_M"] >= 128 && c["SPLIT_K"] == 1);
+                    return c["warp_specialize"] == 0 ||
+                           (tensorCores && copy_engine_tile(c["BLOCK_M"], sz.M) && c["SPLIT_K"] == 1);
                   });
   if (tensorCores)
     task.space.constraint("tensor cores: at least 32-wide K steps, at least 2 stages (pipelined copies)",

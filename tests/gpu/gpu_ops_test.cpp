@@ -261,7 +261,8 @@ TEST(GpuOps, MatmulStoresItsOutputThroughTheCopyEngine) {
   // --compile-only runs take that kernel too): bf16 and f32 outputs of
   // ragged M and N (the boxes clipped at the edges), with the bias + gelu +
   // residual epilogue; persistent programs over 144 tiles on 132, with and
-  // without a producer warpgroup, reuse the staging buffer tile after tile.
+  // without a producer warpgroup, reuse the staging buffer tile after tile;
+  // the 64x64 tile with a producer (128-row products' default).
   struct Case {
     DType out;
     int64_t M, N, K;
@@ -272,7 +273,12 @@ TEST(GpuOps, MatmulStoresItsOutputThroughTheCopyEngine) {
   std::vector<Case> cases{{DType::bf16, 200, 328, 192, tile},
                           {DType::f32, 200, 328, 192, tile},
                           {DType::bf16, 2000, 2296, 136, Config(tile).set("PERSISTENT", 1)},
-                          {DType::bf16, 2000, 2296, 136, Config(tile).set("PERSISTENT", 1).set("warp_specialize", 1)}};
+                          {DType::bf16, 2000, 2296, 136, Config(tile).set("PERSISTENT", 1).set("warp_specialize", 1)},
+                          // the 64x64 tile of 128-row products: one consumer warpgroup, a producer
+                          {DType::bf16, 100, 328, 200,
+                           Config{{"BLOCK_M", 64}, {"BLOCK_N", 64}, {"BLOCK_K", 64}, {"GROUP_M", 8}, {"num_warps", 4},
+                                  {"num_stages", 8}, {"DESCRIPTORS", 1}, {"OUT_DESCRIPTOR", 1},
+                                  {"warp_specialize", 1}}}};
   for (const Case &c : cases) {
     Pair a(HostTensor::random(DType::bf16, {c.M, c.K}, 41)), b(HostTensor::random(DType::bf16, {c.K, c.N}, 42));
     Pair bias(HostTensor::random(DType::f32, {c.N}, 43)), residual(HostTensor::random(DType::bf16, {c.M, c.N}, 44));

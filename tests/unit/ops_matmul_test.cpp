@@ -233,6 +233,15 @@ TEST(OpsMatmul, WarpSpecializedCopyEngineKernelsHaveAProducerWarpgroup) {
     EXPECT_GT(kernel.registers, 0);
     EXPECT_EQ(kernel.spill_stores, 0) << kernel.ptxas_log;
   }
+  // The 64x64 tile (128-row products' default): one consumer warpgroup of
+  // m64 wgmma beside the producer, eight stages, the copy engine storing.
+  Config tile64{{"BLOCK_M", 64}, {"BLOCK_N", 64}, {"BLOCK_K", 64}, {"GROUP_M", 8},          {"num_warps", 4},
+                {"num_stages", 8}, {"DESCRIPTORS", 1}, {"warp_specialize", 1}, {"OUT_DESCRIPTOR", 1}};
+  CompiledKernel kernel64 = task.compile(tile64);
+  EXPECT_EQ(kernel64.num_warps, 8);
+  EXPECT_NE(kernel64.ptx.find("wgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16"), std::string::npos);
+  EXPECT_NE(kernel64.ptx.find("cp.async.bulk.tensor.2d.global.shared::cta.bulk_group"), std::string::npos);
+  EXPECT_EQ(kernel64.spill_stores, 0) << kernel64.ptxas_log;
   // Two programs a multiprocessor, one consumer warpgroup each: 256
   // threads a program, 128 registers at entry, the consumers grow to 216.
   // (Their stores are the threads' own: staging the tile for the copy
@@ -437,16 +446,19 @@ TEST(OpsMatmul, DefaultTilesAndTheTuningSpace) {
                            "warp_specialize"})
     EXPECT_TRUE(task.seeds.at(0).has(axis)) << axis;
   EXPECT_EQ(task.space.check(task.seeds.at(0)), "");
-  // A 256-row problem: a producer warpgroup with 128+-row unsplit tiles only.
+  // A 256-row problem: a producer warpgroup with unsplit tiles the copy
+  // engine feeds only (64 rows or more there).
   HostTensor tall = HostTensor::random(DType::bf16, {256, K}, 14), tallOut = HostTensor::poisoned(DType::bf16, {256, N});
-  bool specialized = false;
+  bool specialized = false, specialized64 = false;
   for (const Config &c : tuning_task({tall.view(), b.view(), tallOut.view()}, cpu(), "sm_90a").space.valid({}))
     if (c["warp_specialize"] == 1) {
       specialized = true;
-      EXPECT_GE(c["BLOCK_M"], 128);
+      specialized64 |= c["BLOCK_M"] == 64;
+      EXPECT_GE(c["BLOCK_M"], 64);
       EXPECT_EQ(c["SPLIT_K"], 1);
     }
   EXPECT_TRUE(specialized);
+  EXPECT_TRUE(specialized64);
   // A 512x512 problem takes the 128x256 tile: on Hopper it runs persistent
   // with a producer warpgroup, and the search starts there; before Hopper,
   // one program a tile.
@@ -461,15 +473,24 @@ TEST(OpsMatmul, DefaultTilesAndTheTuningSpace) {
     EXPECT_EQ(seed["warp_specialize"], std::string(arch) == "sm_90a" ? 1 : 0);
     EXPECT_EQ(bigTask.space.check(seed), "");
   }
-  // A 128-row product takes 128x64 tiles (six stages): on Hopper with a
-  // producer warpgroup, one program a tile.
+  // A 128-row product whose 64x64 tiles make a wave takes them (eight
+  // stages): on Hopper with a producer warpgroup, one program a tile.
   HostTensor rows128 = HostTensor::random(DType::bf16, {128, K}, 17), out128 = HostTensor::poisoned(DType::bf16, {128, 512});
   const Config seed128 = tuning_task({rows128.view(), wideB.view(), out128.view()}, cpu(), "sm_90a").seeds.at(0);
-  EXPECT_EQ(seed128["BLOCK_M"], 128);
+  EXPECT_EQ(seed128["BLOCK_M"], 64);
   EXPECT_EQ(seed128["BLOCK_N"], 64);
+  EXPECT_EQ(seed128["num_stages"], 8);
   EXPECT_EQ(seed128["warp_specialize"], 1);
   EXPECT_EQ(seed128["PERSISTENT"], 0);
   EXPECT_EQ(tuning_task({rows128.view(), wideB.view(), out128.view()}, cpu(), "sm_90a").space.check(seed128), "");
+  // More of them than a wave (N = 8192: 256 tiles): 128x64 tiles, six stages.
+  HostTensor widestB = HostTensor::random(DType::bf16, {K, 8192}, 18);
+  HostTensor out8192 = HostTensor::poisoned(DType::bf16, {128, 8192});
+  const Config seedWide = tuning_task({rows128.view(), widestB.view(), out8192.view()}, cpu(), "sm_90a").seeds.at(0);
+  EXPECT_EQ(seedWide["BLOCK_M"], 128);
+  EXPECT_EQ(seedWide["BLOCK_N"], 64);
+  EXPECT_EQ(seedWide["num_stages"], 6);
+  EXPECT_EQ(seedWide["warp_specialize"], 1);
   // A config's output passes the check against the default tile's; an
   // unwritten (poisoned) output does not.
   Config other{{"BLOCK_M", 32}, {"BLOCK_N", 32}, {"BLOCK_K", 32}, {"GROUP_M", 8}, {"num_warps", 4}, {"num_stages", 2}};
