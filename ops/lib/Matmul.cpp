@@ -34,6 +34,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "ops/lib/MatmulPlan.h"
+#include "ops/lib/MatmulPlanCache.h"
 #include "ops/lib/Space.h"
 #include "ops/lib/Workspace.h"
 
@@ -591,8 +592,10 @@ MatmulLaunch prepare_matmul(const MatmulArgs &m, const Stream &stream, const Con
                             std::vector<Arg>(q.signature.types().size(), Arg(0)), q.pointers[WORK]};
     std::vector<Arg> &args = step.args;
     for (int o = 0; o < WORK; ++o)
-      if (q.pointers[o] >= 0)
+      if (q.pointers[o] >= 0) {
         args[q.pointers[o]] = arg_of(*of[o]);
+        step.tensors.emplace_back(q.pointers[o], o);
+      }
     for (int o : {A, B, OUT}) // as stored: [rows][contiguous columns]
       if (int first = q.descriptors[o]; first >= 0) {
         bool asLaid = o == A ? st.aKContiguous : o == B ? st.bNContiguous : true;
@@ -602,6 +605,7 @@ MatmulLaunch prepare_matmul(const MatmulArgs &m, const Stream &stream, const Con
         std::vector<Arg> parts;
         TensorArg(arg_of(*of[o]), {rows, cols}, {rowStride, 1}).append_to(parts);
         std::copy(parts.begin(), parts.end(), args.begin() + first);
+        step.tensors.emplace_back(first + 1, o); // (after the tensor map's placeholder)
       }
     args[q.M] = Arg(M);
     args[q.N] = Arg(N);
@@ -609,6 +613,7 @@ MatmulLaunch prepare_matmul(const MatmulArgs &m, const Stream &stream, const Con
       args[q.K] = Arg(K);
     if (q.alpha >= 0)
       args[q.alpha] = Arg(static_cast<float>(m.alpha));
+    step.alpha = q.alpha;
     if (q.chunk >= 0)
       args[q.chunk] = Arg(chunk);
     if (q.splits >= 0)
@@ -644,9 +649,26 @@ MatmulLaunch prepare_matmul(const MatmulArgs &m, const Stream &stream, const Con
   return launch;
 }
 
+void MatmulLaunch::rebind(const MatmulArgs &m) {
+  static_assert(A == 0 && B == 1 && OUT == 2 && BIAS == 3 && RESIDUAL == 4, "views numbered as MatmulArgs orders them");
+  const TensorView *views[] = {&m.a, &m.b, &m.out, &m.bias, &m.residual};
+  for (Step &step : steps) {
+    for (auto [argument, view] : step.tensors) {
+      Arg &arg = step.args[argument];
+      arg = Arg::device_pointer(views[view]->address, arg.bytes(), arg.device());
+    }
+    if (step.alpha >= 0)
+      step.args[step.alpha] = Arg(static_cast<float>(m.alpha));
+  }
+}
+
 void MatmulLaunch::queue(const Stream &stream) const {
   Buffer space = workspace_bytes ? workspace(stream, workspace_bytes) : Buffer();
   for (const Step &step : steps) {
+    if (step.workspace < 0) {
+      step.kernel.launch_with(step.grid, step.config, stream, step.args);
+      continue;
+    }
     std::vector<Arg> args = step.args;
     if (step.workspace >= 0)
       args[step.workspace] = Arg::device_pointer(space.address(), workspace_bytes, space.device().kind());
@@ -670,7 +692,15 @@ CompiledKernel MatmulLaunch::compile(const std::string &arch) const {
 }
 
 void matmul(const MatmulArgs &args, const Stream &stream, const Config &config) {
-  prepare_matmul(args, stream, config.values().empty() ? chosen_matmul_config(args, stream) : config).queue(stream);
+  thread_local MatmulPlanCache recent;
+  if (const MatmulLaunch *plan = recent.find(args, stream, config)) {
+    plan->queue(stream);
+    return;
+  }
+  MatmulLaunch plan =
+      prepare_matmul(args, stream, config.values().empty() ? chosen_matmul_config(args, stream) : config);
+  plan.queue(stream);
+  recent.keep(args, stream, config, std::move(plan));
 }
 
 } // namespace kiln::ops

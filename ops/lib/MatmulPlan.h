@@ -5,6 +5,7 @@
 #include <kiln/kiln.h>
 #include <kiln/ops/library.h>
 
+#include <utility>
 #include <vector>
 
 namespace kiln::ops {
@@ -19,10 +20,17 @@ struct MatmulLaunch {
     Grid grid;
     std::vector<Arg> args;
     int workspace = -1; ///< the argument that the split-K workspace fills, if any
+    /// The arguments holding the call's tensors: (argument, view), views
+    /// numbered in MatmulArgs' order (a, b, out, bias, residual).
+    std::vector<std::pair<int, int>> tensors;
+    int alpha = -1; ///< the argument holding alpha, if any
   };
   std::vector<Step> steps;
   size_t workspace_bytes = 0; ///< taken from the stream's workspace when queued
 
+  /// Points the plan at another call's tensors and alpha (a call planned
+  /// the same otherwise: see MatmulPlanCache).
+  void rebind(const MatmulArgs &args);
   void queue(const Stream &stream) const;
   /// Compiles every step; returns the one using the most registers.
   CompiledKernel compile(const std::string &arch) const;

@@ -8,6 +8,8 @@
 
 #include <kiln/ops/library.h>
 
+#include "ops/lib/MatmulPlanCache.h"
+
 using namespace kiln;
 using namespace kiln::ops;
 using kiln::testing::HostTensor;
@@ -535,6 +537,62 @@ TEST(OpsMatmul, F32OperandsAsTf32OrTf32x3) {
     for (int64_t n = 0; n < N; ++n)
       difference = std::max(difference, std::fabs(product({m, n}, true) - product({m, n}, false)));
   EXPECT_GT(difference, 1e-4);
+}
+
+TEST(OpsMatmul, RepeatedCallsReusePlansWithTheirOwnTensors) {
+  // A call like a recent one takes its plan with the new tensors and alpha:
+  // each of these outputs must be its own product.
+  const int64_t M = 24, N = 40, K = 56;
+  auto reference = [&](HostTensor &a, HostTensor &b, HostTensor &bias, double alpha) {
+    return [&, alpha](const std::vector<int64_t> &at) {
+      double s = 0;
+      for (int64_t k = 0; k < K; ++k)
+        s += a.at({at[0], k}) * b.at({k, at[1]});
+      return alpha * s + bias.at({at[1]});
+    };
+  };
+  std::vector<HostTensor> as, bs, biases, outs;
+  for (unsigned i = 0; i < 3; ++i) {
+    as.push_back(HostTensor::random(DType::f16, {M, K}, 60 + i));
+    bs.push_back(HostTensor::random(DType::f16, {K, N}, 70 + i));
+    biases.push_back(HostTensor::random(DType::f32, {N}, 80 + i));
+    outs.push_back(HostTensor::poisoned(DType::f32, {M, N}));
+  }
+  for (int i = 0; i < 3; ++i)
+    matmul({as[i].view(), bs[i].view(), outs[i].view(), biases[i].view(), {}, 0.5 + i}, cpu());
+  for (int i = 0; i < 3; ++i) {
+    SCOPED_TRACE(i);
+    outs[i].expect_near(reference(as[i], bs[i], biases[i], 0.5 + i), 1e-3);
+  }
+
+  // What the cache keys on: the same shapes elsewhere find the plan (rebound
+  // there); other strides, a missing epilogue input, another alignment or
+  // another config do not.
+  MatmulArgs args{as[0].view(), bs[0].view(), outs[0].view(), biases[0].view(), {}, 1.0};
+  MatmulPlanCache cache;
+  cache.keep(args, cpu(), {}, prepare_matmul(args, cpu(), {}));
+  MatmulArgs elsewhere{as[1].view(), bs[1].view(), outs[1].view(), biases[1].view(), {}, 2.0};
+  const MatmulLaunch *plan = cache.find(elsewhere, cpu(), {});
+  ASSERT_NE(plan, nullptr);
+  ASSERT_EQ(plan->steps.size(), 1u);
+  for (auto [argument, view] : plan->steps[0].tensors) {
+    const TensorView *views[] = {&elsewhere.a, &elsewhere.b, &elsewhere.out, &elsewhere.bias, &elsewhere.residual};
+    EXPECT_EQ(plan->steps[0].args[argument].address(), views[view]->address);
+  }
+  EXPECT_EQ(plan->steps[0].tensors.size(), 4u); // a, b, out, bias
+  ASSERT_GE(plan->steps[0].alpha, 0);
+  EXPECT_EQ(plan->steps[0].args[plan->steps[0].alpha].floating(), 2.0);
+  MatmulArgs transposed = elsewhere;
+  transposed.b.shape = {K, N};
+  transposed.b.strides = {1, K};
+  EXPECT_EQ(cache.find(transposed, cpu(), {}), nullptr);
+  MatmulArgs noBias = elsewhere;
+  noBias.bias = {};
+  EXPECT_EQ(cache.find(noBias, cpu(), {}), nullptr);
+  MatmulArgs unaligned = elsewhere;
+  unaligned.a.address += 2; // (never read: only the key is compared)
+  EXPECT_EQ(cache.find(unaligned, cpu(), {}), nullptr);
+  EXPECT_EQ(cache.find(elsewhere, cpu(), small()), nullptr);
 }
 
 TEST(OpsMatmul, BadArgumentsAreRejectedWithReasons) {
