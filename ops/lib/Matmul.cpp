@@ -326,8 +326,8 @@ bool stores_b_k_major(const TensorView &b) {
 /// most ~one wave (128 programs), else 128x128. For 64 < M <= 128 the copy
 /// engine feeds the tiles on Hopper: 64x64 (eight stages) while those make a
 /// wave, else 128x64 (six stages); 64x64 with a producer warpgroup measured
-/// 3-10 points of cuBLAS ahead of 128x64 at 128x4096x4096 and
-/// 128x4096x11008 (bench/results/2026-11-25-h100-matmul-m128-64x64.md), and
+/// 4-21 points of cuBLAS ahead of 128x64 at 128x4096x4096 and
+/// 128x4096x11008 (bench/results/2026-11-25-h100-matmul-64x64-plan-cache.md), and
 /// 128x64 5-14 ahead of 64x128 with pointer loads
 /// (bench/results/2026-11-25-h100-matmul-tma-store.md). 128x256 (two warpgroups) for
 /// larger products (128x128 when N < 256); small FMA tiles for ieee f32;
@@ -374,7 +374,7 @@ Config default_matmul_config(DType operands, Precision precision, bool kMajorB, 
 
 bool copy_engine_tile(int64_t blockM, int64_t M) {
   // (bench/results/2026-11-24-h100-matmul-tma.md: skinny tiles;
-  // 2026-11-25-h100-matmul-m128-64x64.md: 64-row tiles of 128-row products.)
+  // 2026-11-25-h100-matmul-64x64-plan-cache.md: 64-row tiles of 128-row products.)
   return blockM >= 128 || (blockM >= 64 && M > 64);
 }
 
