@@ -34,7 +34,6 @@
 //===----------------------------------------------------------------------===//
 
 #include "ops/lib/MatmulPlan.h"
-#include "ops/lib/MatmulPlanCache.h"
 #include "ops/lib/Space.h"
 #include "ops/lib/Workspace.h"
 
@@ -594,7 +593,7 @@ MatmulLaunch prepare_matmul(const MatmulArgs &m, const Stream &stream, const Con
     for (int o = 0; o < WORK; ++o)
       if (q.pointers[o] >= 0) {
         args[q.pointers[o]] = arg_of(*of[o]);
-        step.tensors.emplace_back(q.pointers[o], o);
+        step.tensors.slots.emplace_back(q.pointers[o], o);
       }
     for (int o : {A, B, OUT}) // as stored: [rows][contiguous columns]
       if (int first = q.descriptors[o]; first >= 0) {
@@ -605,7 +604,7 @@ MatmulLaunch prepare_matmul(const MatmulArgs &m, const Stream &stream, const Con
         std::vector<Arg> parts;
         TensorArg(arg_of(*of[o]), {rows, cols}, {rowStride, 1}).append_to(parts);
         std::copy(parts.begin(), parts.end(), args.begin() + first);
-        step.tensors.emplace_back(first + 1, o); // (after the tensor map's placeholder)
+        step.tensors.slots.emplace_back(first + 1, o); // (after the tensor map's placeholder)
       }
     args[q.M] = Arg(M);
     args[q.N] = Arg(N);
@@ -649,14 +648,14 @@ MatmulLaunch prepare_matmul(const MatmulArgs &m, const Stream &stream, const Con
   return launch;
 }
 
+int32_t matmul_plan_choices(const MatmulArgs &args) {
+  return static_cast<int32_t>(args.activation) * 16 + static_cast<int32_t>(args.precision);
+}
+
 void MatmulLaunch::rebind(const MatmulArgs &m) {
   static_assert(A == 0 && B == 1 && OUT == 2 && BIAS == 3 && RESIDUAL == 4, "views numbered as MatmulArgs orders them");
-  const TensorView *views[] = {&m.a, &m.b, &m.out, &m.bias, &m.residual};
   for (Step &step : steps) {
-    for (auto [argument, view] : step.tensors) {
-      Arg &arg = step.args[argument];
-      arg = Arg::device_pointer(views[view]->address, arg.bytes(), arg.device());
-    }
+    step.tensors.rebind(step.args, {&m.a, &m.b, &m.out, &m.bias, &m.residual});
     if (step.alpha >= 0)
       step.args[step.alpha] = Arg(static_cast<float>(m.alpha));
   }
@@ -692,15 +691,19 @@ CompiledKernel MatmulLaunch::compile(const std::string &arch) const {
 }
 
 void matmul(const MatmulArgs &args, const Stream &stream, const Config &config) {
-  thread_local MatmulPlanCache recent;
-  if (const MatmulLaunch *plan = recent.find(args, stream, config)) {
+  thread_local RecentPlans<MatmulLaunch> recent;
+  PlanKey key;
+  const bool keyed = key.make({&args.a, &args.b, &args.out, &args.bias, &args.residual},
+                              matmul_plan_choices(args), stream);
+  if (const MatmulLaunch *plan = keyed ? recent.find(key, config, args) : nullptr) {
     plan->queue(stream);
     return;
   }
   MatmulLaunch plan =
       prepare_matmul(args, stream, config.values().empty() ? chosen_matmul_config(args, stream) : config);
   plan.queue(stream);
-  recent.keep(args, stream, config, std::move(plan));
+  if (keyed)
+    recent.keep(key, config, std::move(plan));
 }
 
 } // namespace kiln::ops

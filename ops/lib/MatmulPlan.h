@@ -5,7 +5,8 @@
 #include <kiln/kiln.h>
 #include <kiln/ops/library.h>
 
-#include <utility>
+#include "ops/lib/RecentPlans.h"
+
 #include <vector>
 
 namespace kiln::ops {
@@ -20,16 +21,16 @@ struct MatmulLaunch {
     Grid grid;
     std::vector<Arg> args;
     int workspace = -1; ///< the argument that the split-K workspace fills, if any
-    /// The arguments holding the call's tensors: (argument, view), views
-    /// numbered in MatmulArgs' order (a, b, out, bias, residual).
-    std::vector<std::pair<int, int>> tensors;
+    /// The arguments holding the call's tensors, views numbered in
+    /// MatmulArgs' order (a, b, out, bias, residual).
+    TensorSlots tensors;
     int alpha = -1; ///< the argument holding alpha, if any
   };
   std::vector<Step> steps;
   size_t workspace_bytes = 0; ///< taken from the stream's workspace when queued
 
   /// Points the plan at another call's tensors and alpha (a call planned
-  /// the same otherwise: see MatmulPlanCache).
+  /// the same otherwise: RecentPlans).
   void rebind(const MatmulArgs &args);
   void queue(const Stream &stream) const;
   /// Compiles every step; returns the one using the most registers.
@@ -59,6 +60,10 @@ bool copy_engine_tile(int64_t blockM, int64_t M);
 /// the 128x64 and 64x64 tiles, unsplit, with a producer warpgroup; unless
 /// `tile` says otherwise.
 Config with_copy_engine_schedule(Config tile);
+
+/// What, besides the views, a matmul's plan depends on (the activation and
+/// the precision), for its PlanKey.
+int32_t matmul_plan_choices(const MatmulArgs &args);
 
 /// Checks the arguments and plans the launch; `config` overrides the tile.
 MatmulLaunch prepare_matmul(const MatmulArgs &args, const Stream &stream, const Config &config);

@@ -493,9 +493,12 @@ NormalizationLaunch prepare(const Request &r, const Stream &stream, const Config
   std::string key = structureKey(r, p);
   Kernel kernel = cached_kernel(key, [&] { return makeKernel(key, r, p, q); });
   std::vector<Arg> args(q.signature.types().size(), Arg(0));
+  TensorSlots tensors;
   for (int s = 0; s < SLOTS; ++s)
-    if (q.pointers[s] >= 0)
+    if (q.pointers[s] >= 0) {
       args[q.pointers[s]] = arg_of(r.views[s]);
+      tensors.slots.emplace_back(q.pointers[s], s);
+    }
   args[q.rows] = Arg(p.rows);
   args[q.N] = Arg(N);
   if (q.eps >= 0)
@@ -509,7 +512,7 @@ NormalizationLaunch prepare(const Request &r, const Stream &stream, const Config
     if (q.columnStrides[s] >= 0)
       args[q.columnStrides[s]] = Arg(p.columnStride[s]);
   }
-  return {kernel, config, Grid(static_cast<uint32_t>(cdiv(p.rows, BM))), args};
+  return {kernel, config, Grid(static_cast<uint32_t>(cdiv(p.rows, BM))), args, tensors, q.eps};
 }
 
 } // namespace
@@ -529,6 +532,14 @@ NormalizationLaunch prepare_normalization(Normalization op, const NormalizationA
   return prepare(Request(op, args), stream, config);
 }
 
+void NormalizationLaunch::rebind(const NormalizationArgs &a) {
+  static_assert(X == 0 && Y == 1 && WEIGHT == 2 && BIAS == 3 && MEAN == 4 && RSTD == 5,
+                "views numbered as NormalizationArgs orders them");
+  tensors.rebind(args, {&a.x, &a.y, &a.weight, &a.bias, &a.mean, &a.rstd});
+  if (eps >= 0)
+    args[eps] = Arg(static_cast<float>(a.eps));
+}
+
 void NormalizationLaunch::queue(const Stream &stream) const {
   if (kernel.signature().size())
     kernel.launch_with(grid, config, stream, args);
@@ -539,7 +550,19 @@ CompiledKernel NormalizationLaunch::compile(const std::string &arch) const {
 }
 
 void normalize(Normalization op, const NormalizationArgs &args, const Stream &stream, const Config &config) {
-  prepare(Request(op, args), stream, config.values().empty() ? chosen_plan(op, args, stream) : config).queue(stream);
+  thread_local RecentPlans<NormalizationLaunch> recent;
+  PlanKey key;
+  const bool keyed = key.make({&args.x, &args.y, &args.weight, &args.bias, &args.mean, &args.rstd},
+                              static_cast<int32_t>(op), stream);
+  if (const NormalizationLaunch *plan = keyed ? recent.find(key, config, args) : nullptr) {
+    plan->queue(stream);
+    return;
+  }
+  NormalizationLaunch plan =
+      prepare(Request(op, args), stream, config.values().empty() ? chosen_plan(op, args, stream) : config);
+  plan.queue(stream);
+  if (keyed)
+    recent.keep(key, config, std::move(plan));
 }
 
 void softmax(const TensorView &x, const TensorView &y, const Stream &stream, const Config &config) {

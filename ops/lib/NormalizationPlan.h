@@ -5,6 +5,8 @@
 #include <kiln/kiln.h>
 #include <kiln/ops/library.h>
 
+#include "ops/lib/RecentPlans.h"
+
 #include <string>
 #include <vector>
 
@@ -17,6 +19,14 @@ struct NormalizationLaunch {
   Config config;
   Grid grid;
   std::vector<Arg> args;
+  /// The arguments holding the call's tensors, views numbered in
+  /// NormalizationArgs' order (x, y, weight, bias, mean, rstd).
+  TensorSlots tensors;
+  int eps = -1; ///< the argument holding eps, if any
+
+  /// Points the plan at another call's tensors and eps (a call planned the
+  /// same otherwise: RecentPlans).
+  void rebind(const NormalizationArgs &args);
 
   /// Queues the launch on `stream` (nothing when there is nothing to do).
   void queue(const Stream &stream) const;

@@ -8,7 +8,7 @@
 
 #include <kiln/ops/library.h>
 
-#include "ops/lib/MatmulPlanCache.h"
+#include "ops/lib/MatmulPlan.h"
 
 using namespace kiln;
 using namespace kiln::ops;
@@ -565,34 +565,44 @@ TEST(OpsMatmul, RepeatedCallsReusePlansWithTheirOwnTensors) {
     outs[i].expect_near(reference(as[i], bs[i], biases[i], 0.5 + i), 1e-3);
   }
 
-  // What the cache keys on: the same shapes elsewhere find the plan (rebound
-  // there); other strides, a missing epilogue input, another alignment or
-  // another config do not.
+  // What the plans are kept by: the same shapes elsewhere find the plan
+  // (rebound there); other strides, a missing epilogue input, another
+  // alignment, activation or config do not.
+  auto keyOf = [](const MatmulArgs &m) {
+    PlanKey key;
+    EXPECT_TRUE(key.make({&m.a, &m.b, &m.out, &m.bias, &m.residual}, matmul_plan_choices(m), cpu()));
+    return key;
+  };
   MatmulArgs args{as[0].view(), bs[0].view(), outs[0].view(), biases[0].view(), {}, 1.0};
-  MatmulPlanCache cache;
-  cache.keep(args, cpu(), {}, prepare_matmul(args, cpu(), {}));
+  RecentPlans<MatmulLaunch> recent;
+  recent.keep(keyOf(args), {}, prepare_matmul(args, cpu(), {}));
   MatmulArgs elsewhere{as[1].view(), bs[1].view(), outs[1].view(), biases[1].view(), {}, 2.0};
-  const MatmulLaunch *plan = cache.find(elsewhere, cpu(), {});
+  const MatmulLaunch *plan = recent.find(keyOf(elsewhere), {}, elsewhere);
   ASSERT_NE(plan, nullptr);
   ASSERT_EQ(plan->steps.size(), 1u);
-  for (auto [argument, view] : plan->steps[0].tensors) {
-    const TensorView *views[] = {&elsewhere.a, &elsewhere.b, &elsewhere.out, &elsewhere.bias, &elsewhere.residual};
+  const TensorView *views[] = {&elsewhere.a, &elsewhere.b, &elsewhere.out, &elsewhere.bias, &elsewhere.residual};
+  for (auto [argument, view] : plan->steps[0].tensors.slots)
     EXPECT_EQ(plan->steps[0].args[argument].address(), views[view]->address);
-  }
-  EXPECT_EQ(plan->steps[0].tensors.size(), 4u); // a, b, out, bias
+  EXPECT_EQ(plan->steps[0].tensors.slots.size(), 4u); // a, b, out, bias
   ASSERT_GE(plan->steps[0].alpha, 0);
   EXPECT_EQ(plan->steps[0].args[plan->steps[0].alpha].floating(), 2.0);
   MatmulArgs transposed = elsewhere;
   transposed.b.shape = {K, N};
   transposed.b.strides = {1, K};
-  EXPECT_EQ(cache.find(transposed, cpu(), {}), nullptr);
   MatmulArgs noBias = elsewhere;
   noBias.bias = {};
-  EXPECT_EQ(cache.find(noBias, cpu(), {}), nullptr);
   MatmulArgs unaligned = elsewhere;
   unaligned.a.address += 2; // (never read: only the key is compared)
-  EXPECT_EQ(cache.find(unaligned, cpu(), {}), nullptr);
-  EXPECT_EQ(cache.find(elsewhere, cpu(), small()), nullptr);
+  MatmulArgs relu = elsewhere;
+  relu.activation = Activation::relu;
+  for (const MatmulArgs *other : {&transposed, &noBias, &unaligned, &relu})
+    EXPECT_EQ(recent.find(keyOf(*other), {}, *other), nullptr);
+  EXPECT_EQ(recent.find(keyOf(elsewhere), small(), elsewhere), nullptr);
+  // Views of more dimensions than a key holds are planned every time.
+  TensorView deep = elsewhere.a;
+  deep.shape = {1, 1, 1, 1, M, K};
+  PlanKey none;
+  EXPECT_FALSE(none.make({&deep}, 0, cpu()));
 }
 
 TEST(OpsMatmul, BadArgumentsAreRejectedWithReasons) {

@@ -126,6 +126,37 @@ TEST(OpsNormalization, RmsNormAndOptionalOperands) {
   }
 }
 
+TEST(OpsNormalization, RepeatedCallsReusePlansWithTheirOwnTensors) {
+  // Calls like a recent one reuse its plan, rebound to their own tensors
+  // and eps: each output is its own row's layer norm; a call without the
+  // statistics, or as RMS norm, plans afresh.
+  const int64_t R = 5, N = 300;
+  const double eps[] = {1e-5, 0.5, 3.0};
+  std::vector<HostTensor> xs, ws, ys, means;
+  for (unsigned i = 0; i < 3; ++i) {
+    xs.push_back(HostTensor::random(DType::f32, {R, N}, 90 + i, -3, 5));
+    ws.push_back(HostTensor::random(DType::f32, {N}, 95 + i));
+    ys.push_back(HostTensor::poisoned(DType::f32, {R, N}));
+    means.push_back(HostTensor::poisoned(DType::f32, {R}));
+  }
+  for (int i = 0; i < 3; ++i)
+    layer_norm(xs[i].view(), ws[i].view(), {}, eps[i], ys[i].view(), means[i].view(), {}, cpu());
+  for (int i = 0; i < 3; ++i) {
+    SCOPED_TRACE(i);
+    ys[i].expect_near([&](const std::vector<int64_t> &at) {
+      Stats s = stats(rowOf(xs[i], leadingOf(at)));
+      return (xs[i].at(at) - s.mean) / std::sqrt(s.var + eps[i]) * ws[i].at({at.back()});
+    }, 1e-5);
+    means[i].expect_near([&](const std::vector<int64_t> &at) { return stats(rowOf(xs[i], at)).mean; }, 1e-5);
+  }
+  HostTensor y = HostTensor::poisoned(DType::f32, {R, N});
+  rms_norm(xs[1].view(), ws[1].view(), eps[1], y.view(), {}, cpu());
+  y.expect_near([&](const std::vector<int64_t> &at) {
+    Stats s = stats(rowOf(xs[1], leadingOf(at)));
+    return xs[1].at(at) / std::sqrt(s.meanSquare + eps[1]) * ws[1].at({at.back()});
+  }, 1e-5);
+}
+
 TEST(OpsNormalization, OnePassKernelsAskL2ToKeepX) {
   // The one-pass kernels read x once, with evict_last (measured faster on
   // the H100): every global load, x's and the weight's, carries the hint.
