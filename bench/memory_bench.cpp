@@ -3,7 +3,7 @@
 // events around each launch), medians of repetitions, bandwidth counted as
 // each input read once plus each output written once. Also times what a
 // user waits for around a launch: a cold compile, a disk-cache hit, and the
-// host's cost per launch.
+// host's cost per launch, of a kernel and of an op's call (C++ and C ABI).
 //
 //   memory_bench [--records FILE] [--command TEXT] [google benchmark flags]
 //
@@ -14,6 +14,7 @@
 #include "memory_kernels.h"
 
 #include <kiln/ops/library.h>
+#include <kiln_ops.h>
 
 #include <kiln/numeric.h>
 
@@ -376,7 +377,25 @@ struct LaunchCosts {
   double launch_us;             ///< wall time per launch, 2000 launches of a small kernel and a sync
   double launch_call_us;        ///< host time in Kernel::launch per call, 200 calls, no sync
   double driver_call_us;        ///< the driver's own cuLaunchKernel per call, the same way
+  double ops_call_us;           ///< ops::layer_norm (64x1024 f32) per call, 200 calls, no sync
+  double c_abi_call_us;         ///< the same through kiln_layer_norm (DLTensors)
 };
+
+/// Host microseconds per call of `call`, 200 calls in a row without a sync
+/// (few enough that the driver's queue never fills), median of 5.
+template <class Call> double host_us_per_call(const Call &call) {
+  call();
+  std::vector<double> per_call;
+  for (int trial = 0; trial < 5; ++trial) {
+    stream().synchronize();
+    auto t0 = std::chrono::steady_clock::now();
+    for (int i = 0; i < 200; ++i)
+      call();
+    per_call.push_back(seconds_since(t0) / 200 * 1e6);
+  }
+  stream().synchronize();
+  return median(per_call);
+}
 
 /// The CUDA driver's own cost per cuLaunchKernel of `kernel` (the same
 /// arguments, 200 calls, no sync): the floor under Kiln's launch path.
@@ -472,6 +491,25 @@ LaunchCosts measure_launch_costs() {
   CompiledKernel compiled =
       k.compile(config, k.specialize(std::vector<Arg>{x, y, z, int64_t(1024)}), "sm_" + std::to_string(gpu().compute_capability()) + "a");
   costs.driver_call_us = driver_launch_us(compiled, {x.address(), y.address(), z.address(), 1024});
+
+  // An op's call as a runtime makes it, again and again on the same shapes
+  // (its plan reused, docs/ops.md): small enough that the GPU keeps up.
+  const int64_t R = 64, N = 1024;
+  Buffer lx = random_buffer(f32, R * N, 14), lw = random_buffer(f32, N, 15), lb = random_buffer(f32, N, 16),
+         ly = output_buffer(f32, R * N);
+  ops::TensorView X = ops::TensorView::of(lx, f32, {R, N}), Y = ops::TensorView::of(ly, f32, {R, N});
+  ops::TensorView W = ops::TensorView::of(lw, f32, {N}), B = ops::TensorView::of(lb, f32, {N});
+  costs.ops_call_us = host_us_per_call([&] { ops::layer_norm(X, W, B, 1e-5, Y, {}, {}, stream()); });
+  int64_t rowsShape[2] = {R, N}, rowShape[1] = {N};
+  auto dl = [&](const Buffer &b, int ndim, int64_t *shape) {
+    return DLTensor{reinterpret_cast<void *>(b.address()), {kDLCUDA, gpu().ordinal()}, ndim, {kDLFloat, 32, 1},
+                    shape, nullptr, 0};
+  };
+  DLTensor dx = dl(lx, 2, rowsShape), dy = dl(ly, 2, rowsShape), dw = dl(lw, 1, rowShape), db = dl(lb, 1, rowShape);
+  costs.c_abi_call_us = host_us_per_call([&] {
+    if (kiln_layer_norm(&dx, &dw, &db, 1e-5, &dy, nullptr, nullptr, stream().native()) != 0)
+      throw Error(std::string("kiln_layer_norm: ") + kiln_ops_last_error());
+  });
   fs::remove_all(root);
   unsetenv("KILN_CACHE_DIR");
   return costs;
@@ -526,6 +564,8 @@ int main(int argc, char **argv) {
                 "cuLaunchKernel alone: %.2f us)\n",
                 costs.first_cold_compile_s * 1e3, costs.cold_compile_s * 1e3, costs.cache_hit_s * 1e3,
                 costs.cache_lookup_s * 1e3, costs.launch_us, costs.launch_call_us, costs.driver_call_us);
+    std::printf("an op's call, 64x1024 f32 layer norm: ops::layer_norm %.2f us, kiln_layer_norm (C ABI) %.2f us\n",
+                costs.ops_call_us, costs.c_abi_call_us);
 
     nlohmann::json records = nlohmann::json::array();
     std::string device = gpu().name(), date = today();
@@ -557,6 +597,10 @@ int main(int argc, char **argv) {
     add("host time per launch call (no sync)", "us", costs.launch_call_us, "target", 3.0, 3.0 / costs.launch_call_us);
     add("host time per launch call (no sync)", "us", costs.launch_call_us, "cuLaunchKernel alone", costs.driver_call_us,
         costs.driver_call_us / costs.launch_call_us);
+    add("host time per call, ops::layer_norm 64x1024 f32 (no sync)", "us", costs.ops_call_us,
+        "cuLaunchKernel alone", costs.driver_call_us, costs.driver_call_us / costs.ops_call_us);
+    add("host time per call, kiln_layer_norm 64x1024 f32 (C ABI, no sync)", "us", costs.c_abi_call_us,
+        "cuLaunchKernel alone", costs.driver_call_us, costs.driver_call_us / costs.c_abi_call_us);
     if (!records_path.empty())
       std::ofstream(records_path) << records.dump(1) << "\n";
     return 0;
