@@ -325,19 +325,39 @@ private:
           unsigned axis = e.getAxis();
           if (!forward)
             return SliceEncodingAttr::get(context_, axis, known);
-          if (auto slice = dyn_cast<SliceEncodingAttr>(known))
-            if (slice.getDim() == axis)
-              return slice.getParent();
-          return {};
+          auto slice = dyn_cast<SliceEncodingAttr>(known);
+          if (!slice || slice.getDim() != axis)
+            return {};
+          // The parent's layout of the size-1 result: a linear parent's
+          // bases along `axis` reach past it, so they become broadcasts
+          // (a reduced accumulator expanded back, say); other encodings
+          // apply to any shape.
+          auto parent = dyn_cast<LinearEncodingAttr>(slice.getParent());
+          if (!parent)
+            return slice.getParent();
+          return LinearEncodingAttr::get(context_, parent.toLinearLayout(shape).mapped(
+                                                       [&](const Coord &c) {
+                                                         Coord out = c;
+                                                         out[axis] = 0;
+                                                         return out;
+                                                       },
+                                                       std::vector<int64_t>(shape.begin(), shape.end())));
         })
         .Case([&](tile::ReduceOp reduce) -> Attribute {
           unsigned axis = reduce.getAxis();
           if (forward)
             return SliceEncodingAttr::get(context_, axis, known);
-          if (auto slice = dyn_cast<SliceEncodingAttr>(known))
-            if (slice.getDim() == axis)
-              return slice.getParent();
-          return {};
+          auto slice = dyn_cast<SliceEncodingAttr>(known);
+          if (!slice || slice.getDim() != axis)
+            return {};
+          // A linear parent made for a size-1 axis (the layout of an
+          // expanded, broadcast row) does not hold the operand's whole
+          // axis: the operand keeps a layout of its own, converted after
+          // the reduction.
+          if (auto parent = dyn_cast<LinearEncodingAttr>(slice.getParent()))
+            if (!parent.toLinearLayout(shape).coversShape())
+              return {};
+          return slice.getParent();
         })
         .Case([&](tile::TransOp t) -> Attribute {
           SmallVector<int32_t> order(t.getOrder());
@@ -474,7 +494,8 @@ private:
         continue;
       builder.setInsertionPoint(r.op);
       for (OpOperand &operand : r.op->getOpOperands()) {
-        if (!tensorOf(operand.get()))
+        // (An operand a conversion after a reduction already retyped may fit.)
+        if (!tensorOf(operand.get()) || operand.get().getType() == typed(operand.get(), wanted))
           continue;
         auto convert = ConvertLayoutOp::create(builder, r.op->getLoc(), typed(operand.get(), wanted),
                                                operand.get());
@@ -504,6 +525,34 @@ private:
   llvm::DenseMap<Value, Attribute> layouts_;                      ///< class leader -> layout
 };
 
+/// Every tensor's layout fits its shape (a basis past a dimension would
+/// address elements that do not exist): the types the assigner wrote are
+/// not verified when they are set, so a derivation that goes wrong is
+/// caught here rather than as wrong numbers on the GPU.
+LogicalResult verifyLayouts(tile::FuncOp func) {
+  auto check = [](Value v, Operation *at) {
+    auto type = tensorOf(v);
+    auto encoding = type ? dyn_cast_or_null<VerifiableTensorEncoding>(type.getEncoding()) : nullptr;
+    if (!encoding)
+      return success();
+    return encoding.verifyEncoding(type.getShape(), type.getElementType(), [&] {
+      return at->emitOpError() << "kgpu-assign-layouts produced an invalid layout " << type << ": ";
+    });
+  };
+  WalkResult result = func.walk([&](Operation *op) {
+    for (Value v : op->getResults())
+      if (failed(check(v, op)))
+        return WalkResult::interrupt();
+    for (Region &region : op->getRegions())
+      for (Block &block : region)
+        for (Value arg : block.getArguments())
+          if (failed(check(arg, op)))
+            return WalkResult::interrupt();
+    return WalkResult::advance();
+  });
+  return failure(result.wasInterrupted());
+}
+
 struct AssignLayouts : impl::AssignLayoutsBase<AssignLayouts> {
   using AssignLayoutsBase::AssignLayoutsBase;
   void runOnOperation() override {
@@ -515,6 +564,8 @@ struct AssignLayouts : impl::AssignLayoutsBase<AssignLayouts> {
     for (auto func : module.getOps<tile::FuncOp>()) {
       unshareBroadcasts(func); // before the axis analysis the assigner runs
       Assigner(func, numWarps, threadsPerWarp, computeCapabilityOf(target)).run();
+      if (failed(verifyLayouts(func)))
+        return signalPassFailure();
     }
   }
 };

@@ -217,6 +217,25 @@ TEST(GpuKernels, DotsOfEveryOperandType) {
   }
 }
 
+TEST(GpuKernels, FlashAttentionKeepsEachProductsLayout) {
+  // The attention example's kernel (examples/kernels/attention.cpp): row
+  // maxima of a wgmma product, expanded back over an mma.sync product, at
+  // a ragged sequence length, causal or not. Its layouts once derived the
+  // expanded rows from the accumulator's unchanged (bases past the size-1
+  // dimension), which only the GPU computed wrongly.
+  const RegisteredKernel *attention = find_kernel("attention");
+  ASSERT_NE(attention, nullptr);
+  const int64_t heads = 2, n = 200, d = 64;
+  for (int64_t causal : {0, 1}) {
+    SCOPED_TRACE(causal ? "causal" : "not causal");
+    Array q = random_array(f16, heads * n * d, -1, 1, 31), k = random_array(f16, heads * n * d, -1, 1, 32),
+          v = random_array(f16, heads * n * d, -1, 1, 33), out = output_array(f16, heads * n * d);
+    expect_same(attention->kernel, Grid(cdiv(n, 64), heads),
+                {{"BLOCK_M", 64}, {"BLOCK_N", 64}, {"HEAD_DIM", d}, {"CAUSAL", causal}},
+                {&q, &k, &v, &out, n, 0.125}, 2e-2);
+  }
+}
+
 TEST(GpuKernels, MaskedLoadsKeepOther) {
   Kernel k = jit(
       [](ConstPtr<f16> x, Ptr<f16> y, Int n) {

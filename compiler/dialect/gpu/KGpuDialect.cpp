@@ -299,6 +299,8 @@ LogicalResult LinearEncodingAttr::verifyEncoding(ArrayRef<int64_t> shape, Type,
       if (flat[i] >= shape[i % getRank()])
         return emitError() << "linear layout: a basis reaches " << flat[i] << " in dimension "
                            << i % getRank() << " of size " << shape[i % getRank()];
+  if (!toLinearLayout(shape).coversShape())
+    return emitError() << "linear layout: some elements of the shape are held by no thread";
   return success();
 }
 

@@ -44,6 +44,16 @@ tile.func @f() {
 
 // -----
 
+// The rows of a 64x1 layout on a 64x64 tensor: column 1 onwards held by no thread.
+#rows = #kgpu.linear<{register = [[8, 0], [32, 0]], lane = [[0, 0], [0, 0], [1, 0], [2, 0], [4, 0]], warp = [[0, 0], [16, 0]]}>
+tile.func @f() {
+  // expected-error @+1 {{linear layout: some elements of the shape are held by no thread}}
+  %c = arith.constant dense<1.0> : tensor<64x64xf32, #rows>
+  tile.return
+}
+
+// -----
+
 #a = #kgpu.blocked<{sizePerThread = [1], threadsPerWarp = [32], warpsPerCTA = [4], order = [0]}>
 tile.func @f() {
   %c = arith.constant dense<1.0> : tensor<8xf32, #a>
