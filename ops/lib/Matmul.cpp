@@ -39,6 +39,8 @@
 
 #include <kiln/cache.h>
 
+#include <cstdlib>
+
 namespace kiln::ops {
 
 namespace {
@@ -491,7 +493,10 @@ MatmulLaunch prepare_matmul(const MatmulArgs &m, const Stream &stream, const Con
   // (Sizes below 2^31: the copy engine's coordinates are 32-bit.)
   const bool describable = rank == 2 && on_tensor_cores(m.a.dtype, s.precision) && copyEngineReads(m.a) &&
                            copyEngineReads(m.b) && K > 0 && std::max({M, N, K}) < (int64_t(1) << 31);
-  const bool hopper = stream.device().kind() == DeviceKind::cuda && stream.device().compute_capability() >= 90;
+  // The target compiled for (KILN_TARGET may name an older one than the
+  // device's, e.g. sm_80 on a Hopper GPU), not the device itself.
+  const bool hopper =
+      stream.device().kind() == DeviceKind::cuda && std::atoi(target_for(stream.device()).c_str() + 3) >= 90;
   const bool defaultDescriptors = hopper && describable && config.num_stages() >= 2 &&
                                   copy_engine_tile(config["BLOCK_M"], M);
   if (!givesTile && config.get("DESCRIPTORS", defaultDescriptors) == 1 && defaultDescriptors)
