@@ -83,6 +83,17 @@ int Device::multiprocessors() const {
   return attribute(ordinal_, cuda::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT);
 }
 
+double Device::memory_bytes_per_multiprocessor_cycle() const {
+  if (kind_ == DeviceKind::interp)
+    return 0;
+  // Both clocks in kHz; double data rate moves the bus width twice a memory clock.
+  const double memoryBytesPerSecond = 2.0 * attribute(ordinal_, cuda::CU_DEVICE_ATTRIBUTE_MEMORY_CLOCK_RATE) * 1e3 *
+                                      attribute(ordinal_, cuda::CU_DEVICE_ATTRIBUTE_GLOBAL_MEMORY_BUS_WIDTH) / 8;
+  const double cyclesPerSecond =
+      double(multiprocessors()) * attribute(ordinal_, cuda::CU_DEVICE_ATTRIBUTE_CLOCK_RATE) * 1e3;
+  return cyclesPerSecond > 0 ? memoryBytesPerSecond / cyclesPerSecond : 0;
+}
+
 std::string Device::cuda_unavailable_reason() {
   try {
     cuda::driver();

@@ -378,6 +378,14 @@ Kernel makeKernel(const std::string &key, const Request &r, const Plan &p, const
 /// copy where two walks, whose second read misses L2, reach 0.66).
 constexpr int64_t kOnePassMax = 32768;
 
+} // namespace
+
+int64_t one_pass_values_per_thread(int64_t elements, double bytesPerMultiprocessorCycle) {
+  return bytesPerMultiprocessorCycle > 16 && elements >= 32 * 32 * 4 ? 32 : 16;
+}
+
+namespace {
+
 NormalizationLaunch prepare(const Request &r, const Stream &stream, const Config &overrides) {
   const std::string op = normName(r.norm);
   const TensorView &x = r.views[X], &y = r.views[Y];
@@ -465,7 +473,8 @@ NormalizationLaunch prepare(const Request &r, const Stream &stream, const Config
     throw Error(op + ": BLOCK_N " + std::to_string(BN) + " is shorter than the rows (" + std::to_string(N) +
                 ") in one pass");
   int64_t BM = overrides.get("BLOCK_M", p.onePass ? std::min<int64_t>(next_pow2(p.rows), std::max<int64_t>(1, 2048 / BN)) : 1);
-  // 16 values a thread (32 for the longest rows), up to 32 warps; two walks
+  // 16 or 32 values a thread (one_pass_values_per_thread; 32 or 64 for the
+  // longest rows, which the most warps cap), up to 32 warps; two walks
   // use a whole 1024-thread program per row, which keeps fewer rows in
   // flight, so that more of the second walk's reads hit L2.
   // Softmax, and layer norm's two reductions on 16-bit rows, run best at
@@ -477,7 +486,10 @@ NormalizationLaunch prepare(const Request &r, const Stream &stream, const Config
       r.norm == Norm::softmax || r.norm == Norm::log_softmax || (r.norm == Norm::layer_norm && sixteenBit && !p.shifted)
           ? 16
           : 32;
-  int64_t warps = overrides.get("num_warps", p.onePass ? std::clamp<int64_t>(BM * BN / 512, 1, mostWarps) : 32);
+  const int64_t perThread =
+      one_pass_values_per_thread(BM * BN, stream.device().memory_bytes_per_multiprocessor_cycle());
+  int64_t warps =
+      overrides.get("num_warps", p.onePass ? std::clamp<int64_t>(BM * BN / (32 * perThread), 1, mostWarps) : 32);
   Config config{{"BLOCK_M", BM},
                 {"BLOCK_N", BN},
                 {"num_warps", warps},

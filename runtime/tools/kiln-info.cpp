@@ -19,8 +19,10 @@ int main() {
     for (int ordinal = 0;; ++ordinal) {
       kiln::Device device = kiln::Device::cuda(ordinal);
       int cc = device.compute_capability();
-      std::printf("device cuda:%d: %s, sm_%d, %d multiprocessors\n", ordinal, device.name().c_str(),
-                  cc, device.multiprocessors());
+      std::printf("device cuda:%d: %s, sm_%d, %d multiprocessors, %.1f bytes of memory bandwidth a "
+                  "multiprocessor-cycle\n",
+                  ordinal, device.name().c_str(), cc, device.multiprocessors(),
+                  device.memory_bytes_per_multiprocessor_cycle());
     }
   } catch (const kiln::Error &) {
     // past the last device

@@ -4,6 +4,7 @@
 // argument errors; against double-precision references.
 #include "TraceTestSupport.h"
 #include "tests/common/OpsTestSupport.h"
+#include "ops/lib/NormalizationPlan.h"
 
 using namespace kiln;
 using namespace kiln::ops;
@@ -168,6 +169,17 @@ TEST(OpsNormalization, OnePassKernelsAskL2ToKeepX) {
     EXPECT_GT(occurrences(ptx, "ld.global"), 0u);
     EXPECT_EQ(occurrences(ptx, "ld.global.L1::evict_last"), occurrences(ptx, "ld.global")) << ptx;
   }
+}
+
+TEST(OpsNormalization, OnePassProgramsHoldMoreOfARowWhereMemoryOutrunsTheMultiprocessors) {
+  // Machine balances (bytes a multiprocessor-cycle) of the H100 SXM and
+  // the H200: 16 values a thread on the first, 32 on the second, unless
+  // that leaves fewer than 4 warps; the interpreter (0) keeps 16.
+  EXPECT_EQ(one_pass_values_per_thread(8192, 12.8), 16);
+  EXPECT_EQ(one_pass_values_per_thread(8192, 18.8), 32);
+  EXPECT_EQ(one_pass_values_per_thread(4096, 18.8), 32);
+  EXPECT_EQ(one_pass_values_per_thread(2048, 18.8), 16);
+  EXPECT_EQ(one_pass_values_per_thread(32768, 0), 16);
 }
 
 TEST(OpsNormalization, BlocksThatTileTheProblemExactly) {
