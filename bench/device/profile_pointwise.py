@@ -1,0 +1,39 @@
+"""One launch each of Kiln's fused pointwise gelu(x * w + b) (w and b
+broadcast along the rows) and torch.compile's kernel for the same problem,
+between cudaProfilerStart/Stop, for Nsight Compute to compare (issue slots
+against memory throughput):
+
+    ncu --profile-from-start off --kernel-name regex:'kiln_|triton_' \\
+        --section SpeedOfLight --section ComputeWorkloadAnalysis ... \\
+        python3 bench/device/profile_pointwise.py path/to/libkiln_ops.so [bf16|f32] [rows] [cols]
+
+Warm-ups (compiling both) run before profiling starts.
+"""
+import os
+import sys
+
+import torch
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "ops", "python"))
+import kiln_ops  # noqa: E402
+
+ops = kiln_ops.load(sys.argv[1])
+dtype = {"bf16": torch.bfloat16, "f32": torch.float32}[sys.argv[2] if len(sys.argv) > 2 else "bf16"]
+rows = int(sys.argv[3]) if len(sys.argv) > 3 else 16384
+cols = int(sys.argv[4]) if len(sys.argv) > 4 else 8192
+
+x = torch.randn(rows, cols, device="cuda", dtype=dtype)
+w = torch.randn(cols, device="cuda", dtype=dtype)
+b = torch.randn(cols, device="cuda", dtype=dtype)
+y = torch.empty_like(x)
+kiln = lambda: ops.pointwise("gelu(in0 * in1 + in2)", [x, w, b], [y])  # noqa: E731
+compiled = torch.compile(lambda t: torch.nn.functional.gelu(t * w + b))
+for _ in range(3):
+    kiln()
+    compiled(x)
+torch.cuda.synchronize()
+torch.cuda.profiler.start()
+kiln()
+compiled(x)
+torch.cuda.synchronize()
+torch.cuda.profiler.stop()
