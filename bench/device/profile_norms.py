@@ -15,6 +15,7 @@ import torch
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "ops", "python"))
 import kiln_ops  # noqa: E402
+from profiling import profile_once  # noqa: E402
 
 ops = kiln_ops.load(sys.argv[1])
 op = sys.argv[2] if len(sys.argv) > 2 else "layer_norm"
@@ -32,12 +33,4 @@ if op == "layer_norm":
 else:
     kiln = lambda: ops.rms_norm(x, w, 1e-5, y)  # noqa: E731
     compiled = torch.compile(lambda t: torch.nn.functional.rms_norm(t, (cols,), w, 1e-5))
-for _ in range(3):
-    kiln()
-    compiled(x)
-torch.cuda.synchronize()
-torch.cuda.profiler.start()
-kiln()
-compiled(x)
-torch.cuda.synchronize()
-torch.cuda.profiler.stop()
+profile_once(kiln, lambda: compiled(x))

@@ -16,6 +16,7 @@ import torch
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "ops", "python"))
 import kiln_ops  # noqa: E402
+from profiling import profile_once  # noqa: E402
 
 ops = kiln_ops.load(sys.argv[1])
 dtype = {"bf16": torch.bfloat16, "f32": torch.float32}[sys.argv[2] if len(sys.argv) > 2 else "bf16"]
@@ -28,12 +29,4 @@ b = torch.randn(cols, device="cuda", dtype=dtype)
 y = torch.empty_like(x)
 kiln = lambda: ops.pointwise("gelu(in0 * in1 + in2)", [x, w, b], [y])  # noqa: E731
 compiled = torch.compile(lambda t: torch.nn.functional.gelu(t * w + b))
-for _ in range(3):
-    kiln()
-    compiled(x)
-torch.cuda.synchronize()
-torch.cuda.profiler.start()
-kiln()
-compiled(x)
-torch.cuda.synchronize()
-torch.cuda.profiler.stop()
+profile_once(kiln, lambda: compiled(x))
