@@ -18,6 +18,13 @@ for program in build-static/bin/*; do
 done
 # Google Benchmark is not on the GPU machine: the benchmarks carry it.
 cp -L "$(ldd build-static/bin/memory_bench | awk '/libbenchmark/ {print $3}')" "$bundle/lib/"
-git describe --always --dirty --abbrev=12 > "$bundle/REVISION"
 strip --strip-unneeded "$bundle"/lib/*.so* "$bundle"/bin/*
+# The mma.sync ceiling (bench/device/mma_sync_peak.cu), plain CUDA built
+# here with the toolkit's nvcc where there is one, so that nothing is built
+# on the GPU machine.
+nvcc=$(command -v nvcc || ls /usr/local/cuda/bin/nvcc 2> /dev/null || true)
+if [ -n "$nvcc" ]; then
+  "$nvcc" -O3 -gencode=arch=compute_90a,code=sm_90a -o "$bundle/bin/mma_sync_peak" bench/device/mma_sync_peak.cu
+fi
+git describe --always --dirty --abbrev=12 > "$bundle/REVISION"
 du -sh "$bundle"

@@ -3,11 +3,12 @@
 # proves the statically linked tools run there, runs the GPU tests and the
 # examples on the GPU, and writes a results table to $OUT/results.md (and
 # the full log to $OUT/device.log).
-#   bash bench/device/run.sh .device/bundle [checks|benchmarks|ops|matmul|matmul-op|tune-matmul|norm-occupancy|profile-matmul|all]
+#   bash bench/device/run.sh .device/bundle [checks|benchmarks|ops|matmul|matmul-op|matmul-stage1|tune-matmul|norm-occupancy|profile-matmul|all]
 # (matmul: the tensor-core tests and the matmul benchmark against cuBLAS;
 # MATMUL_SHAPES=llm|square|tf32|all picks its shapes; matmul-op: the op's
 # copy-engine loads against its pointer loads (or the configs in
-# MATMUL_VERSUS), cuBLAS and Triton; norm-occupancy: the
+# MATMUL_VERSUS), cuBLAS and Triton; matmul-stage1: the op on mma.sync
+# (KILN_TARGET=sm_80) against cuBLAS, and mma.sync's ceiling; norm-occupancy: the
 # 16384x8192 normalizations against torch.compile with the default plans,
 # then with plans asking for 4 programs a multiprocessor; profile-matmul:
 # Kiln's matmul op, Triton with the same tile and cuBLAS at 4096^3 bf16,
@@ -147,6 +148,25 @@ if [ "$part" = matmul-op ]; then
       "$bundle/lib/libkiln_ops.so" 4096 4096 4096 $order
   done
   grep "^|" "$log" > "$out/tables.md"
+  cat "$results"
+  exit 0
+fi
+
+if [ "$part" = matmul-stage1 ]; then
+  # Stage 1 of issue 8 on a Hopper GPU: the op compiled for sm_80
+  # (mma.sync, ldmatrix, cp.async rings; it plans for that target) against
+  # cuBLAS, with its best mma.sync tile beside the default; and the ceiling
+  # of mma.sync itself (operands in registers).
+  export KILN_CACHE_DIR=$(mktemp -d)
+  if [ -x "$bundle/bin/mma_sync_peak" ]; then
+    record "mma.sync ceiling" bash -c "'$bundle/bin/mma_sync_peak' | tee '$out/mma-sync-peak.md'"
+  fi
+  tile=BLOCK_M=128,BLOCK_N=128,BLOCK_K=64,num_warps=4,num_stages=3
+  record "matmul op on mma.sync (KILN_TARGET=sm_80) vs cuBLAS" env KILN_TARGET=sm_80 timeout 240 \
+    "$bundle/bin/matmul_bench" --op-only --shapes "${MATMUL_SHAPES:-square}" --versus "$tile" \
+    --records "$out/matmul-stage1-records.json" \
+    --command "bash bench/device/run.sh (bundle from scripts/device-bundle.sh at $(cat "$bundle/REVISION" 2>/dev/null)) matmul-stage1"
+  sed -n '/^the ops library/,$p' "$log" > "$out/matmul-stage1-table.md"
   cat "$results"
   exit 0
 fi
