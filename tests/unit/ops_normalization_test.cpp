@@ -176,9 +176,9 @@ TEST(OpsNormalization, OnePassProgramsHoldMoreOfARowWhereMemoryOutrunsTheMultipr
   // the H200: 16 values a thread on the first, 32 on the second, unless
   // that leaves fewer than 4 warps; the interpreter (0) keeps 16.
   EXPECT_EQ(one_pass_values_per_thread(8192, 12.8), 16);
-  EXPECT_EQ(one_pass_values_per_thread(8192, 18.8), 32);
-  EXPECT_EQ(one_pass_values_per_thread(4096, 18.8), 32);
-  EXPECT_EQ(one_pass_values_per_thread(2048, 18.8), 16);
+  EXPECT_EQ(one_pass_values_per_thread(8192, 18.4), 32);
+  EXPECT_EQ(one_pass_values_per_thread(4096, 18.4), 32);
+  EXPECT_EQ(one_pass_values_per_thread(2048, 18.4), 16);
   EXPECT_EQ(one_pass_values_per_thread(32768, 0), 16);
 }
 
