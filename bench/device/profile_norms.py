@@ -15,18 +15,12 @@ import torch
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "ops", "python"))
 import kiln_ops  # noqa: E402
-from profiling import profile_once  # noqa: E402
+from profiling import profile_once, row_problem  # noqa: E402
 
 ops = kiln_ops.load(sys.argv[1])
 op = sys.argv[2] if len(sys.argv) > 2 else "layer_norm"
-dtype = {"bf16": torch.bfloat16, "f32": torch.float32}[sys.argv[3] if len(sys.argv) > 3 else "bf16"]
-rows = int(sys.argv[4]) if len(sys.argv) > 4 else 16384
-cols = int(sys.argv[5]) if len(sys.argv) > 5 else 8192
-
-x = torch.randn(rows, cols, device="cuda", dtype=dtype)
-w = torch.randn(cols, device="cuda", dtype=dtype)
-b = torch.randn(cols, device="cuda", dtype=dtype)
-y = torch.empty_like(x)
+x, w, b, y = row_problem(sys.argv, 3)
+cols = x.shape[1]
 if op == "layer_norm":
     kiln = lambda: ops.layer_norm(x, w, b, 1e-5, y)  # noqa: E731
     compiled = torch.compile(lambda t: torch.nn.functional.layer_norm(t, (cols,), w, b, 1e-5))

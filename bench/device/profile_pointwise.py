@@ -16,17 +16,10 @@ import torch
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "ops", "python"))
 import kiln_ops  # noqa: E402
-from profiling import profile_once  # noqa: E402
+from profiling import profile_once, row_problem  # noqa: E402
 
 ops = kiln_ops.load(sys.argv[1])
-dtype = {"bf16": torch.bfloat16, "f32": torch.float32}[sys.argv[2] if len(sys.argv) > 2 else "bf16"]
-rows = int(sys.argv[3]) if len(sys.argv) > 3 else 16384
-cols = int(sys.argv[4]) if len(sys.argv) > 4 else 8192
-
-x = torch.randn(rows, cols, device="cuda", dtype=dtype)
-w = torch.randn(cols, device="cuda", dtype=dtype)
-b = torch.randn(cols, device="cuda", dtype=dtype)
-y = torch.empty_like(x)
+x, w, b, y = row_problem(sys.argv, 2)
 kiln = lambda: ops.pointwise("gelu(in0 * in1 + in2)", [x, w, b], [y])  # noqa: E731
 compiled = torch.compile(lambda t: torch.nn.functional.gelu(t * w + b))
 profile_once(kiln, lambda: compiled(x))
