@@ -63,7 +63,7 @@ void addGpuPasses(mlir::PassManager &pm, const CompileOptions &options) {
 
 void addLLVMPasses(mlir::PassManager &pm, const CompileOptions &options) {
   ConvertKGpuToLLVMOptions lowering;
-  lowering.computeCapability = gpu::computeCapabilityOf(options.arch);
+  lowering.computeCapability = compute_capability_of(options.arch);
   lowering.minBlocksPerSm = options.min_blocks_per_sm;
   pm.addPass(createConvertKGpuToLLVM(lowering));
   pm.addPass(mlir::createCanonicalizerPass());
@@ -87,6 +87,14 @@ std::optional<Stage> parse_stage(std::string_view text) {
 }
 
 std::vector<std::string_view> stage_names() { return {stageNames.begin(), stageNames.end()}; }
+
+int compute_capability_of(std::string_view arch) {
+  int cc = 0;
+  for (char c : arch)
+    if (c >= '0' && c <= '9')
+      cc = cc * 10 + (c - '0');
+  return cc;
+}
 
 namespace {
 

@@ -563,7 +563,7 @@ struct AssignLayouts : impl::AssignLayoutsBase<AssignLayouts> {
     module->setAttr(kTargetAttr, b.getStringAttr(target));
     for (auto func : module.getOps<tile::FuncOp>()) {
       unshareBroadcasts(func); // before the axis analysis the assigner runs
-      Assigner(func, numWarps, threadsPerWarp, computeCapabilityOf(target)).run();
+      Assigner(func, numWarps, threadsPerWarp, compute_capability_of(target)).run();
       if (failed(verifyLayouts(func)))
         return signalPassFailure();
     }

@@ -262,7 +262,7 @@ struct LowerDescriptors : impl::LowerDescriptorsBase<LowerDescriptors> {
     ModuleOp module = getOperation();
     SmallVector<Attribute> maps;
     for (auto func : module.getOps<tile::FuncOp>()) {
-      Decider decider(func, computeCapabilityOf(target), numStages);
+      Decider decider(func, compute_capability_of(target), numStages);
       SmallVector<tile::DescriptorLoadOp> loads;
       SmallVector<tile::DescriptorStoreOp> stores;
       func.walk([&](tile::DescriptorLoadOp load) { loads.push_back(load); });

@@ -616,7 +616,7 @@ struct PipelineLoops : impl::PipelineLoopsBase<PipelineLoops> {
   void runOnOperation() override {
     ModuleOp module = getOperation();
     auto target = module->getAttrOfType<StringAttr>(kTargetAttr);
-    int cc = target ? computeCapabilityOf(target.getValue()) : 0;
+    int cc = target ? compute_capability_of(target.getValue()) : 0;
     if (numStages < 2 || cc < 80)
       return;
     AxisInfoAnalysis axis(module);

@@ -39,8 +39,6 @@
 
 #include <kiln/cache.h>
 
-#include <cstdlib>
-
 namespace kiln::ops {
 
 namespace {
@@ -496,7 +494,7 @@ MatmulLaunch prepare_matmul(const MatmulArgs &m, const Stream &stream, const Con
   // The target compiled for (KILN_TARGET may name an older one than the
   // device's, e.g. sm_80 on a Hopper GPU), not the device itself.
   const bool hopper =
-      stream.device().kind() == DeviceKind::cuda && std::atoi(target_for(stream.device()).c_str() + 3) >= 90;
+      stream.device().kind() == DeviceKind::cuda && compute_capability_of(target_for(stream.device())) >= 90;
   const bool defaultDescriptors = hopper && describable && config.num_stages() >= 2 &&
                                   copy_engine_tile(config["BLOCK_M"], M);
   if (!givesTile && config.get("DESCRIPTORS", defaultDescriptors) == 1 && defaultDescriptors)

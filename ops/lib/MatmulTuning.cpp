@@ -15,7 +15,6 @@
 #include "ops/lib/Tuned.h"
 
 #include <cmath>
-#include <cstdlib>
 #include <memory>
 
 namespace kiln::ops {
@@ -153,7 +152,7 @@ autotune::Task tuning_task(const MatmulArgs &args, const Stream &stream, const s
       default_matmul_config(args.a.dtype, args.precision, stores_b_k_major(args.b), sz.batches, sz.M, sz.N, sz.K);
   if (!seed.has("SPLIT_K"))
     seed.set("SPLIT_K", 1);
-  const bool hopper = arch.rfind("sm_", 0) == 0 && std::atoi(arch.c_str() + 3) >= 90;
+  const bool hopper = compute_capability_of(arch) >= 90;
   if (hopper && tensorCores)
     seed = with_copy_engine_schedule(seed);
   for (const char *axis : {"PERSISTENT", "warp_specialize"})

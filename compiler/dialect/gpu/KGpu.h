@@ -4,6 +4,7 @@
 
 #include "compiler/dialect/gpu/LinearLayout.h"
 #include "compiler/dialect/tile/Tile.h"
+#include <kiln/compiler.h> // compute_capability_of, for passes that read the target
 
 #include "mlir/IR/BuiltinAttributes.h"
 #include "mlir/IR/BuiltinOps.h"
@@ -58,8 +59,6 @@ constexpr int64_t kSharedReservedPerProgramBytes = 1024;
 int getNumWarps(mlir::ModuleOp module);
 /// kgpu.producer_warps, or 0.
 int getProducerWarps(mlir::ModuleOp module);
-/// "sm_90a" -> 90.
-int computeCapabilityOf(llvm::StringRef arch);
 int getThreadsPerWarp(mlir::ModuleOp module);
 
 /// The linear layout of a tensor type with a layout encoding.

@@ -398,14 +398,6 @@ int getNumWarps(ModuleOp module) { return intAttr(module, kNumWarpsAttr, 4); }
 int getProducerWarps(ModuleOp module) { return intAttr(module, kProducerWarpsAttr, 0); }
 int getThreadsPerWarp(ModuleOp module) { return intAttr(module, kThreadsPerWarpAttr, 32); }
 
-int computeCapabilityOf(StringRef arch) {
-  int cc = 0;
-  for (char c : arch)
-    if (c >= '0' && c <= '9')
-      cc = cc * 10 + (c - '0');
-  return cc;
-}
-
 LinearLayout linearLayoutOf(RankedTensorType type) {
   auto layout = dyn_cast_or_null<LayoutEncodingAttr>(type.getEncoding());
   assert(layout && "tensor without a layout");

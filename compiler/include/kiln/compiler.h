@@ -24,6 +24,9 @@ std::optional<Stage> parse_stage(std::string_view text);
 /// The names of every stage, in order ("traced", "tile", ...).
 std::vector<std::string_view> stage_names();
 
+/// The compute capability a GPU target names: 90 for "sm_90a", 80 for "sm_80".
+int compute_capability_of(std::string_view arch);
+
 struct CompileOptions {
   std::string arch = "sm_90a"; ///< target of the GPU stages
   int num_warps = 4;           ///< warps per program
