@@ -49,8 +49,9 @@ template <bool BF16> __global__ void mma_loop(const unsigned *seed, float *out, 
   out[blockIdx.x * blockDim.x + threadIdx.x] = sum; // keeps the work
 }
 
-template <bool BF16> double tflops(int sms, int warpsPerBlock, int blocksPerSm) {
-  const int iterations = 4096, threads = 32 * warpsPerBlock, blocks = sms * blocksPerSm;
+/// One program of `warps` warps on each of `sms` multiprocessors.
+template <bool BF16> double tflops(int sms, int warps) {
+  const int iterations = 4096, threads = 32 * warps, blocks = sms;
   unsigned host[64];
   for (int i = 0; i < 64; ++i)
     host[i] = 0x3c003c00u ^ (i * 0x00010001u); // small finite values, never zero
@@ -87,7 +88,7 @@ int main() {
   std::printf("%s, %d multiprocessors\n", prop.name, prop.multiProcessorCount);
   std::printf("| operands | warps a multiprocessor | mma.sync TFLOP/s |\n| --- | ---: | ---: |\n");
   for (int warps : {4, 8, 16}) {
-    std::printf("| bf16 | %d | %.1f |\n", warps, tflops<true>(prop.multiProcessorCount, warps, 1));
-    std::printf("| f16 | %d | %.1f |\n", warps, tflops<false>(prop.multiProcessorCount, warps, 1));
+    std::printf("| bf16 | %d | %.1f |\n", warps, tflops<true>(prop.multiProcessorCount, warps));
+    std::printf("| f16 | %d | %.1f |\n", warps, tflops<false>(prop.multiProcessorCount, warps));
   }
 }
