@@ -15,6 +15,7 @@
 #include "llvm/IR/Verifier.h"
 #include "llvm/MC/TargetRegistry.h"
 #include "llvm/Passes/PassBuilder.h"
+#include "llvm/Support/CommandLine.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/Program.h"
 #include "llvm/Support/TargetSelect.h"
@@ -44,6 +45,14 @@ void initializeNVPTX() {
     LLVMInitializeNVPTXTarget();
     LLVMInitializeNVPTXTargetMC();
     LLVMInitializeNVPTXAsmPrinter();
+    // 32-bit pointers into shared (and local, constant) memory: the shared
+    // window is far below 4 GiB, and 64-bit address arithmetic there costs
+    // registers and instructions in every pipelined loop (the mma.sync K
+    // loop drops 12 registers and a conversion per copy). The data layout
+    // the target machine creates follows this option.
+    auto &registered = llvm::cl::getRegisteredOptions();
+    if (auto *shortPointers = registered.lookup("nvptx-short-ptr"))
+      static_cast<llvm::cl::opt<bool> *>(shortPointers)->setValue(true);
   });
 }
 
