@@ -4,7 +4,8 @@
 // ring when the operand is a kgpu.local_load (PipelineLoops.cpp), otherwise
 // the operand's registers are first stored to scratch in that form. Each
 // warp then walks K in steps of one instruction's K (16 for f16/bf16,
-// m16n8k16; 8 for tf32, m16n8k8): `ldmatrix.x4` gives a 16-row piece of A
+// m16n8k16; 8 for tf32, m16n8k8), reading each step's fragments one step
+// ahead of its mma.sync: `ldmatrix.x4` gives a 16-row piece of A
 // (or two 8-column pieces of B) in exactly the registers `mma.sync` wants;
 // `.trans` serves 16-bit operands whose M (or N) dimension is the
 // contiguous one. ldmatrix cannot transpose 32-bit elements, so such tf32
@@ -177,26 +178,41 @@ struct MmaDotLowering : KilnPattern<tile::DotOp> {
     auto fragment = [&](SmallVector<Value> raw) {
       return tf32 ? roundFragment(rewriter, loc, raw, split) : Fragment{std::move(raw), {}};
     };
-    for (int64_t k = 0; k < K; k += kStep) {
-      SmallVector<Fragment> aFrags;
+    struct StepFragments { // one K step's fragments: A's row pieces, B's column pieces
+      SmallVector<Fragment> a, b;
+    };
+    auto loadStep = [&](int64_t k) {
+      StepFragments f;
       for (int64_t i = 0; i < mReps; ++i)
-        aFrags.push_back(fragment(loadA(add(warpRow, c32(i * 16 * warps.m)), k)));
-      SmallVector<Fragment> bFrags(nTiles);
+        f.a.push_back(fragment(loadA(add(warpRow, c32(i * 16 * warps.m)), k)));
+      f.b.resize(nTiles);
       for (int64_t p = 0; p < nTiles / 2; ++p) {
         Fragment pair = fragment(loadBPair(add(warpCol, c32(2 * p * 8 * warps.n)), k));
         auto half = [&](ArrayRef<Value> regs, int h) { return SmallVector<Value>(regs.slice(2 * h, 2)); };
-        bFrags[2 * p] = {half(pair.main, 0), split ? half(pair.error, 0) : SmallVector<Value>{}};
-        bFrags[2 * p + 1] = {half(pair.main, 1), split ? half(pair.error, 1) : SmallVector<Value>{}};
+        f.b[2 * p] = {half(pair.main, 0), split ? half(pair.error, 0) : SmallVector<Value>{}};
+        f.b[2 * p + 1] = {half(pair.main, 1), split ? half(pair.error, 1) : SmallVector<Value>{}};
       }
+      return f;
+    };
+    // Each K step's fragments are read before the previous step's mma.sync
+    // are issued, so their ldmatrix latency hides behind those (0-3 %
+    // faster at 4096^3 bf16 on an H200, 2 % with the pipeliner's copies
+    // after the dot and 32-bit shared pointers).
+    StepFragments current = loadStep(0);
+    for (int64_t k = 0; k < K; k += kStep) {
+      StepFragments next;
+      if (k + kStep < K)
+        next = loadStep(k + kStep);
       for (int64_t i = 0; i < mReps; ++i)
         for (int64_t j = 0; j < nTiles; ++j) {
           int64_t r = 4 * (j + nTiles * i);
           if (split) { // the small cross terms first
-            mmaSync(aFrags[i].error, bFrags[j].main, r);
-            mmaSync(aFrags[i].main, bFrags[j].error, r);
+            mmaSync(current.a[i].error, current.b[j].main, r);
+            mmaSync(current.a[i].main, current.b[j].error, r);
           }
-          mmaSync(aFrags[i].main, bFrags[j].main, r);
+          mmaSync(current.a[i].main, current.b[j].main, r);
         }
+      current = std::move(next);
     }
 
     for (Value &v : acc)

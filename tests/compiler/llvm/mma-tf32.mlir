@@ -5,10 +5,14 @@
 // the main one. ieee f32 stays on FMAs.
 // RUN: kiln-opt %s --kgpu-assign-layouts --kgpu-to-llvm --split-input-file | FileCheck %s
 
+// The second K step's fragments are read before the first step's mma.sync.
 // CHECK-LABEL: llvm.func @tf32_row_major_b
 // CHECK: "ldmatrix.sync.aligned.m8n8.x4.shared.b16 {$0, $1, $2, $3}, [$4];"
 // CHECK-COUNT-4: "cvt.rna.tf32.f32 $0, $1;", "=r,f"
 // CHECK: llvm.load %{{.*}} : !llvm.ptr<3> -> f32
+// CHECK-COUNT-4: "cvt.rna.tf32.f32 $0, $1;", "=r,f"
+// CHECK-NOT: mma.sync
+// CHECK: "ldmatrix.sync.aligned.m8n8.x4.shared.b16 {$0, $1, $2, $3}, [$4];"
 // CHECK-COUNT-4: "cvt.rna.tf32.f32 $0, $1;", "=r,f"
 // CHECK: "mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32 {$0, $1, $2, $3}, {$4, $5, $6, $7}, {$8, $9}, {$10, $11, $12, $13};", "=f,=f,=f,=f,r,r,r,r,r,r,f,f,f,f"
 // CHECK-NOT: llvm.intr.fma
