@@ -4,6 +4,7 @@
 // to run ahead.
 // RUN: kiln-opt %s --kgpu-assign-layouts --kgpu-pipeline-loops=num-stages=3 --split-input-file | FileCheck %s
 // RUN: kiln-opt %s --kgpu-assign-layouts --kgpu-pipeline-loops=num-stages=1 --split-input-file | FileCheck %s --check-prefix=ONE
+// RUN: kiln-opt %s --kgpu-assign-layouts --kgpu-pipeline-loops=num-stages=2 --split-input-file | FileCheck %s --check-prefix=TWO
 
 // CHECK-LABEL: tile.func @carried_pointers
 // Two rings of three 32x16 / 16x32 slots, swizzled along their rows.
@@ -21,13 +22,25 @@
 // CHECK-NEXT: %[[A:.*]] = kgpu.local_load %[[RA]][%[[READ]]]
 // CHECK-NEXT: %[[B:.*]] = kgpu.local_load %[[RB]][%[[READ]]]
 // CHECK: arith.cmpi slt
+// With three stages the copies come after the dot (they overlap its
+// mma.sync), the last thing before the yield.
+// CHECK: tile.dot %[[A]], %[[B]]
+// CHECK-NOT: tile.load
 // CHECK: kgpu.async_copy %{{.*}}, %[[RA]][%[[WRITE]]] if
 // CHECK: kgpu.async_copy %{{.*}}, %[[RB]][%[[WRITE]]] if
 // CHECK-NEXT: kgpu.async_commit
-// CHECK: tile.dot %[[A]], %[[B]]
-// CHECK-NOT: tile.load
-// CHECK: scf.yield
+// CHECK-NEXT: scf.yield
 // CHECK: kgpu.async_wait 0
+// With two stages a copy issued after the dot would be waited for at once:
+// the copies stay ahead of it.
+// TWO-LABEL: tile.func @carried_pointers
+// TWO: scf.for
+// TWO-NEXT: kgpu.async_wait 0
+// TWO: kgpu.async_commit
+// TWO-NOT: kgpu.async_copy
+// TWO: tile.dot
+// TWO-NOT: kgpu.async_copy
+// TWO: scf.yield
 // ONE-LABEL: tile.func @carried_pointers
 // ONE-NOT: kgpu.async_copy
 // ONE: tile.load
