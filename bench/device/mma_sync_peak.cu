@@ -49,8 +49,45 @@ template <bool BF16> __global__ void mma_loop(const unsigned *seed, float *out, 
   out[blockIdx.x * blockDim.x + threadIdx.x] = sum; // keeps the work
 }
 
+/// A matmul warp's pattern: a 64x64 tile of 32 accumulators (128 registers),
+/// 4 A fragments of 16 rows and 8 B fragments of 8 columns per K step, each
+/// A fragment meeting every B fragment -- what the DSL's mma.sync dot issues
+/// per K step, still with operands in registers and no memory.
+template <bool BF16> __global__ void mma_tile_loop(const unsigned *seed, float *out, int iterations) {
+  unsigned a[4][4], b[8][2];
+  for (int i = 0; i < 4; ++i)
+    for (int r = 0; r < 4; ++r)
+      a[i][r] = seed[(threadIdx.x + 4 * i + r) % 64];
+  for (int j = 0; j < 8; ++j)
+    for (int r = 0; r < 2; ++r)
+      b[j][r] = seed[(threadIdx.x + 7 * j + r) % 64];
+  float c[4][8][4] = {};
+  for (int it = 0; it < iterations / 4; ++it)
+#pragma unroll
+    for (int i = 0; i < 4; ++i)
+#pragma unroll
+      for (int j = 0; j < 8; ++j) {
+        if constexpr (BF16)
+          asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, "
+                       "{%0,%1,%2,%3};"
+                       : "+f"(c[i][j][0]), "+f"(c[i][j][1]), "+f"(c[i][j][2]), "+f"(c[i][j][3])
+                       : "r"(a[i][0]), "r"(a[i][1]), "r"(a[i][2]), "r"(a[i][3]), "r"(b[j][0]), "r"(b[j][1]));
+        else
+          asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, "
+                       "{%0,%1,%2,%3};"
+                       : "+f"(c[i][j][0]), "+f"(c[i][j][1]), "+f"(c[i][j][2]), "+f"(c[i][j][3])
+                       : "r"(a[i][0]), "r"(a[i][1]), "r"(a[i][2]), "r"(a[i][3]), "r"(b[j][0]), "r"(b[j][1]));
+      }
+  float sum = 0;
+  for (int i = 0; i < 4; ++i)
+    for (int j = 0; j < 8; ++j)
+      for (int r = 0; r < 4; ++r)
+        sum += c[i][j][r];
+  out[blockIdx.x * blockDim.x + threadIdx.x] = sum;
+}
+
 /// One program of `warps` warps on each of `sms` multiprocessors.
-template <bool BF16> double tflops(int sms, int warps) {
+template <bool BF16> double tflops(int sms, int warps, bool tile = false) {
   const int iterations = 4096, threads = 32 * warps, blocks = sms;
   unsigned host[64];
   for (int i = 0; i < 64; ++i)
@@ -63,12 +100,18 @@ template <bool BF16> double tflops(int sms, int warps) {
   cudaEvent_t start, stop;
   CHECK(cudaEventCreate(&start));
   CHECK(cudaEventCreate(&stop));
-  mma_loop<BF16><<<blocks, threads>>>(seed, out, iterations); // warm-up
+  auto launch = [&] {
+    if (tile) // 32 mma.sync per iteration/4: the same count as kChains * iterations
+      mma_tile_loop<BF16><<<blocks, threads>>>(seed, out, iterations);
+    else
+      mma_loop<BF16><<<blocks, threads>>>(seed, out, iterations);
+  };
+  launch(); // warm-up
   CHECK(cudaGetLastError());
   float best = 1e30f;
   for (int rep = 0; rep < 10; ++rep) {
     CHECK(cudaEventRecord(start));
-    mma_loop<BF16><<<blocks, threads>>>(seed, out, iterations);
+    launch();
     CHECK(cudaGetLastError());
     CHECK(cudaEventRecord(stop));
     CHECK(cudaEventSynchronize(stop));
@@ -86,9 +129,12 @@ int main() {
   cudaDeviceProp prop;
   CHECK(cudaGetDeviceProperties(&prop, 0));
   std::printf("%s, %d multiprocessors\n", prop.name, prop.multiProcessorCount);
-  std::printf("| operands | warps a multiprocessor | mma.sync TFLOP/s |\n| --- | ---: | ---: |\n");
+  std::printf("| operands | pattern | warps a multiprocessor | mma.sync TFLOP/s |\n| --- | --- | ---: | ---: |\n");
   for (int warps : {4, 8, 16}) {
-    std::printf("| bf16 | %d | %.1f |\n", warps, tflops<true>(prop.multiProcessorCount, warps));
-    std::printf("| f16 | %d | %.1f |\n", warps, tflops<false>(prop.multiProcessorCount, warps));
+    std::printf("| bf16 | 8 accumulators | %d | %.1f |\n", warps, tflops<true>(prop.multiProcessorCount, warps));
+    std::printf("| f16 | 8 accumulators | %d | %.1f |\n", warps, tflops<false>(prop.multiProcessorCount, warps));
   }
+  // 128 accumulator registers a thread: at most 8 warps fit.
+  for (int warps : {4, 8})
+    std::printf("| bf16 | 64x64 warp tile | %d | %.1f |\n", warps, tflops<true>(prop.multiProcessorCount, warps, true));
 }
