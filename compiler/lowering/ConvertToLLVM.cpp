@@ -187,7 +187,7 @@ struct FinalizeLLVM : impl::FinalizeLLVMBase<FinalizeLLVM> {
     // Transcendentals on f64 would need libdevice.
     WalkResult unsupported = module.walk([&](Operation *op) {
       if (isa<math::ExpOp, math::Exp2Op, math::LogOp, math::Log2Op, math::SinOp, math::CosOp, math::TanhOp,
-              math::ErfOp, math::PowFOp>(op) &&
+              math::ErfOp, math::ErfcOp, math::PowFOp>(op) &&
           op->getResult(0).getType().isF64()) {
         op->emitError("'") << op->getName() << "' on f64 is not supported on the GPU yet (f32 is)";
         return WalkResult::interrupt();

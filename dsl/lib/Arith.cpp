@@ -339,6 +339,13 @@ Tensor sin(const Operand &x, Loc loc) { return unary_math<math::SinOp>(x, "sin",
 Tensor cos(const Operand &x, Loc loc) { return unary_math<math::CosOp>(x, "cos", loc); }
 Tensor tanh(const Operand &x, Loc loc) { return unary_math<math::TanhOp>(x, "tanh", loc); }
 Tensor erf(const Operand &x, Loc loc) { return unary_math<math::ErfOp>(x, "erf", loc); }
+Tensor erfc(const Operand &x, Loc loc) { return unary_math<math::ErfcOp>(x, "erfc", loc); }
+Tensor fast_erfc(const Operand &x, Loc loc) {
+  Tensor in = math_input(x, "fast_erfc");
+  Builder bb(loc);
+  mlir::Value r = math::ErfcOp::create(bb.b, bb.l, bb.use(in), arith::FastMathFlags::afn); // approximate function
+  return finish_math(bb.wrap(r, in.dtype()), x.tensor().dtype(), loc);
+}
 Tensor floor(const Operand &x, Loc loc) { return unary_math<math::FloorOp>(x, "floor", loc); }
 Tensor ceil(const Operand &x, Loc loc) { return unary_math<math::CeilOp>(x, "ceil", loc); }
 

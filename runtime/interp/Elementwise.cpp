@@ -343,6 +343,7 @@ Instr compile_elementwise(Compiler &c, mlir::Operation *op) {
       .Case([&](math::CosOp) { return float_unary(c, op, [](double a) { return std::cos(a); }); })
       .Case([&](math::TanhOp) { return float_unary(c, op, [](double a) { return std::tanh(a); }); })
       .Case([&](math::ErfOp) { return float_unary(c, op, [](double a) { return std::erf(a); }); })
+      .Case([&](math::ErfcOp) { return float_unary(c, op, [](double a) { return std::erfc(a); }); })
       .Case([&](math::FloorOp) { return float_unary(c, op, [](double a) { return std::floor(a); }); })
       .Case([&](math::CeilOp) { return float_unary(c, op, [](double a) { return std::ceil(a); }); })
       .Case([&](math::AbsFOp) { return float_unary(c, op, [](double a) { return std::fabs(a); }); })

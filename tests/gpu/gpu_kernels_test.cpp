@@ -332,6 +332,8 @@ TEST(GpuKernels, TranscendentalsWithinTheirDocumentedError) {
       {"sqrt", [](const Tensor &v) { return sqrt(v); }, 0, 1e4, 1e-30, 1e-7},
       {"rsqrt", [](const Tensor &v) { return rsqrt(v); }, 1e-3, 1e4, 1e-30, 5e-7},
       {"erf", [](const Tensor &v) { return erf(v); }, -5, 5, 1e-30, 4e-7},
+      {"erfc", [](const Tensor &v) { return erfc(v); }, -4, 9, 1e-30, 1.5e-5},
+      {"fast_erfc", [](const Tensor &v) { return fast_erfc(v); }, -4, 9, 1e-30, 2e-5},
       {"tanh", [](const Tensor &v) { return tanh(v); }, -10, 10, 1e-30, 2e-6},
       {"sigmoid", [](const Tensor &v) { return sigmoid(v); }, -20, 20, 1e-30, 2e-6},
       {"sin", [](const Tensor &v) { return sin(v); }, -10, 10, 1, 2e-6},

@@ -128,15 +128,20 @@ TEST(DslOps, MathComputesHalfTypesInF32) {
     Tensor offs = arange(0, 16);
     Tensor x = load(f + offs);
     store(f + offs, exp(x) + exp2(x) + log(x) + log2(x) + sqrt(x) + rsqrt(x) + sin(x) + cos(x) +
-                        tanh(x) + sigmoid(x) + erf(x) + floor(x) + ceil(x) + pow(x, 2.0) +
+                        tanh(x) + sigmoid(x) + erf(x) + erfc(x) + floor(x) + ceil(x) + pow(x, 2.0) +
                         fma(x, x, x));
     store(b + offs, exp(load(b + offs)));
   });
   for (const char *op : {"math.exp ", "math.exp2", "math.log ", "math.log2", "math.sqrt",
-                         "math.rsqrt", "math.sin", "math.cos", "math.tanh", "math.erf",
+                         "math.rsqrt", "math.sin", "math.cos", "math.tanh", "math.erf ", "math.erfc",
                          "math.floor", "math.ceil", "math.powf", "math.fma"})
     EXPECT_TRUE(contains(ir, op));
   EXPECT_TRUE(contains(ir, "arith.extf %") || contains(ir, "bf16> to tensor<16xf32>"));
+  std::string fast = trace_ir([](Ptr<bf16> b) {
+    Tensor offs = arange(0, 16);
+    store(b + offs, fast_erfc(load(b + offs)));
+  });
+  EXPECT_TRUE(contains(fast, "math.erfc") && contains(fast, "fastmath<afn>")) << fast;
   EXPECT_TRUE(contains(ir, "math.exp %") && contains(ir, "arith.truncf"));
 }
 

@@ -95,6 +95,11 @@ Tensor cos(const Operand &x, Loc loc = Loc::current());
 Tensor tanh(const Operand &x, Loc loc = Loc::current());
 Tensor sigmoid(const Operand &x, Loc loc = Loc::current());
 Tensor erf(const Operand &x, Loc loc = Loc::current());
+/// 1 - erf(x), without the cancellation for large x (relative error there).
+Tensor erfc(const Operand &x, Loc loc = Loc::current());
+/// erfc with a shorter polynomial on the GPU: relative error <= 2e-5 (f32),
+/// for values that end in 16-bit formats (whose rounding is 25x coarser).
+Tensor fast_erfc(const Operand &x, Loc loc = Loc::current());
 Tensor floor(const Operand &x, Loc loc = Loc::current());
 Tensor ceil(const Operand &x, Loc loc = Loc::current());
 Tensor pow(const Operand &x, const Operand &y, Loc loc = Loc::current());

@@ -49,3 +49,52 @@ llvm.func @erf(%x: f32) -> f32 {
   %e = math.erf %x : f32
   llvm.return %e : f32
 }
+
+// erfc on f32: one formula for every x, t = 1 / (1 + |x|/2) by rcp.approx,
+// a degree-9 polynomial in t, one ex2.approx, 2 - e for negative x; no
+// division, one compare.
+// CHECK-LABEL: llvm.func @erfc
+llvm.func @erfc(%x: f32) -> f32 {
+  // CHECK-NOT: llvm.fdiv
+  // CHECK: llvm.intr.fabs
+  // CHECK: llvm.intr.fma
+  // CHECK: llvm.call_intrinsic "llvm.nvvm.rcp.approx.ftz.f"
+  // CHECK-COUNT-9: llvm.intr.fma
+  // CHECK: llvm.fmul
+  // CHECK: llvm.intr.fma
+  // CHECK: llvm.call_intrinsic "llvm.nvvm.ex2.approx.ftz.f32"
+  // CHECK: llvm.fmul
+  // CHECK: llvm.fcmp "olt"
+  // CHECK-NOT: llvm.fcmp
+  // CHECK: llvm.fsub
+  // CHECK: llvm.select
+  // CHECK-NOT: llvm.fdiv
+  %e = math.erfc %x : f32
+  llvm.return %e : f32
+}
+
+// fast_erfc (fastmath afn): the degree-5 polynomial.
+// CHECK-LABEL: llvm.func @fast_erfc
+llvm.func @fast_erfc(%x: f32) -> f32 {
+  // CHECK: llvm.call_intrinsic "llvm.nvvm.rcp.approx.ftz.f"
+  // CHECK-COUNT-5: llvm.intr.fma
+  // CHECK-NEXT: llvm.fmul
+  // CHECK-NEXT: llvm.intr.fma
+  // CHECK-NEXT: llvm.call_intrinsic "llvm.nvvm.ex2.approx.ftz.f32"
+  %e = math.erfc %x fastmath<afn> : f32
+  llvm.return %e : f32
+}
+
+// erfc of a value times a constant (GELU's erfc(-x / sqrt 2)) folds the
+// constant into its own: no multiply before |x|, and a negative constant
+// turns the sign test around.
+// CHECK-LABEL: llvm.func @erfc_scaled
+llvm.func @erfc_scaled(%x: f32) -> f32 {
+  // CHECK-NOT: llvm.fmul
+  // CHECK: llvm.intr.fabs(%arg0)
+  // CHECK: llvm.fcmp "ogt" %arg0
+  %c = llvm.mlir.constant(-0.707106769 : f32) : f32
+  %y = llvm.fmul %x, %c : f32
+  %e = math.erfc %y : f32
+  llvm.return %e : f32
+}

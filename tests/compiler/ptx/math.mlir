@@ -7,6 +7,7 @@
 // CHECK: lg2.approx.f32
 // CHECK: rsqrt.approx.f32
 // CHECK: sqrt.rn.f32
+// CHECK: rcp.approx.ftz.f32
 // CHECK: cvt.rzi.s32.f32
 // CUBIN: kernel math for sm_90a
 tile.func @math(%p: !tile.ptr<f32>, %q: !tile.ptr<i32>, %h: !tile.ptr<f8E4M3FN>) {
@@ -17,7 +18,8 @@ tile.func @math(%p: !tile.ptr<f32>, %q: !tile.ptr<i32>, %h: !tile.ptr<f8E4M3FN>)
   %d = math.sqrt %c : f32
   %e = math.tanh %d : f32
   %f = math.erf %e : f32
-  %g = math.sin %f : f32
+  %fc = math.erfc %f : f32
+  %g = math.sin %fc : f32
   %k = math.cos %g : f32
   %l = math.powf %k, %v : f32
   %m = math.exp2 %l : f32
