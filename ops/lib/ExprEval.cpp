@@ -65,10 +65,11 @@ Tensor Evaluator::operator()(const Expr &e) {
     else if (op == "floor") result = kiln::floor(x);
     else if (op == "ceil") result = kiln::ceil(x);
     else if (op == "relu") result = kiln::maximum(x, 0);
-    else if (op == "gelu") { // x/2 + x/2 erf(x / sqrt 2): one FMA
-      Tensor half = x * 0.5;
-      result = kiln::fma(half, kiln::erf(x * 0.7071067811865476), half);
-    } else if (op == "gelu_tanh") {
+    else if (op == "gelu") { // x/2 erfc(-x / sqrt 2): x Phi(x) with relative accuracy where it is small
+      Tensor scaled = x * -0.7071067811865476;
+      result = (x * 0.5) * (narrow_ ? kiln::fast_erfc(scaled) : kiln::erfc(scaled));
+    }
+    else if (op == "gelu_tanh") {
       Tensor half = x * 0.5;
       Tensor inner = x * kiln::fma(x * x, 0.044715 * 0.7978845608028654, 0.7978845608028654);
       result = kiln::fma(half, kiln::tanh(inner), half);
@@ -77,6 +78,23 @@ Tensor Evaluator::operator()(const Expr &e) {
     break;
   }
   case Node::Kind::binary: {
+    // a * b + c on floats rounds once (one fma), as Triton's default FP
+    // fusion does: one instruction fewer an element where kernels are bound
+    // by their arithmetic (16-bit pointwise ones).
+    if (n.op == "add" && is_float(n.dtype)) {
+      auto product = [&](const Node &m) {
+        return m.kind == Node::Kind::binary && m.op == "mul" && m.dtype == n.dtype &&
+               m.args[0]->kind != Node::Kind::literal && m.args[1]->kind != Node::Kind::literal;
+      };
+      for (int i = 0; i < 2; ++i)
+        if (product(*n.args[i])) {
+          const Node &m = *n.args[i];
+          result = kiln::fma(operand(m.args[0]), operand(m.args[1]), operand(n.args[1 - i]));
+          break;
+        }
+      if (result.valid())
+        break;
+    }
     Operand a = operand(n.args[0]), b = operand(n.args[1]);
     if (!a.tensor().valid() && !b.tensor().valid()) // two literals: one becomes a value
       a = Operand(constant(n.args[0]->value, n.dtype == DType::i1 ? DType::f32 : n.dtype));

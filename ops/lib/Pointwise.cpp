@@ -166,6 +166,9 @@ Kernel makeKernel(const std::string &key, const Plan &p, const Params &q, const 
       return load(ptr + tileOffsets(i), mask);
     };
     Evaluator evaluate(load_input);
+    if (std::all_of(outputTypes.begin(), outputTypes.end(),
+                    [](DType t) { return is_float(t) && size_in_bytes(t) <= 2; }))
+      evaluate.for_narrow_outputs();
     for (size_t o = 0; o < values.size(); ++o) {
       size_t t = nInputs + o;
       Tensor value = evaluate(values[o]);

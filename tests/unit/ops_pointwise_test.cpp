@@ -36,8 +36,29 @@ TEST(OpsPointwise, HalfTypesComputeInF32AndRoundOnce) {
     pw.run(cpu());
     out.expect_rounded([&](const std::vector<int64_t> &i) {
       double a = x.at(i), s = a / (1 + std::exp(-a));
-      return static_cast<double>(static_cast<float>(s) * static_cast<float>(y.at({i[1]})) + 1.5f);
+      return static_cast<double>(std::fma(static_cast<float>(s), static_cast<float>(y.at({i[1]})), 1.5f));
     });
+  }
+}
+
+TEST(OpsPointwise, AProductPlusAValueRoundsOnce) {
+  // a * b + c on floats is one fma: with a = b = 1 + 2^-12 and c = -(1 +
+  // 2^-11) the product's last bit (2^-24) survives, which rounding the
+  // product first would lose (giving 0). Either operand order.
+  HostTensor a = HostTensor::poisoned(DType::f32, {4}), c = HostTensor::poisoned(DType::f32, {4});
+  for (int64_t i = 0; i < 4; ++i) {
+    a.set_flat(i, 1 + std::ldexp(1.0, -12));
+    c.set_flat(i, -(1 + std::ldexp(1.0, -11)));
+  }
+  HostTensor left = HostTensor::poisoned(DType::f32, {4}), right = HostTensor::poisoned(DType::f32, {4});
+  Pointwise pw;
+  Expr x = pw.input(a.view()), z = pw.input(c.view());
+  pw.output(left.view(), x * x + z);
+  pw.output(right.view(), z + x * x);
+  pw.run(cpu());
+  for (int64_t i = 0; i < 4; ++i) {
+    EXPECT_EQ(left.at({i}), std::ldexp(1.0, -24));
+    EXPECT_EQ(right.at({i}), std::ldexp(1.0, -24));
   }
 }
 
