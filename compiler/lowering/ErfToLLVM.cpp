@@ -115,6 +115,23 @@ struct ErfcF32 : OpRewritePattern<math::ErfcOp> {
           break;
         }
       }
+    // erfc(..) * 2^k (GELU's halving) adds k to the exponent instead of
+    // multiplying after; the multiply is replaced by the result.
+    Operation *product = nullptr;
+    int powerOfTwo = 0;
+    if (op->hasOneUse()) {
+      Operation *user = *op->getUsers().begin();
+      FloatAttr constant;
+      if (isa<arith::MulFOp, LLVM::FMulOp>(user))
+        for (Value factor : user->getOperands()) {
+          int exponent = 0;
+          if (factor != op.getResult() && matchPattern(factor, m_Constant(&constant)) &&
+              std::frexp(constant.getValueAsDouble(), &exponent) == 0.5) {
+            product = user;
+            powerOfTwo = exponent - 1;
+          }
+        }
+    }
     const double log2e = 1.4426950408889634;
     Value y = math::AbsFOp::create(b, loc, x); // a = |y| |s|
     // t = 1 / (1 + a/2) in (0, 1]; at a = inf it is 0 and the exponent -inf, so e = 0.
@@ -123,8 +140,8 @@ struct ErfcF32 : OpRewritePattern<math::ErfcOp> {
     const bool fast = bitEnumContainsAll(op.getFastmath(), arith::FastMathFlags::afn);
     ArrayRef<float> tail = fast ? ArrayRef<float>(kErfcTailFast) : ArrayRef<float>(kErfcTail);
     Value r = c(tail.front());
-    for (float k : tail.drop_front())
-      r = math::FmaOp::create(b, loc, r, t, c(k));
+    for (size_t i = 1; i < tail.size(); ++i)
+      r = math::FmaOp::create(b, loc, r, t, c(i + 1 == tail.size() ? tail[i] + powerOfTwo : tail[i]));
     // -a^2 log2(e) + R(t)
     Value scaledY = arith::MulFOp::create(b, loc, y, c(static_cast<float>(-scale * scale * log2e)));
     Value exponent = math::FmaOp::create(b, loc, scaledY, y, r);
@@ -132,7 +149,11 @@ struct ErfcF32 : OpRewritePattern<math::ErfcOp> {
     // y s < 0: 2 - e; NaN stays NaN through e.
     Value negative = arith::CmpFOp::create(b, loc, scale > 0 ? arith::CmpFPredicate::OLT : arith::CmpFPredicate::OGT,
                                            x, c(0.0f));
-    rewriter.replaceOpWithNewOp<arith::SelectOp>(op, negative, arith::SubFOp::create(b, loc, c(2.0f), e), e);
+    Value two = c(std::ldexp(2.0f, powerOfTwo));
+    Value result = arith::SelectOp::create(b, loc, negative, arith::SubFOp::create(b, loc, two, e), e);
+    if (product)
+      rewriter.replaceOp(product, result);
+    rewriter.replaceOp(op, result);
     return success();
   }
 };

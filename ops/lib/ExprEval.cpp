@@ -67,7 +67,7 @@ Tensor Evaluator::operator()(const Expr &e) {
     else if (op == "relu") result = kiln::maximum(x, 0);
     else if (op == "gelu") { // x/2 erfc(-x / sqrt 2): x Phi(x) with relative accuracy where it is small
       Tensor scaled = x * -0.7071067811865476;
-      result = (x * 0.5) * (narrow_ ? kiln::fast_erfc(scaled) : kiln::erfc(scaled));
+      result = x * ((narrow_ ? kiln::fast_erfc(scaled) : kiln::erfc(scaled)) * 0.5);
     }
     else if (op == "gelu_tanh") {
       Tensor half = x * 0.5;

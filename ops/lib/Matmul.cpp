@@ -202,7 +202,7 @@ Kernel makeKernel(const std::string &key, const Structure &s, const Params &q) {
       switch (s.activation) {
       case Activation::none: break;
       case Activation::relu: v = maximum(v, 0.0); break;
-      case Activation::gelu: v = v * 0.5 * erfc(v * -0.7071067811865476); break;
+      case Activation::gelu: v = v * (erfc(v * -0.7071067811865476) * 0.5); break;
       case Activation::silu: v = v * sigmoid(v); break;
       }
       if (s.present[RESIDUAL]) {

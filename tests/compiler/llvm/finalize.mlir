@@ -98,3 +98,20 @@ llvm.func @erfc_scaled(%x: f32) -> f32 {
   %e = math.erfc %y : f32
   llvm.return %e : f32
 }
+
+// erfc(x) / 2 (GELU's Phi) moves the halving into the exponent: the last
+// multiply is t * 2^(..), and negative x give 1 - e.
+// CHECK-LABEL: llvm.func @half_erfc
+llvm.func @half_erfc(%x: f32) -> f32 {
+  // CHECK: %[[ONE:.*]] = llvm.mlir.constant(1.000000e+00 : f32)
+  // CHECK: llvm.call_intrinsic "llvm.nvvm.ex2.approx.ftz.f32"
+  // CHECK-NEXT: llvm.fmul
+  // CHECK-NEXT: llvm.fcmp
+  // CHECK-NEXT: llvm.fsub %[[ONE]]
+  // CHECK-NEXT: llvm.select
+  // CHECK-NEXT: llvm.return
+  %h = llvm.mlir.constant(0.5 : f32) : f32
+  %e = math.erfc %x : f32
+  %y = llvm.fmul %e, %h : f32
+  llvm.return %y : f32
+}
