@@ -102,22 +102,22 @@ struct ErfcF32 : OpRewritePattern<math::ErfcOp> {
     auto intrinsic = [&](const char *name, Value v) {
       return LLVM::CallIntrinsicOp::create(b, loc, f32, b.getStringAttr(name), ValueRange{v}).getResult(0);
     };
-    // erfc(y * s) for a constant s (GELU's -1/sqrt 2) folds s into the
-    // constants below instead of multiplying first.
+    // erfc(x * s) for a constant s (GELU's -1/sqrt 2) folds s into the
+    // constants below instead of multiplying first: a = |x| |s|.
     Value x = op.getOperand();
     double scale = 1.0;
-    if (Operation *product = x.getDefiningOp(); product && isa<arith::MulFOp, LLVM::FMulOp>(product))
+    if (Operation *scaling = x.getDefiningOp(); scaling && isa<arith::MulFOp, LLVM::FMulOp>(scaling))
       for (int i = 0; i < 2; ++i) {
         FloatAttr constant;
-        if (matchPattern(product->getOperand(i), m_Constant(&constant)) && std::isnormal(constant.getValueAsDouble())) {
+        if (matchPattern(scaling->getOperand(i), m_Constant(&constant)) && std::isnormal(constant.getValueAsDouble())) {
           scale = constant.getValueAsDouble();
-          x = product->getOperand(1 - i);
+          x = scaling->getOperand(1 - i);
           break;
         }
       }
     // erfc(..) * 2^k (GELU's halving) adds k to the exponent instead of
     // multiplying after; the multiply is replaced by the result.
-    Operation *product = nullptr;
+    Operation *scaledResult = nullptr;
     int powerOfTwo = 0;
     if (op->hasOneUse()) {
       Operation *user = *op->getUsers().begin();
@@ -127,32 +127,32 @@ struct ErfcF32 : OpRewritePattern<math::ErfcOp> {
           int exponent = 0;
           if (factor != op.getResult() && matchPattern(factor, m_Constant(&constant)) &&
               std::frexp(constant.getValueAsDouble(), &exponent) == 0.5) {
-            product = user;
+            scaledResult = user;
             powerOfTwo = exponent - 1;
           }
         }
     }
     const double log2e = 1.4426950408889634;
-    Value y = math::AbsFOp::create(b, loc, x); // a = |y| |s|
+    Value absX = math::AbsFOp::create(b, loc, x);
     // t = 1 / (1 + a/2) in (0, 1]; at a = inf it is 0 and the exponent -inf, so e = 0.
     Value t = intrinsic("llvm.nvvm.rcp.approx.ftz.f",
-                        math::FmaOp::create(b, loc, y, c(static_cast<float>(0.5 * std::fabs(scale))), c(1.0f)));
+                        math::FmaOp::create(b, loc, absX, c(static_cast<float>(0.5 * std::fabs(scale))), c(1.0f)));
     const bool fast = bitEnumContainsAll(op.getFastmath(), arith::FastMathFlags::afn);
     ArrayRef<float> tail = fast ? ArrayRef<float>(kErfcTailFast) : ArrayRef<float>(kErfcTail);
     Value r = c(tail.front());
     for (size_t i = 1; i < tail.size(); ++i)
       r = math::FmaOp::create(b, loc, r, t, c(i + 1 == tail.size() ? tail[i] + powerOfTwo : tail[i]));
-    // -a^2 log2(e) + R(t)
-    Value scaledY = arith::MulFOp::create(b, loc, y, c(static_cast<float>(-scale * scale * log2e)));
-    Value exponent = math::FmaOp::create(b, loc, scaledY, y, r);
+    // -a^2 log2(e) + R(t), as (-|x| s^2 log2(e)) |x| + R(t)
+    Value slope = arith::MulFOp::create(b, loc, absX, c(static_cast<float>(-scale * scale * log2e)));
+    Value exponent = math::FmaOp::create(b, loc, slope, absX, r);
     Value e = arith::MulFOp::create(b, loc, t, intrinsic("llvm.nvvm.ex2.approx.ftz.f32", exponent));
-    // y s < 0: 2 - e; NaN stays NaN through e.
+    // x s < 0: 2 - e; NaN stays NaN through e.
     Value negative = arith::CmpFOp::create(b, loc, scale > 0 ? arith::CmpFPredicate::OLT : arith::CmpFPredicate::OGT,
                                            x, c(0.0f));
     Value two = c(std::ldexp(2.0f, powerOfTwo));
     Value result = arith::SelectOp::create(b, loc, negative, arith::SubFOp::create(b, loc, two, e), e);
-    if (product)
-      rewriter.replaceOp(product, result);
+    if (scaledResult)
+      rewriter.replaceOp(scaledResult, result);
     rewriter.replaceOp(op, result);
     return success();
   }
