@@ -45,6 +45,23 @@ namespace kiln::lowering {
 
 namespace {
 
+Value f32Constant(OpBuilder &b, Location loc, float v) {
+  return arith::ConstantOp::create(b, loc, b.getF32FloatAttr(v)).getResult();
+}
+
+/// The polynomial with `coefficients` (highest power first) at `at`, by FMAs.
+Value horner(OpBuilder &b, Location loc, ArrayRef<float> coefficients, Value at) {
+  Value acc = f32Constant(b, loc, coefficients.front());
+  for (float k : coefficients.drop_front())
+    acc = math::FmaOp::create(b, loc, acc, at, f32Constant(b, loc, k));
+  return acc;
+}
+
+/// An f32 -> f32 NVVM intrinsic (ex2.approx, rcp.approx).
+Value nvvmIntrinsic(OpBuilder &b, Location loc, const char *name, Value v) {
+  return LLVM::CallIntrinsicOp::create(b, loc, b.getF32Type(), b.getStringAttr(name), ValueRange{v}).getResult(0);
+}
+
 constexpr float kSmall[] = {-0.0005648059886880219f, 0.004921761807054281f, -0.026715055108070374f,
                             0.11280316859483719f,   -0.37612342834472656f, 1.1283791065216064f};
 constexpr float kLarge[] = {2.361910219406127e-06f, -1.920950489875395e-05f, 0.00011150788486702368f,
@@ -58,21 +75,13 @@ struct ErfF32 : OpRewritePattern<math::ErfOp> {
       return failure();
     Location loc = op.getLoc();
     OpBuilder &b = rewriter;
-    auto c = [&](float v) { return arith::ConstantOp::create(b, loc, b.getF32FloatAttr(v)).getResult(); };
-    auto horner = [&](ArrayRef<float> coefficients, Value at) {
-      Value acc = c(coefficients[0]);
-      for (float k : coefficients.drop_front())
-        acc = math::FmaOp::create(b, loc, acc, at, c(k));
-      return acc;
-    };
+    auto c = [&](float v) { return f32Constant(b, loc, v); };
     Value x = op.getOperand();
     Value t = math::AbsFOp::create(b, loc, x);
-    Value small = arith::MulFOp::create(b, loc, horner(kSmall, arith::MulFOp::create(b, loc, x, x)), x);
+    Value small = arith::MulFOp::create(b, loc, horner(b, loc, kSmall, arith::MulFOp::create(b, loc, x, x)), x);
     Value clamped = arith::MinimumFOp::create(b, loc, arith::MaximumFOp::create(b, loc, t, c(1.0f)), c(4.0f));
-    Value q = horner(kLarge, arith::SubFOp::create(b, loc, clamped, c(2.5f)));
-    Value power = LLVM::CallIntrinsicOp::create(b, loc, b.getF32Type(), b.getStringAttr("llvm.nvvm.ex2.approx.ftz.f32"),
-                                                ValueRange{q})
-                      .getResult(0);
+    Value q = horner(b, loc, kLarge, arith::SubFOp::create(b, loc, clamped, c(2.5f)));
+    Value power = nvvmIntrinsic(b, loc, "llvm.nvvm.ex2.approx.ftz.f32", q);
     Value large = math::CopySignOp::create(b, loc, arith::SubFOp::create(b, loc, c(1.0f), power), x);
     // |x| < 1, or NaN (unordered): `small` carries a NaN through (x * P(x^2)).
     Value useSmall = arith::CmpFOp::create(b, loc, arith::CmpFPredicate::ULT, t, c(1.0f));
@@ -97,11 +106,7 @@ struct ErfcF32 : OpRewritePattern<math::ErfcOp> {
       return failure();
     Location loc = op.getLoc();
     OpBuilder &b = rewriter;
-    Type f32 = b.getF32Type();
-    auto c = [&](float v) { return arith::ConstantOp::create(b, loc, b.getF32FloatAttr(v)).getResult(); };
-    auto intrinsic = [&](const char *name, Value v) {
-      return LLVM::CallIntrinsicOp::create(b, loc, f32, b.getStringAttr(name), ValueRange{v}).getResult(0);
-    };
+    auto c = [&](float v) { return f32Constant(b, loc, v); };
     // erfc(x * s) for a constant s (GELU's -1/sqrt 2) folds s into the
     // constants below instead of multiplying first: a = |x| |s|.
     Value x = op.getOperand();
@@ -135,17 +140,16 @@ struct ErfcF32 : OpRewritePattern<math::ErfcOp> {
     const double log2e = 1.4426950408889634;
     Value absX = math::AbsFOp::create(b, loc, x);
     // t = 1 / (1 + a/2) in (0, 1]; at a = inf it is 0 and the exponent -inf, so e = 0.
-    Value t = intrinsic("llvm.nvvm.rcp.approx.ftz.f",
-                        math::FmaOp::create(b, loc, absX, c(static_cast<float>(0.5 * std::fabs(scale))), c(1.0f)));
+    Value t = nvvmIntrinsic(b, loc, "llvm.nvvm.rcp.approx.ftz.f",
+                            math::FmaOp::create(b, loc, absX, c(static_cast<float>(0.5 * std::fabs(scale))), c(1.0f)));
     const bool fast = bitEnumContainsAll(op.getFastmath(), arith::FastMathFlags::afn);
-    ArrayRef<float> tail = fast ? ArrayRef<float>(kErfcTailFast) : ArrayRef<float>(kErfcTail);
-    Value r = c(tail.front());
-    for (size_t i = 1; i < tail.size(); ++i)
-      r = math::FmaOp::create(b, loc, r, t, c(i + 1 == tail.size() ? tail[i] + powerOfTwo : tail[i]));
+    SmallVector<float> tail(fast ? ArrayRef<float>(kErfcTailFast) : ArrayRef<float>(kErfcTail));
+    tail.back() += powerOfTwo; // R's constant term carries the factor 2^k
+    Value r = horner(b, loc, tail, t);
     // -a^2 log2(e) + R(t), as (-|x| s^2 log2(e)) |x| + R(t)
     Value slope = arith::MulFOp::create(b, loc, absX, c(static_cast<float>(-scale * scale * log2e)));
     Value exponent = math::FmaOp::create(b, loc, slope, absX, r);
-    Value e = arith::MulFOp::create(b, loc, t, intrinsic("llvm.nvvm.ex2.approx.ftz.f32", exponent));
+    Value e = arith::MulFOp::create(b, loc, t, nvvmIntrinsic(b, loc, "llvm.nvvm.ex2.approx.ftz.f32", exponent));
     // x s < 0: 2 - e; NaN stays NaN through e.
     Value negative = arith::CmpFOp::create(b, loc, scale > 0 ? arith::CmpFPredicate::OLT : arith::CmpFPredicate::OGT,
                                            x, c(0.0f));

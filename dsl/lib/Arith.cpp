@@ -196,11 +196,12 @@ Tensor finish_math(const Tensor &result, DType original, Loc loc) {
   return convert(result, original, loc);
 }
 
-template <class MathOp> Tensor unary_math(const Operand &x, const char *what, Loc loc) {
+/// `extra`: the op's further builder arguments (fast-math flags).
+template <class MathOp, class... Extra> Tensor unary_math(const Operand &x, const char *what, Loc loc, Extra... extra) {
   Tensor in = math_input(x, what);
   DType original = x.tensor().dtype();
   Builder bb(loc);
-  mlir::Value r = MathOp::create(bb.b, bb.l, bb.use(in));
+  mlir::Value r = MathOp::create(bb.b, bb.l, bb.use(in), extra...);
   return finish_math(bb.wrap(r, in.dtype()), original, loc);
 }
 
@@ -340,11 +341,8 @@ Tensor cos(const Operand &x, Loc loc) { return unary_math<math::CosOp>(x, "cos",
 Tensor tanh(const Operand &x, Loc loc) { return unary_math<math::TanhOp>(x, "tanh", loc); }
 Tensor erf(const Operand &x, Loc loc) { return unary_math<math::ErfOp>(x, "erf", loc); }
 Tensor erfc(const Operand &x, Loc loc) { return unary_math<math::ErfcOp>(x, "erfc", loc); }
-Tensor fast_erfc(const Operand &x, Loc loc) {
-  Tensor in = math_input(x, "fast_erfc");
-  Builder bb(loc);
-  mlir::Value r = math::ErfcOp::create(bb.b, bb.l, bb.use(in), arith::FastMathFlags::afn); // approximate function
-  return finish_math(bb.wrap(r, in.dtype()), x.tensor().dtype(), loc);
+Tensor fast_erfc(const Operand &x, Loc loc) { // afn: an approximate function
+  return unary_math<math::ErfcOp>(x, "fast_erfc", loc, arith::FastMathFlags::afn);
 }
 Tensor floor(const Operand &x, Loc loc) { return unary_math<math::FloorOp>(x, "floor", loc); }
 Tensor ceil(const Operand &x, Loc loc) { return unary_math<math::CeilOp>(x, "ceil", loc); }

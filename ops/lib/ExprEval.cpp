@@ -68,8 +68,7 @@ Tensor Evaluator::operator()(const Expr &e) {
     else if (op == "gelu") { // x/2 erfc(-x / sqrt 2): x Phi(x) with relative accuracy where it is small
       Tensor scaled = x * -0.7071067811865476;
       result = x * ((narrow_ ? kiln::fast_erfc(scaled) : kiln::erfc(scaled)) * 0.5);
-    }
-    else if (op == "gelu_tanh") {
+    } else if (op == "gelu_tanh") {
       Tensor half = x * 0.5;
       Tensor inner = x * kiln::fma(x * x, 0.044715 * 0.7978845608028654, 0.7978845608028654);
       result = kiln::fma(half, kiln::tanh(inner), half);
