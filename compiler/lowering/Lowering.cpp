@@ -2,6 +2,8 @@
 
 #include "compiler/lowering/Lowering.h"
 
+#include "compiler/dialect/gpu/Mma.h"
+
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/IRMapping.h"
@@ -33,6 +35,17 @@ KilnTypeConverter::KilnTypeConverter(MLIRContext *context) : LLVMTypeConverter(c
       return std::nullopt;
     int registers = layoutOf(type).registers();
     SmallVector<Type> members(registers, elementType(type));
+    return LLVM::LLVMStructType::getLiteral(type.getContext(), members);
+  });
+  // mma.sync's 16-bit operand fragments stay packed two to a 32-bit
+  // register (as ldmatrix gives them and mma.sync takes them), also where a
+  // loop carries them: one member per pair of the layout's registers.
+  addConversion([this](RankedTensorType type) -> std::optional<Type> {
+    auto encoding = dyn_cast_or_null<gpu::MmaOperandEncodingAttr>(type.getEncoding());
+    if (!encoding || encoding.getBits() != 16)
+      return std::nullopt;
+    Type pair = VectorType::get({2}, elementType(type));
+    SmallVector<Type> members(layoutOf(type).registers() / 2, pair);
     return LLVM::LLVMStructType::getLiteral(type.getContext(), members);
   });
 }
@@ -343,11 +356,14 @@ int64_t scratchBytes(Operation *op, int numWarps, int threadsPerWarp) {
       .Case([&](tile::ScanOp s) { return scanScratchBytes(s, numWarps, threadsPerWarp); })
       .Case([&](tile::DotOp d) {
         // Operands staged side by side (tensor cores) or one at a time
-        // (FMA); operands read from a shared buffer take none.
+        // (FMA); operands read from a shared buffer or already in
+        // mma.sync's registers take none.
         int64_t total = 0;
-        for (Value operand : {d.getA(), d.getB()})
-          if (!operand.getDefiningOp<gpu::LocalLoadOp>())
+        for (Value operand : {d.getA(), d.getB()}) {
+          auto local = operand.getDefiningOp<gpu::LocalLoadOp>();
+          if (!(local && local.readsWholeSlot()) && !gpu::inMmaOperandLayout(operand))
             total += elements(operand.getType()) * bytesOf(operand.getType());
+        }
         return total;
       })
       .Case<tile::AtomicRMWOp, tile::AtomicCASOp>([&](Operation *o) -> int64_t {

@@ -13,6 +13,7 @@
 #include "compiler/dialect/gpu/KGpu.h"
 
 #include <array>
+#include <optional>
 
 #include "mlir/Conversion/LLVMCommon/Pattern.h"
 #include "mlir/Conversion/LLVMCommon/TypeConverter.h"
@@ -187,14 +188,15 @@ SwizzledTile stageColumns(OpBuilder &b, Location loc, mlir::Operation *anchor, l
                           int64_t offset, int threadsPerWarp);
 
 /// The shared tiles a tensor-core dot reads: for a (K is dimension 1) and b
-/// (K is dimension 0), the ring slot when the operand is a kgpu.local_load,
-/// else its registers stored to scratch one after the other, between
-/// barriers. For wgmma (`forWgmma`) staged operands are stored K-major and
-/// fenced for the async proxy; otherwise along their own contiguous
-/// dimension.
-std::array<SwizzledTile, 2> dotOperandTiles(mlir::ConversionPatternRewriter &rewriter, Location loc, tile::DotOp op,
-                                            Value loweredA, Value loweredB, Type element, bool forWgmma,
-                                            int threadsPerWarp);
+/// (K is dimension 0), the ring slot when the operand is a whole-slot
+/// kgpu.local_load, none when it is already in an mma operand layout
+/// (registers), else its registers stored to scratch one after the other,
+/// between barriers. For wgmma (`forWgmma`) staged operands are stored
+/// K-major and fenced for the async proxy; otherwise along their own
+/// contiguous dimension.
+std::array<std::optional<SwizzledTile>, 2> dotOperandTiles(mlir::ConversionPatternRewriter &rewriter, Location loc,
+                                                           tile::DotOp op, Value loweredA, Value loweredB,
+                                                           Type element, bool forWgmma, int threadsPerWarp);
 
 /// Slot `slot` (i32) of a lowered kgpu.shared buffer `buffer` of `type`.
 SwizzledTile bufferSlot(OpBuilder &b, Location loc, Value buffer, mlir::RankedTensorType type, Type llvmElement,

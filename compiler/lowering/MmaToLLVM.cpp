@@ -13,7 +13,10 @@
 // rounded to nearest (ties away, `cvt.rna`) as they arrive; tf32x3 also
 // keeps each one's rounding error as a second tf32 part and adds the two
 // cross products before the main one. The accumulator is in the MMA layout
-// (Mma.h); another layout is converted on the way in and out.
+// (Mma.h); another layout is converted on the way in and out. Operands
+// already in the mma operand layout (#kgpu.mma_operand: a K loop's
+// fragments carried in registers, MmaFragments.cpp) are used as they are;
+// a kgpu.local_load into that layout is the same ldmatrix reads.
 //
 //===----------------------------------------------------------------------===//
 
@@ -76,6 +79,135 @@ Fragment roundFragment(OpBuilder &b, Location loc, ArrayRef<Value> raw, bool spl
   return f;
 }
 
+/// Reads this warp's mma.sync fragments of an operand tile in shared
+/// memory: A's pieces of 16 rows at rows wm*16 + i*16*warps.m, B's pieces
+/// of 8 columns at wn*8 + j*8*warps.n, in pairs (one ldmatrix.x4 reads two),
+/// each at a K offset. Registers come raw (b32), as ldmatrix gives them.
+class FragmentReader {
+public:
+  FragmentReader(OpBuilder &b, Location loc, gpu::MmaWarps warps, bool tf32, int threadsPerWarp)
+      : b_(b), loc_(loc), warps_(warps), tf32_(tf32), chunk_(tf32 ? 4 : 8) {
+    ThreadIds ids = threadIds(b, loc, threadsPerWarp);
+    Value wn = LLVM::URemOp::create(b, loc, ids.warp, c32(warps.n));
+    Value wm = LLVM::URemOp::create(b, loc, LLVM::UDivOp::create(b, loc, ids.warp, c32(warps.n)), c32(warps.m));
+    warpRow_ = mul(wm, 16);
+    warpCol_ = mul(wn, 8);
+    Value piece = LLVM::LShrOp::create(b, loc, ids.lane, c32(3)); // which 8x8 piece this lane addresses
+    pieceRow_ = LLVM::AndOp::create(b, loc, ids.lane, c32(7));
+    pieceBit0_ = LLVM::AndOp::create(b, loc, piece, c32(1));
+    pieceBit1_ = LLVM::LShrOp::create(b, loc, piece, c32(1));
+    // A fragment register's row within its 8 (lane / 4) and K within its
+    // chunk (lane % 4), for fragments read element by element.
+    group_ = LLVM::LShrOp::create(b, loc, ids.lane, c32(2));
+    inGroup_ = LLVM::AndOp::create(b, loc, ids.lane, c32(3));
+  }
+
+  /// A's four registers of this warp's piece `rep` (plus `rowOffset` rows)
+  /// at K offset `k`: (rows +0, k +0), (+8, +0), (+0, +chunk), (+8, +chunk).
+  SmallVector<Value> a(const OperandTile &t, int64_t rowOffset, int64_t rep, int64_t k) {
+    Value rows = add(warpRow_, c32(rowOffset + rep * 16 * warps_.m));
+    if (!tf32_ || t.kContiguous())
+      return pieces(t, add(rows, mul(pieceBit0_, 8)), add(c32(k), mul(pieceBit1_, chunk_)));
+    Value row = add(rows, group_), col = add(c32(k), inGroup_);
+    return {element(t, row, col), element(t, add(row, c32(8)), col), element(t, row, add(col, c32(4))),
+            element(t, add(row, c32(8)), add(col, c32(4)))};
+  }
+
+  /// B's registers of this warp's pieces 2 * pair and 2 * pair + 1 (plus
+  /// `colOffset` columns) at K offset `k`: (piece 0, k +0), (0, +chunk),
+  /// (1, +0), (1, +chunk).
+  SmallVector<Value> bPair(const OperandTile &t, int64_t colOffset, int64_t pair, int64_t k) {
+    Value cols = add(warpCol_, c32(colOffset + 2 * pair * 8 * warps_.n));
+    if (!tf32_ || t.kContiguous())
+      return pieces(t, add(cols, mul(pieceBit1_, 8 * warps_.n)), add(c32(k), mul(pieceBit0_, chunk_)));
+    SmallVector<Value> regs;
+    for (int64_t p = 0; p < 2; ++p) {
+      Value col = add(cols, add(group_, c32(p * 8 * warps_.n))), row = add(c32(k), inGroup_);
+      regs.push_back(element(t, col, row));
+      regs.push_back(element(t, col, add(row, c32(4))));
+    }
+    return regs;
+  }
+
+private:
+  Value c32(int64_t v) { return i32Const(b_, loc_, v); }
+  Value add(Value x, Value y) { return LLVM::AddOp::create(b_, loc_, x, y); }
+  Value mul(Value x, int64_t y) { return LLVM::MulOp::create(b_, loc_, x, c32(y)); }
+
+  /// ldmatrix pieces at outer offset `outer` (M or N) and K offset `k`:
+  /// rows are the outer dimension when K is contiguous, K otherwise.
+  SmallVector<Value> pieces(const OperandTile &t, Value outer, Value k) {
+    if (t.kContiguous())
+      return ldmatrix(b_, loc_, t.tile, add(outer, pieceRow_), k, /*trans=*/false);
+    return ldmatrix(b_, loc_, t.tile, add(k, pieceRow_), outer, /*trans=*/true);
+  }
+  /// One element per register (tf32 with K not contiguous): (outer, k).
+  Value element(const OperandTile &t, Value outer, Value k) {
+    Value offset = t.kContiguous() ? t.tile.offset(b_, loc_, outer, k) : t.tile.offset(b_, loc_, k, outer);
+    Value value = LLVM::LoadOp::create(b_, loc_, b_.getF32Type(), gep(b_, loc_, t.tile.base, t.tile.element, offset));
+    return LLVM::BitcastOp::create(b_, loc_, b_.getI32Type(), value);
+  }
+
+  OpBuilder &b_;
+  Location loc_;
+  gpu::MmaWarps warps_;
+  bool tf32_;
+  int64_t chunk_; ///< K elements of one 8x8 ldmatrix piece's row: 16 bytes
+  Value warpRow_, warpCol_, pieceRow_, pieceBit0_, pieceBit1_, group_, inGroup_;
+};
+
+/// The lowered members of a tensor in an mma operand layout (f32, or two
+/// 16-bit elements as a vector: KilnTypeConverter) as the b32 registers
+/// mma.sync takes, and back.
+SmallVector<Value> toRegisters(OpBuilder &b, Location loc, ArrayRef<Value> members) {
+  SmallVector<Value> regs;
+  for (Value m : members)
+    regs.push_back(LLVM::BitcastOp::create(b, loc, b.getI32Type(), m));
+  return regs;
+}
+SmallVector<Value> fromRegisters(OpBuilder &b, Location loc, ArrayRef<Value> regs, Type member) {
+  SmallVector<Value> members;
+  for (Value r : regs)
+    members.push_back(LLVM::BitcastOp::create(b, loc, member, r));
+  return members;
+}
+
+/// A K-step window of a ring slot read into an mma operand layout: the
+/// layout's registers in its order (K steps, then pieces), by ldmatrix.
+/// (tf32 with K not contiguous is read element by element.)
+struct FragmentLoadLowering : KilnPattern<gpu::LocalLoadOp> {
+  FragmentLoadLowering(const LoweringContext &context) : KilnPattern(context, /*benefit=*/2) {}
+
+  LogicalResult matchAndRewrite(gpu::LocalLoadOp op, OpAdaptor adaptor, ConversionPatternRewriter &rewriter) const override {
+    auto encoding = dyn_cast_or_null<gpu::MmaOperandEncodingAttr>(op.getType().getEncoding());
+    if (!encoding)
+      return failure();
+    Location loc = op.getLoc();
+    Type element = ctx.types.elementType(op.getType());
+    const bool isA = encoding.getOperand() == 0, tf32 = encoding.getBits() == 32;
+    OperandTile t{bufferSlot(rewriter, loc, adaptor.getBuffer(), op.getBuffer().getType(), element, adaptor.getSlot()),
+                  isA ? 1 : 0};
+    ArrayRef<int64_t> shape = op.getType().getShape();
+    SmallVector<int64_t> offsets(2, 0);
+    if (std::optional<ArrayRef<int64_t>> window = op.getOffsets())
+      offsets.assign(window->begin(), window->end());
+    const int kDim = isA ? 1 : 0, outerDim = 1 - kDim;
+    const int64_t kStep = tf32 ? 8 : 16, K = shape[kDim];
+    gpu::MmaWarps warps{static_cast<int>(encoding.getWarpsM()), static_cast<int>(encoding.getWarpsN())};
+    // Pieces of this warp along the outer dimension: A's 16 rows, B's pairs of 8 columns.
+    const int64_t reps = isA ? shape[0] / (16 * warps.m) : shape[1] / (16 * warps.n);
+    FragmentReader reader(rewriter, loc, warps, tf32, ctx.threadsPerWarp);
+    SmallVector<Value> regs;
+    for (int64_t k = 0; k < K; k += kStep)
+      for (int64_t rep = 0; rep < reps; ++rep)
+        llvm::append_range(regs, isA ? reader.a(t, offsets[outerDim], rep, offsets[kDim] + k)
+                                     : reader.bPair(t, offsets[outerDim], rep, offsets[kDim] + k));
+    auto type = cast<LLVM::LLVMStructType>(getTypeConverter()->convertType(op.getType()));
+    rewriter.replaceOp(op, pack(rewriter, loc, type, fromRegisters(rewriter, loc, regs, type.getBody().front())));
+    return success();
+  }
+};
+
 struct MmaDotLowering : KilnPattern<tile::DotOp> {
   MmaDotLowering(const LoweringContext &context) : KilnPattern(context, /*benefit=*/2) {}
 
@@ -86,15 +218,26 @@ struct MmaDotLowering : KilnPattern<tile::DotOp> {
     auto aType = op.getA().getType(), bType = op.getB().getType(), cType = op.getC().getType();
     int64_t M = aType.getShape()[0], K = aType.getShape()[1], N = bType.getShape()[1];
     Type element = ctx.types.elementType(aType);
-    Type f32 = rewriter.getF32Type(), i32 = rewriter.getI32Type();
+    Type f32 = rewriter.getF32Type();
     const bool tf32 = element.isF32(), split = tf32 && op.getPrecision() == tile::InputPrecision::tf32x3;
-    // One 8x8 ldmatrix piece is 8 rows of 16 bytes: 8 16-bit elements, or 4 tf32.
-    const int64_t chunk = tf32 ? 4 : 8, kStep = 2 * chunk;
+    const int64_t kStep = tf32 ? 8 : 16;
 
-    // Operand tiles: a ring slot, or the registers staged in scratch.
-    auto [aTile, bTile] = dotOperandTiles(rewriter, loc, op, adaptor.getA(), adaptor.getB(), element,
-                                          /*forWgmma=*/false, ctx.threadsPerWarp);
-    OperandTile a{aTile, 1}, b{bTile, 0};
+    Value operands[2] = {op.getA(), op.getB()};
+    for (unsigned operand = 0; operand < 2; ++operand)
+      if (gpu::inMmaOperandLayout(operands[operand]) &&
+          cast<RankedTensorType>(operands[operand].getType()).getEncoding() !=
+              gpu::mmaOperandEncoding(op, operand, ctx.numWarps))
+        return rewriter.notifyMatchFailure(op, "an operand's fragments are laid out for another warp arrangement");
+
+    // Operand tiles: a ring slot, or the registers staged in scratch; none
+    // for operands already in the instruction's registers.
+    auto tiles = dotOperandTiles(rewriter, loc, op, adaptor.getA(), adaptor.getB(), element,
+                                 /*forWgmma=*/false, ctx.threadsPerWarp);
+    SmallVector<Value> aRegs, bRegs; // operands already in registers
+    if (!tiles[0])
+      aRegs = toRegisters(rewriter, loc, unpack(rewriter, loc, adaptor.getA()));
+    if (!tiles[1])
+      bRegs = toRegisters(rewriter, loc, unpack(rewriter, loc, adaptor.getB()));
 
     // The accumulator, in the MMA layout, as f32.
     LinearLayout mma = gpu::mmaAccumulatorLayout(M, N, ctx.numWarps);
@@ -105,68 +248,16 @@ struct MmaDotLowering : KilnPattern<tile::DotOp> {
       if (v.getType() != f32)
         v = LLVM::FPExtOp::create(rewriter, loc, f32, v);
 
-    // This warp's place: pieces at rows wm*16 + i*16*warps.m, columns
-    // wn*8 + j*8*warps.n.
     gpu::MmaWarps warps = gpu::mmaWarps(M, N, ctx.numWarps);
     int64_t mReps = M / (16 * warps.m), nTiles = N / (8 * warps.n);
-    ThreadIds ids = threadIds(rewriter, loc, ctx.threadsPerWarp);
-    auto c32 = [&](int64_t v) { return i32Const(rewriter, loc, v); };
-    auto add = [&](Value x, Value y) { return LLVM::AddOp::create(rewriter, loc, x, y).getResult(); };
-    auto mul = [&](Value x, int64_t y) { return LLVM::MulOp::create(rewriter, loc, x, c32(y)).getResult(); };
-    Value wn = LLVM::URemOp::create(rewriter, loc, ids.warp, c32(warps.n));
-    Value wm = LLVM::URemOp::create(rewriter, loc, LLVM::UDivOp::create(rewriter, loc, ids.warp, c32(warps.n)),
-                                    c32(warps.m));
-    Value warpRow = mul(wm, 16), warpCol = mul(wn, 8);
-    Value piece = LLVM::LShrOp::create(rewriter, loc, ids.lane, c32(3)); // which 8x8 piece this lane addresses
-    Value pieceRow = LLVM::AndOp::create(rewriter, loc, ids.lane, c32(7));
-    Value pieceBit0 = LLVM::AndOp::create(rewriter, loc, piece, c32(1)), pieceBit1 = LLVM::LShrOp::create(rewriter, loc, piece, c32(1));
-    // A fragment register's row within its 8 (lane / 4) and K within its
-    // chunk (lane % 4), for fragments read element by element.
-    Value group = LLVM::LShrOp::create(rewriter, loc, ids.lane, c32(2));
-    Value inGroup = LLVM::AndOp::create(rewriter, loc, ids.lane, c32(3));
-
-    // ldmatrix pieces at outer offset `outer` (M or N) and K offset `k`:
-    // rows are the outer dimension when K is contiguous, K otherwise.
-    auto ldPieces = [&](const OperandTile &t, Value outer, Value k) {
-      if (t.kContiguous())
-        return ldmatrix(rewriter, loc, t.tile, add(outer, pieceRow), k, /*trans=*/false);
-      return ldmatrix(rewriter, loc, t.tile, add(k, pieceRow), outer, /*trans=*/true);
-    };
-    // One element per register (tf32 with K not contiguous): (outer, k).
-    auto ldElement = [&](const OperandTile &t, Value outer, Value k) -> Value {
-      Value offset = t.kContiguous() ? t.tile.offset(rewriter, loc, outer, k) : t.tile.offset(rewriter, loc, k, outer);
-      Value value = LLVM::LoadOp::create(rewriter, loc, f32, gep(rewriter, loc, t.tile.base, t.tile.element, offset));
-      return LLVM::BitcastOp::create(rewriter, loc, i32, value);
-    };
-    // A's fragment of 16 rows from `rows` at K step `k`: (rows +0, k +0),
-    // (+8, +0), (+0, +chunk), (+8, +chunk).
-    auto loadA = [&](Value rows, int64_t k) -> SmallVector<Value> {
-      if (!tf32 || a.kContiguous())
-        return ldPieces(a, add(rows, mul(pieceBit0, 8)), add(c32(k), mul(pieceBit1, chunk)));
-      Value row = add(rows, group), col = add(c32(k), inGroup);
-      return {ldElement(a, row, col), ldElement(a, add(row, c32(8)), col), ldElement(a, row, add(col, c32(4))),
-              ldElement(a, add(row, c32(8)), add(col, c32(4)))};
-    };
-    // B's fragments of the 8-column pieces at `cols` and `cols + 8 *
-    // warps.n`: (tile 0, k +0), (0, +chunk), (1, +0), (1, +chunk).
-    auto loadBPair = [&](Value cols, int64_t k) -> SmallVector<Value> {
-      if (!tf32 || b.kContiguous())
-        return ldPieces(b, add(cols, mul(pieceBit1, 8 * warps.n)), add(c32(k), mul(pieceBit0, chunk)));
-      SmallVector<Value> regs;
-      for (int64_t t = 0; t < 2; ++t) {
-        Value col = add(cols, add(group, c32(t * 8 * warps.n))), row = add(c32(k), inGroup);
-        regs.push_back(ldElement(b, col, row));
-        regs.push_back(ldElement(b, col, add(row, c32(4))));
-      }
-      return regs;
-    };
+    FragmentReader reader(rewriter, loc, warps, tf32, ctx.threadsPerWarp);
     std::string shape = tf32 ? "tf32" : element.isBF16() ? "bf16" : "f16";
     std::string text = "mma.sync.aligned.m16n8k" + std::to_string(kStep) + ".row.col.f32." + shape + "." + shape +
                        ".f32 {$0, $1, $2, $3}, {$4, $5, $6, $7}, {$8, $9}, {$10, $11, $12, $13};";
     auto accType = LLVM::LLVMStructType::getLiteral(rewriter.getContext(), {f32, f32, f32, f32});
-    auto mmaSync = [&](ArrayRef<Value> aRegs, ArrayRef<Value> bRegs, int64_t r) {
-      SmallVector<Value> operands(aRegs);
-      llvm::append_range(operands, bRegs);
+    auto mmaSync = [&](ArrayRef<Value> aFragment, ArrayRef<Value> bFragment, int64_t r) {
+      SmallVector<Value> operands(aFragment);
+      llvm::append_range(operands, bFragment);
       for (int q = 0; q < 4; ++q)
         operands.push_back(acc[r + q]);
       Value out = ptx(rewriter, loc, accType, text, "=f,=f,=f,=f,r,r,r,r,r,r,f,f,f,f", operands,
@@ -181,13 +272,18 @@ struct MmaDotLowering : KilnPattern<tile::DotOp> {
     struct StepFragments { // one K step's fragments: A's row pieces, B's column pieces
       SmallVector<Fragment> a, b;
     };
+    // Registers a K step of the operand layouts holds: A 4 per piece of
+    // 16 rows, B 2 per piece of 8 columns.
     auto loadStep = [&](int64_t k) {
+      const int64_t step = k / kStep;
       StepFragments f;
       for (int64_t i = 0; i < mReps; ++i)
-        f.a.push_back(fragment(loadA(add(warpRow, c32(i * 16 * warps.m)), k)));
+        f.a.push_back(fragment(tiles[0] ? reader.a(OperandTile{*tiles[0], 1}, 0, i, k)
+                                        : SmallVector<Value>(ArrayRef(aRegs).slice(4 * (step * mReps + i), 4))));
       f.b.resize(nTiles);
       for (int64_t p = 0; p < nTiles / 2; ++p) {
-        Fragment pair = fragment(loadBPair(add(warpCol, c32(2 * p * 8 * warps.n)), k));
+        Fragment pair = fragment(tiles[1] ? reader.bPair(OperandTile{*tiles[1], 0}, 0, p, k)
+                                          : SmallVector<Value>(ArrayRef(bRegs).slice(2 * (step * nTiles + 2 * p), 4)));
         auto half = [&](ArrayRef<Value> regs, int h) { return SmallVector<Value>(regs.slice(2 * h, 2)); };
         f.b[2 * p] = {half(pair.main, 0), split ? half(pair.error, 0) : SmallVector<Value>{}};
         f.b[2 * p + 1] = {half(pair.main, 1), split ? half(pair.error, 1) : SmallVector<Value>{}};
@@ -228,7 +324,7 @@ struct MmaDotLowering : KilnPattern<tile::DotOp> {
 } // namespace
 
 void populateMmaPatterns(RewritePatternSet &patterns, const LoweringContext &context) {
-  patterns.add<MmaDotLowering>(context);
+  patterns.add<MmaDotLowering, FragmentLoadLowering>(context);
 }
 
 } // namespace kiln::lowering

@@ -47,16 +47,22 @@ Value SwizzledTile::address(OpBuilder &b, Location loc, ArrayRef<Value> coord) c
   return gep(b, loc, base, element, offset(b, loc, coord[1 - contiguousDim], coord[contiguousDim]));
 }
 
-std::array<SwizzledTile, 2> dotOperandTiles(ConversionPatternRewriter &rewriter, Location loc, tile::DotOp op,
-                                            Value loweredA, Value loweredB, Type element, bool forWgmma,
-                                            int threadsPerWarp) {
-  auto ringSlot = [](Value operand) { return operand.getDefiningOp<gpu::LocalLoadOp>(); };
-  bool staging = !ringSlot(op.getA()) || !ringSlot(op.getB());
+std::array<std::optional<SwizzledTile>, 2> dotOperandTiles(ConversionPatternRewriter &rewriter, Location loc,
+                                                           tile::DotOp op, Value loweredA, Value loweredB,
+                                                           Type element, bool forWgmma, int threadsPerWarp) {
+  auto ringSlot = [](Value operand) {
+    auto local = operand.getDefiningOp<gpu::LocalLoadOp>();
+    return local && local.readsWholeSlot() ? local : gpu::LocalLoadOp();
+  };
+  auto staged = [&](Value operand) { return !ringSlot(operand) && !gpu::inMmaOperandLayout(operand); };
+  bool staging = staged(op.getA()) || staged(op.getB());
   if (staging)
     barrier(rewriter, loc); // earlier users of the scratch are done
   int64_t scratch = 0;
-  auto tileOf = [&](Value operand, Value lowered, int kDim) {
+  auto tileOf = [&](Value operand, Value lowered, int kDim) -> std::optional<SwizzledTile> {
     auto type = cast<RankedTensorType>(operand.getType());
+    if (gpu::inMmaOperandLayout(operand))
+      return std::nullopt; // already in the instruction's registers
     if (auto local = ringSlot(operand))
       return bufferSlot(rewriter, loc, rewriter.getRemappedValue(local.getBuffer()), local.getBuffer().getType(),
                         element, rewriter.getRemappedValue(local.getSlot()));
@@ -66,7 +72,7 @@ std::array<SwizzledTile, 2> dotOperandTiles(ConversionPatternRewriter &rewriter,
     scratch += type.getNumElements() * (element.getIntOrFloatBitWidth() / 8);
     return t;
   };
-  std::array<SwizzledTile, 2> tiles{tileOf(op.getA(), loweredA, 1), tileOf(op.getB(), loweredB, 0)};
+  std::array<std::optional<SwizzledTile>, 2> tiles{tileOf(op.getA(), loweredA, 1), tileOf(op.getB(), loweredB, 0)};
   if (staging) {
     if (forWgmma) // this thread's stores before the async proxy reads them, for everyone
       ptx(rewriter, loc, Type(), "fence.proxy.async.shared::cta;", "", {});
@@ -260,10 +266,15 @@ struct LocalLoadLowering : KilnPattern<gpu::LocalLoadOp> {
     LinearLayout layout = layoutOf(op.getType());
     ThreadIds ids = threadIds(rewriter, loc, ctx.threadsPerWarp);
     SmallVector<Value> thread = threadCoords(rewriter, loc, layout, ids);
+    std::optional<ArrayRef<int64_t>> offsets = op.getOffsets();
     SmallVector<Value> values;
-    for (int r = 0; r < layout.registers(); ++r)
-      values.push_back(LLVM::LoadOp::create(rewriter, loc, element,
-                                            tile.address(rewriter, loc, registerCoords(rewriter, loc, layout, r, thread))));
+    for (int r = 0; r < layout.registers(); ++r) {
+      SmallVector<Value> coord = registerCoords(rewriter, loc, layout, r, thread);
+      if (offsets) // a window of the slot
+        for (auto [c, offset] : llvm::zip(coord, *offsets))
+          c = LLVM::AddOp::create(rewriter, loc, c, i32Const(rewriter, loc, offset));
+      values.push_back(LLVM::LoadOp::create(rewriter, loc, element, tile.address(rewriter, loc, coord)));
+    }
     rewriter.replaceOp(op, pack(rewriter, loc, getTypeConverter()->convertType(op.getType()), values));
     return success();
   }

@@ -82,16 +82,20 @@ struct WgmmaDotLowering : KilnPattern<tile::DotOp> {
 
     // Operand tiles: ring slots, which must be K-major (B: or N-major), or
     // registers staged K-major.
+    if (gpu::inMmaOperandLayout(op.getA()) || gpu::inMmaOperandLayout(op.getB()))
+      return rewriter.notifyMatchFailure(op, "operands already in mma.sync's registers");
     auto ringMajor = [](Value operand) -> int {
       auto local = operand.getDefiningOp<gpu::LocalLoadOp>();
-      return local ? static_cast<int>(cast<gpu::SharedEncodingAttr>(local.getBuffer().getType().getEncoding()).getOrder()[0])
-                   : -1;
+      return local && local.readsWholeSlot()
+                 ? static_cast<int>(cast<gpu::SharedEncodingAttr>(local.getBuffer().getType().getEncoding()).getOrder()[0])
+                 : -1;
     };
     int aMajor = ringMajor(op.getA()), bMajor = ringMajor(op.getB());
     if (aMajor == 0 || (bMajor == 1 && (N % 64 != 0 || !gpu::wgmmaTakesNMajorB(op))))
       return rewriter.notifyMatchFailure(op, "a wgmma operand's slot is neither K-major nor (B, 16-bit) N-major");
-    auto [a, b] = dotOperandTiles(rewriter, loc, op, adaptor.getA(), adaptor.getB(), element, /*forWgmma=*/true,
-                                  ctx.threadsPerWarp);
+    auto tiles = dotOperandTiles(rewriter, loc, op, adaptor.getA(), adaptor.getB(), element, /*forWgmma=*/true,
+                                 ctx.threadsPerWarp);
+    const SwizzledTile &a = *tiles[0], &b = *tiles[1];
     // B N-major: 128-byte atoms of 64 columns x BLOCK_K rows side by side
     // (leading offset: one atom), 8-row groups 1024 bytes apart; a K step of
     // 16 moves 16 rows down. K-major operands: rows of K, 8-row groups

@@ -70,6 +70,7 @@
 
 #include "compiler/analysis/AxisInfo.h"
 #include "compiler/transforms/AddressSlice.h"
+#include "compiler/transforms/MmaFragments.h"
 #include "compiler/dialect/gpu/KGpu.h"
 #include "compiler/dialect/gpu/Mma.h"
 
@@ -574,6 +575,13 @@ private:
     if (!tma && !inFlight_ && stages_ >= 3)
       for (Operation *op : issued)
         op->moveBefore(newLoop.getBody()->getTerminator());
+    // A single mma.sync dot reading the rings then runs K step by K step,
+    // its first step's fragments carried from the iteration before
+    // (MmaFragments.h), the copies after that step's mma.sync.
+    if (!tma && !inFlight_) {
+      if (scf::ForOp carried = carryMmaFragments(newLoop, issued, stages_ - 2, numWarps_, computeCapability_))
+        newLoop = carried;
+    }
     b.setInsertionPointAfter(newLoop);
     if (pointerCopies)
       AsyncWaitOp::create(b, loc, 0); // nothing may still write the rings after the loop

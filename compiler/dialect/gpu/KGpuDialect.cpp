@@ -21,7 +21,7 @@ using namespace kiln::gpu;
 #include "compiler/dialect/gpu/KGpuOps.cpp.inc"
 
 namespace {
-/// Dumps name layouts #blocked, #slice, #linear instead of spelling them out
+/// Dumps name layouts #blocked, #slice, #linear, #mma_operand instead of spelling them out
 /// at every use.
 struct KGpuAsmInterface : OpAsmDialectInterface {
   using OpAsmDialectInterface::OpAsmDialectInterface;
@@ -32,6 +32,8 @@ struct KGpuAsmInterface : OpAsmDialectInterface {
       os << "slice";
     else if (isa<LinearEncodingAttr>(attr))
       os << "linear";
+    else if (isa<MmaOperandEncodingAttr>(attr))
+      os << "mma_operand";
     else
       return AliasResult::NoAlias;
     return AliasResult::FinalAlias;
@@ -305,6 +307,82 @@ LogicalResult LinearEncodingAttr::verifyEncoding(ArrayRef<int64_t> shape, Type,
 }
 
 //===----------------------------------------------------------------------===//
+// MMA operand
+//===----------------------------------------------------------------------===//
+
+LogicalResult MmaOperandEncodingAttr::verify(function_ref<InFlightDiagnostic()> emitError, unsigned operand,
+                                             unsigned warpsM, unsigned warpsN, unsigned numWarps, unsigned bits) {
+  if (operand > 1)
+    return emitError() << "mma operand layout: operand must be 0 (A) or 1 (B)";
+  if (bits != 16 && bits != 32)
+    return emitError() << "mma operand layout: bits must be 16 (f16/bf16) or 32 (tf32)";
+  if (!isPowerOf2(warpsM) || !isPowerOf2(warpsN) || !isPowerOf2(numWarps) || warpsM * warpsN > numWarps)
+    return emitError() << "mma operand layout: warpsM x warpsN must be powers of two within numWarps";
+  return success();
+}
+
+unsigned MmaOperandEncodingAttr::getRank() const { return 2; }
+
+LinearLayout MmaOperandEncodingAttr::toLinearLayout(ArrayRef<int64_t> shape) const {
+  const bool a = getOperand() == 0;
+  const int32_t kStep = getBits() == 16 ? 16 : 8;
+  const int kDim = a ? 1 : 0, outerDim = 1 - kDim;
+  auto at = [&](int32_t k, int32_t outer) {
+    Coord c(2);
+    c[kDim] = k;
+    c[outerDim] = outer;
+    return c;
+  };
+  std::array<std::vector<Coord>, kHwDims> bases;
+  auto &regs = bases[0], &lanes = bases[1], &warps = bases[2];
+  // Within a piece (A: 16 rows, B: 8 columns, by one K step): lane l holds
+  // outer index l/4 (A also l/4 + 8), K index 2 * (l % 4) and the next
+  // (16-bit) or l % 4 (tf32); the register halves and quarters add 8 rows
+  // (A) and half a step of K, in the instruction's order.
+  const int32_t laneK = getBits() == 16 ? 2 : 1;
+  if (getBits() == 16)
+    regs.push_back(at(1, 0));
+  if (a) {
+    regs.push_back(at(0, 8));
+    regs.push_back(at(kStep / 2, 0));
+  } else {
+    regs.push_back(at(kStep / 2, 0));
+  }
+  lanes = {at(laneK, 0), at(2 * laneK, 0), at(0, 1), at(0, 2), at(0, 4)};
+  // Pieces repeat along the outer dimension past the warps', then K steps.
+  const int64_t piece = a ? 16 : 8, warpsOuter = a ? getWarpsM() : getWarpsN();
+  for (int64_t o = piece * warpsOuter; o < shape[outerDim]; o *= 2)
+    regs.push_back(at(0, static_cast<int32_t>(o)));
+  for (int64_t k = kStep; k < shape[kDim]; k *= 2)
+    regs.push_back(at(static_cast<int32_t>(k), 0));
+  // Warps: N first, then M (as the accumulator's); the other operand's
+  // dimension and spare warps hold copies.
+  for (unsigned w = 1; w < getWarpsN(); w *= 2)
+    warps.push_back(a ? at(0, 0) : at(0, static_cast<int32_t>(8 * w)));
+  for (unsigned w = 1; w < getWarpsM(); w *= 2)
+    warps.push_back(a ? at(0, static_cast<int32_t>(16 * w)) : at(0, 0));
+  for (unsigned w = getWarpsM() * getWarpsN(); w < getNumWarps(); w *= 2)
+    warps.push_back(at(0, 0));
+  return LinearLayout(bases, std::vector<int64_t>(shape.begin(), shape.end()));
+}
+
+LogicalResult MmaOperandEncodingAttr::verifyEncoding(ArrayRef<int64_t> shape, Type,
+                                                     function_ref<InFlightDiagnostic()> emitError) const {
+  if (shape.size() != 2)
+    return emitError() << "mma operand layout on a rank-" << shape.size() << " tensor";
+  const bool a = getOperand() == 0;
+  const int64_t k = a ? shape[1] : shape[0], outer = a ? shape[0] : shape[1];
+  const int64_t kStep = getBits() == 16 ? 16 : 8;
+  // B's pieces come in pairs (one ldmatrix.x4 reads two).
+  const int64_t outerUnit = a ? 16 * getWarpsM() : 16 * getWarpsN();
+  if (!isPowerOf2(k) || k < kStep || !isPowerOf2(outer) || outer < outerUnit)
+    return emitError() << "mma operand layout: " << (a ? "A" : "B") << " of " << shape[0] << "x" << shape[1]
+                       << " does not split into whole K steps of " << kStep << " and " << outerUnit
+                       << (a ? " rows" : " columns");
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
 // convert_layout
 //===----------------------------------------------------------------------===//
 
@@ -368,7 +446,17 @@ LogicalResult AsyncCopyOp::verify() {
 LogicalResult LocalLoadOp::verify() {
   if (getBuffer().getType().getElementType() != getType().getElementType())
     return emitOpError("result and buffer hold different element types");
-  return checkTile(*this, getBuffer().getType(), getType(), "result");
+  std::optional<ArrayRef<int64_t>> offsets = getOffsets();
+  if (!offsets)
+    return checkTile(*this, getBuffer().getType(), getType(), "result");
+  ArrayRef<int64_t> tile = getBuffer().getType().getShape().drop_front(), window = getType().getShape();
+  if (offsets->size() != tile.size() || window.size() != tile.size())
+    return emitOpError("needs one offset per dimension of a slot");
+  for (size_t d = 0; d < tile.size(); ++d)
+    if ((*offsets)[d] < 0 || (*offsets)[d] + window[d] > tile[d])
+      return emitOpError("window at offset ") << (*offsets)[d] << " of " << window[d]
+                                              << " elements leaves the slot's " << tile[d] << " in dimension " << d;
+  return success();
 }
 
 LogicalResult TmaLoadOp::verify() {

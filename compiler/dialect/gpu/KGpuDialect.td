@@ -104,6 +104,31 @@ def KGpu_LinearEncodingAttr : KGpu_Layout<"LinearEncoding", "linear"> {
   }];
 }
 
+def KGpu_MmaOperandEncodingAttr : AttrDef<KGpu_Dialect, "MmaOperandEncoding", [
+        DeclareAttrInterfaceMethods<KGpu_LayoutEncodingAttrInterface>,
+        DeclareAttrInterfaceMethods<VerifiableTensorEncoding>]> {
+  let mnemonic = "mma_operand";
+  let summary = "An mma.sync operand's fragments, held in registers";
+  let description = [{
+    Operand `operand` (0: A, M x K; 1: B, K x N) of an `mma.sync` dot whose
+    warps are arranged `warpsM x warpsN` (Mma.h's `mmaWarps`; the rest of
+    `numWarps` hold copies), in exactly the registers the instruction takes:
+    per K step of 16 (`bits` = 16: f16/bf16, m16n8k16) or 8 (32: tf32,
+    m16n8k8), each warp's A pieces of 16 rows (rows 16 * warpsM apart) or
+    B pieces of 8 columns (8 * warpsN apart). Within a piece lane l holds
+    A's rows l/4 and l/4 + 8 and B's column l/4; register order is the
+    instruction's (two 16-bit elements share a 32-bit register). The
+    warps that differ only along the other operand's dimension hold the
+    same elements.
+
+    `#kgpu.mma_operand<{operand = 0, warpsM = 2, warpsN = 2, numWarps = 4, bits = 16}>`
+  }];
+  let parameters = (ins "unsigned":$operand, "unsigned":$warpsM, "unsigned":$warpsN, "unsigned":$numWarps,
+                        "unsigned":$bits);
+  let assemblyFormat = "`<` `{` `operand` `=` $operand `,` `warpsM` `=` $warpsM `,` `warpsN` `=` $warpsN `,` `numWarps` `=` $numWarps `,` `bits` `=` $bits `}` `>`";
+  let genVerifyDecl = 1;
+}
+
 def KGpu_SharedEncodingAttr : AttrDef<KGpu_Dialect, "SharedEncoding"> {
   let mnemonic = "shared";
   let summary = "A buffer of tiles in shared memory, XOR-swizzled";
@@ -195,13 +220,27 @@ def KGpu_AsyncWaitOp : KGpu_Op<"async_wait", [MemoryEffects<[MemRead, MemWrite]>
 def KGpu_LocalLoadOp : KGpu_Op<"local_load", [MemoryEffects<[MemRead]>]> {
   let summary = "Read a slot of a shared-memory buffer into registers";
   let description = [{
-    The tile in slot `slot` of `buffer`, in the result's layout. A
-    `tile.dot` whose operand is a local_load reads the slot directly (with
-    `ldmatrix`), so the registers of this layout are then never built.
+    The tile in slot `slot` of `buffer`, in the result's layout; with
+    `offsets`, the window of the result's shape that starts there (an
+    mma.sync dot's K step). A `tile.dot` whose operand is a whole-slot
+    local_load reads the slot directly (with `ldmatrix`), so the registers
+    of this layout are then never built; a local_load into a
+    `#kgpu.mma_operand` layout is itself `ldmatrix`.
   }];
-  let arguments = (ins KGpu_SharedBuffer:$buffer, I32:$slot);
+  let arguments = (ins KGpu_SharedBuffer:$buffer, I32:$slot, OptionalAttr<DenseI64ArrayAttr>:$offsets);
   let results = (outs AnyRankedTensor:$result);
-  let assemblyFormat = "$buffer `[` $slot `]` attr-dict `:` type($buffer) `->` type($result)";
+  let assemblyFormat = [{
+    $buffer `[` $slot `]` (`offsets` $offsets^)? attr-dict `:` type($buffer) `->` type($result)
+  }];
+  let builders = [
+    OpBuilder<(ins "::mlir::Type":$result, "::mlir::Value":$buffer, "::mlir::Value":$slot), [{
+      build($_builder, $_state, result, buffer, slot, ::mlir::DenseI64ArrayAttr());
+    }]>
+  ];
+  let extraClassDeclaration = [{
+    /// Whether it reads its slot's whole tile (not a window of it).
+    bool readsWholeSlot() { return !getOffsets(); }
+  }];
   let hasVerifier = 1;
 }
 

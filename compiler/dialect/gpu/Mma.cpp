@@ -66,6 +66,18 @@ LinearLayout mmaAccumulatorLayout(int64_t M, int64_t N, int numWarps) {
   return LinearLayout(bases, {M, N});
 }
 
+MmaOperandEncodingAttr mmaOperandEncoding(tile::DotOp op, unsigned operand, int numWarps) {
+  int64_t M = op.getA().getType().getShape()[0], N = op.getB().getType().getShape()[1];
+  MmaWarps warps = mmaWarps(M, N, numWarps);
+  unsigned bits = op.getA().getType().getElementType().getIntOrFloatBitWidth();
+  return MmaOperandEncodingAttr::get(op.getContext(), operand, warps.m, warps.n, numWarps, bits);
+}
+
+bool inMmaOperandLayout(Value value) {
+  auto type = dyn_cast<RankedTensorType>(value.getType());
+  return type && isa_and_nonnull<MmaOperandEncodingAttr>(type.getEncoding());
+}
+
 bool wgmmaShapeFits(tile::DotOp op, int computeCapability, int numWarps) {
   if (computeCapability != 90 || !usesMma(op, computeCapability) || numWarps % 4 != 0)
     return false;

@@ -33,6 +33,14 @@ MmaWarps mmaWarps(int64_t M, int64_t N, int numWarps);
 /// The accumulator layout of an MxN tensor-core dot.
 LinearLayout mmaAccumulatorLayout(int64_t M, int64_t N, int numWarps);
 
+/// The register layout of operand `operand` (0: A, 1: B) of `op`, an
+/// mma.sync dot of `numWarps` warps: what its K steps' fragments are read
+/// into when they are carried in registers (CarryMmaFragments.cpp).
+MmaOperandEncodingAttr mmaOperandEncoding(tile::DotOp op, unsigned operand, int numWarps);
+
+/// Whether `value` is a tensor in an mma operand layout.
+bool inMmaOperandLayout(mlir::Value value);
+
 /// Whether `op` may run as Hopper's wgmma (sm_90a, warpgroups of 4 warps):
 /// a tensor-core dot (16-bit, or tf32 but not tf32x3) whose M splits into 64
 /// rows per warpgroup, N at most 256, and whose K rows fit one

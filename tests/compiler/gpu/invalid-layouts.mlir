@@ -61,3 +61,30 @@ tile.func @f() {
   %d = kgpu.convert_layout %c : tensor<8xf32, #a> -> tensor<16xf32, #a>
   tile.return
 }
+
+// -----
+
+// expected-error @+1 {{mma operand layout: operand must be 0 (A) or 1 (B)}}
+#bad = #kgpu.mma_operand<{operand = 2, warpsM = 2, warpsN = 2, numWarps = 4, bits = 16}>
+tile.func @f() {
+  tile.return
+}
+
+// -----
+
+#a = #kgpu.mma_operand<{operand = 0, warpsM = 2, warpsN = 2, numWarps = 4, bits = 16}>
+tile.func @f() {
+  // expected-error @+1 {{mma operand layout: A of 16x16 does not split into whole K steps of 16 and 32 rows}}
+  %c = arith.constant dense<1.0> : tensor<16x16xf16, #a>
+  tile.return
+}
+
+// -----
+
+#a = #kgpu.mma_operand<{operand = 0, warpsM = 1, warpsN = 1, numWarps = 1, bits = 16}>
+tile.func @f(%slot: i32) {
+  %ring = kgpu.local_alloc : tensor<2x16x32xf16, #kgpu.shared<{vec = 8, perPhase = 2, maxPhase = 4, order = [1, 0]}>>
+  // expected-error @+1 {{window at offset 24 of 16 elements leaves the slot's 32 in dimension 1}}
+  %w = kgpu.local_load %ring[%slot] offsets [0, 24] : tensor<2x16x32xf16, #kgpu.shared<{vec = 8, perPhase = 2, maxPhase = 4, order = [1, 0]}>> -> tensor<16x16xf16, #a>
+  tile.return
+}

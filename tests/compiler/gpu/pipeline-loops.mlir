@@ -16,30 +16,36 @@
 // CHECK-NEXT: kgpu.async_commit
 // CHECK: kgpu.async_copy %{{.*}}, %[[RA]][%{{.*}}] if
 // CHECK: kgpu.async_commit
-// The loop carries the pointer two iterations ahead and both slot numbers.
-// CHECK: scf.for %[[K:.*]] = {{.*}} iter_args(%{{.*}} = %{{.*}}, %{{.*}} = %{{.*}}, %[[AHEAD:.*]] = %{{.*}}, %[[READ:.*]] = %{{.*}}, %[[WRITE:.*]] = %{{.*}})
-// CHECK-NEXT: kgpu.async_wait 1
-// CHECK-NEXT: %[[A:.*]] = kgpu.local_load %[[RA]][%[[READ]]]
-// CHECK-NEXT: %[[B:.*]] = kgpu.local_load %[[RB]][%[[READ]]]
-// CHECK: arith.cmpi slt
-// With three stages the copies come after the dot (they overlap its
-// mma.sync), the last thing before the yield.
-// CHECK: tile.dot %[[A]], %[[B]]
+// Before the loop slot 0 has landed and its K step is read into mma.sync's
+// registers (mma-fragments.mlir has the loop of several K steps).
+// CHECK: kgpu.async_wait 1
+// CHECK-NEXT: %[[A0:.*]] = kgpu.local_load %[[RA]][%{{.*}}] offsets [0, 0] : {{.*}} -> tensor<32x16xf16, #mma_operand>
+// CHECK-NEXT: %[[B0:.*]] = kgpu.local_load %[[RB]][%{{.*}}] offsets [0, 0] : {{.*}} -> tensor<16x32xf16, #mma_operand1>
+// The loop carries the pointer two iterations ahead, both slot numbers and
+// those fragments.
+// CHECK: scf.for %[[K:.*]] = {{.*}} iter_args(%{{.*}} = %{{.*}}, %{{.*}} = %{{.*}}, %[[AHEAD:.*]] = %{{.*}}, %[[READ:.*]] = %{{.*}}, %[[WRITE:.*]] = %{{.*}}, %[[A:.*]] = %[[A0]], %[[B:.*]] = %[[B0]])
+// CHECK-NOT: kgpu.async_wait
 // CHECK-NOT: tile.load
+// One K step: the copies first, then the wait for the next slot, whose
+// fragments are read before the dot.
 // CHECK: kgpu.async_copy %{{.*}}, %[[RA]][%[[WRITE]]] if
 // CHECK: kgpu.async_copy %{{.*}}, %[[RB]][%[[WRITE]]] if
 // CHECK-NEXT: kgpu.async_commit
-// CHECK-NEXT: scf.yield
+// CHECK-NEXT: kgpu.async_wait 1
+// CHECK-NEXT: %[[NA:.*]] = kgpu.local_load %[[RA]][%[[NEXT:.*]]] offsets [0, 0]
+// CHECK-NEXT: %[[NB:.*]] = kgpu.local_load %[[RB]][%[[NEXT]]] offsets [0, 0]
+// CHECK-NEXT: %[[D:.*]] = tile.dot %[[A]], %[[B]]
+// CHECK: scf.yield %[[D]], %{{.*}}, %{{.*}}, %[[NEXT]], %{{.*}}, %[[NA]], %[[NB]]
 // CHECK: kgpu.async_wait 0
-// With two stages a copy issued after the dot would be waited for at once:
-// the copies stay ahead of it.
+// With two stages too the copies come before the wait (which counts them).
 // TWO-LABEL: tile.func @carried_pointers
 // TWO: scf.for
-// TWO-NEXT: kgpu.async_wait 0
+// TWO-NOT: kgpu.async_wait
 // TWO: kgpu.async_commit
-// TWO-NOT: kgpu.async_copy
-// TWO: tile.dot
-// TWO-NOT: kgpu.async_copy
+// TWO-NEXT: kgpu.async_wait 0
+// TWO-NEXT: kgpu.local_load
+// TWO-NEXT: kgpu.local_load
+// TWO-NEXT: tile.dot
 // TWO: scf.yield
 // ONE-LABEL: tile.func @carried_pointers
 // ONE-NOT: kgpu.async_copy
