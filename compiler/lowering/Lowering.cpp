@@ -359,11 +359,9 @@ int64_t scratchBytes(Operation *op, int numWarps, int threadsPerWarp) {
         // (FMA); operands read from a shared buffer or already in
         // mma.sync's registers take none.
         int64_t total = 0;
-        for (Value operand : {d.getA(), d.getB()}) {
-          auto local = operand.getDefiningOp<gpu::LocalLoadOp>();
-          if (!(local && local.readsWholeSlot()) && !gpu::inMmaOperandLayout(operand))
+        for (Value operand : {d.getA(), d.getB()})
+          if (!gpu::ringSlotLoad(operand) && !gpu::inMmaOperandLayout(operand))
             total += elements(operand.getType()) * bytesOf(operand.getType());
-        }
         return total;
       })
       .Case<tile::AtomicRMWOp, tile::AtomicCASOp>([&](Operation *o) -> int64_t {

@@ -192,7 +192,7 @@ struct FragmentLoadLowering : KilnPattern<gpu::LocalLoadOp> {
     if (std::optional<ArrayRef<int64_t>> window = op.getOffsets())
       offsets.assign(window->begin(), window->end());
     const int kDim = isA ? 1 : 0, outerDim = 1 - kDim;
-    const int64_t kStep = tf32 ? 8 : 16, K = shape[kDim];
+    const int64_t kStep = encoding.getKStep(), K = shape[kDim];
     gpu::MmaWarps warps{static_cast<int>(encoding.getWarpsM()), static_cast<int>(encoding.getWarpsN())};
     // Pieces of this warp along the outer dimension: A's 16 rows, B's pairs of 8 columns.
     const int64_t reps = isA ? shape[0] / (16 * warps.m) : shape[1] / (16 * warps.n);
@@ -220,7 +220,7 @@ struct MmaDotLowering : KilnPattern<tile::DotOp> {
     Type element = ctx.types.elementType(aType);
     Type f32 = rewriter.getF32Type();
     const bool tf32 = element.isF32(), split = tf32 && op.getPrecision() == tile::InputPrecision::tf32x3;
-    const int64_t kStep = tf32 ? 8 : 16;
+    const int64_t kStep = gpu::mmaKStep(element);
 
     Value operands[2] = {op.getA(), op.getB()};
     for (unsigned operand = 0; operand < 2; ++operand)

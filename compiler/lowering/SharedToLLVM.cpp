@@ -50,11 +50,7 @@ Value SwizzledTile::address(OpBuilder &b, Location loc, ArrayRef<Value> coord) c
 std::array<std::optional<SwizzledTile>, 2> dotOperandTiles(ConversionPatternRewriter &rewriter, Location loc,
                                                            tile::DotOp op, Value loweredA, Value loweredB,
                                                            Type element, bool forWgmma, int threadsPerWarp) {
-  auto ringSlot = [](Value operand) {
-    auto local = operand.getDefiningOp<gpu::LocalLoadOp>();
-    return local && local.readsWholeSlot() ? local : gpu::LocalLoadOp();
-  };
-  auto staged = [&](Value operand) { return !ringSlot(operand) && !gpu::inMmaOperandLayout(operand); };
+  auto staged = [](Value operand) { return !gpu::ringSlotLoad(operand) && !gpu::inMmaOperandLayout(operand); };
   bool staging = staged(op.getA()) || staged(op.getB());
   if (staging)
     barrier(rewriter, loc); // earlier users of the scratch are done
@@ -63,7 +59,7 @@ std::array<std::optional<SwizzledTile>, 2> dotOperandTiles(ConversionPatternRewr
     auto type = cast<RankedTensorType>(operand.getType());
     if (gpu::inMmaOperandLayout(operand))
       return std::nullopt; // already in the instruction's registers
-    if (auto local = ringSlot(operand))
+    if (auto local = gpu::ringSlotLoad(operand))
       return bufferSlot(rewriter, loc, rewriter.getRemappedValue(local.getBuffer()), local.getBuffer().getType(),
                         element, rewriter.getRemappedValue(local.getSlot()));
     SwizzledTile t = stageSwizzled(rewriter, loc, op, unpack(rewriter, loc, lowered), element, layoutOf(type),

@@ -85,10 +85,9 @@ struct WgmmaDotLowering : KilnPattern<tile::DotOp> {
     if (gpu::inMmaOperandLayout(op.getA()) || gpu::inMmaOperandLayout(op.getB()))
       return rewriter.notifyMatchFailure(op, "operands already in mma.sync's registers");
     auto ringMajor = [](Value operand) -> int {
-      auto local = operand.getDefiningOp<gpu::LocalLoadOp>();
-      return local && local.readsWholeSlot()
-                 ? static_cast<int>(cast<gpu::SharedEncodingAttr>(local.getBuffer().getType().getEncoding()).getOrder()[0])
-                 : -1;
+      auto local = gpu::ringSlotLoad(operand);
+      return local ? static_cast<int>(cast<gpu::SharedEncodingAttr>(local.getBuffer().getType().getEncoding()).getOrder()[0])
+                   : -1;
     };
     int aMajor = ringMajor(op.getA()), bMajor = ringMajor(op.getB());
     if (aMajor == 0 || (bMajor == 1 && (N % 64 != 0 || !gpu::wgmmaTakesNMajorB(op))))

@@ -31,25 +31,25 @@ namespace {
 /// The loop's one mma.sync dot reading two whole ring slots at the same
 /// slot (a loop-carried number), with its wait, if the body has that form
 /// and nothing else in it touches memory.
-struct Shape {
+struct RingDotLoop {
   tile::DotOp dot;
   LocalLoadOp a, b;
   AsyncWaitOp wait;
   BlockArgument slot;
 };
 
-std::optional<Shape> match(scf::ForOp loop, ArrayRef<Operation *> copies, int computeCapability, int numWarps) {
+std::optional<RingDotLoop> matchRingDotLoop(scf::ForOp loop, ArrayRef<Operation *> copies, int computeCapability, int numWarps) {
   Block *body = loop.getBody();
   auto dots = body->getOps<tile::DotOp>();
   auto waits = body->getOps<AsyncWaitOp>();
   if (!llvm::hasSingleElement(dots) || !llvm::hasSingleElement(waits))
     return std::nullopt;
-  Shape s{*dots.begin(), {}, {}, *waits.begin(), {}};
+  RingDotLoop s{*dots.begin(), {}, {}, *waits.begin(), {}};
   if (!usesMma(s.dot, computeCapability) || isWgmmaDot(s.dot, computeCapability, numWarps))
     return std::nullopt;
-  s.a = s.dot.getA().getDefiningOp<LocalLoadOp>();
-  s.b = s.dot.getB().getDefiningOp<LocalLoadOp>();
-  if (!s.a || !s.b || !s.a.readsWholeSlot() || !s.b.readsWholeSlot() || s.a.getSlot() != s.b.getSlot() ||
+  s.a = ringSlotLoad(s.dot.getA());
+  s.b = ringSlotLoad(s.dot.getB());
+  if (!s.a || !s.b || s.a.getSlot() != s.b.getSlot() ||
       !s.a->hasOneUse() || !s.b->hasOneUse() || s.a->getBlock() != body || s.b->getBlock() != body)
     return std::nullopt;
   s.slot = dyn_cast<BlockArgument>(s.a.getSlot());
@@ -71,7 +71,7 @@ std::optional<Shape> match(scf::ForOp loop, ArrayRef<Operation *> copies, int co
 
 scf::ForOp carryMmaFragments(scf::ForOp loop, ArrayRef<Operation *> copies, int pending, int numWarps,
                        int computeCapability) {
-  std::optional<Shape> s = match(loop, copies, computeCapability, numWarps);
+  std::optional<RingDotLoop> s = matchRingDotLoop(loop, copies, computeCapability, numWarps);
   if (!s)
     return {};
   tile::DotOp dot = s->dot;
@@ -79,7 +79,7 @@ scf::ForOp carryMmaFragments(scf::ForOp loop, ArrayRef<Operation *> copies, int 
   auto aType = dot.getA().getType(), bType = dot.getB().getType();
   Type element = aType.getElementType();
   const int64_t M = aType.getShape()[0], K = aType.getShape()[1], N = bType.getShape()[1];
-  const int64_t kStep = element.isF32() ? 8 : 16, steps = K / kStep;
+  const int64_t kStep = mmaKStep(element), steps = K / kStep;
   auto aStep = RankedTensorType::get({M, kStep}, element, mmaOperandEncoding(dot, 0, numWarps));
   auto bStep = RankedTensorType::get({kStep, N}, element, mmaOperandEncoding(dot, 1, numWarps));
   Value aRing = s->a.getBuffer(), bRing = s->b.getBuffer();

@@ -21,8 +21,8 @@ using namespace kiln::gpu;
 #include "compiler/dialect/gpu/KGpuOps.cpp.inc"
 
 namespace {
-/// Dumps name layouts #blocked, #slice, #linear, #mma_operand instead of spelling them out
-/// at every use.
+/// Dumps name layouts #blocked, #slice, #linear, #mma_operand instead of
+/// spelling them out at every use.
 struct KGpuAsmInterface : OpAsmDialectInterface {
   using OpAsmDialectInterface::OpAsmDialectInterface;
   AliasResult getAlias(Attribute attr, raw_ostream &os) const override {
@@ -325,7 +325,7 @@ unsigned MmaOperandEncodingAttr::getRank() const { return 2; }
 
 LinearLayout MmaOperandEncodingAttr::toLinearLayout(ArrayRef<int64_t> shape) const {
   const bool a = getOperand() == 0;
-  const int32_t kStep = getBits() == 16 ? 16 : 8;
+  const int32_t kStep = static_cast<int32_t>(getKStep());
   const int kDim = a ? 1 : 0, outerDim = 1 - kDim;
   auto at = [&](int32_t k, int32_t outer) {
     Coord c(2);
@@ -372,7 +372,7 @@ LogicalResult MmaOperandEncodingAttr::verifyEncoding(ArrayRef<int64_t> shape, Ty
     return emitError() << "mma operand layout on a rank-" << shape.size() << " tensor";
   const bool a = getOperand() == 0;
   const int64_t k = a ? shape[1] : shape[0], outer = a ? shape[0] : shape[1];
-  const int64_t kStep = getBits() == 16 ? 16 : 8;
+  const int64_t kStep = getKStep();
   // B's pieces come in pairs (one ldmatrix.x4 reads two).
   const int64_t outerUnit = a ? 16 * getWarpsM() : 16 * getWarpsN();
   if (!isPowerOf2(k) || k < kStep || !isPowerOf2(outer) || outer < outerUnit)

@@ -127,6 +127,10 @@ def KGpu_MmaOperandEncodingAttr : AttrDef<KGpu_Dialect, "MmaOperandEncoding", [
                         "unsigned":$bits);
   let assemblyFormat = "`<` `{` `operand` `=` $operand `,` `warpsM` `=` $warpsM `,` `warpsN` `=` $warpsN `,` `numWarps` `=` $numWarps `,` `bits` `=` $bits `}` `>`";
   let genVerifyDecl = 1;
+  let extraClassDeclaration = [{
+    /// The K of one instruction: 16 (16-bit operands) or 8 (tf32).
+    int64_t getKStep() const { return getBits() == 16 ? 16 : 8; }
+  }];
 }
 
 def KGpu_SharedEncodingAttr : AttrDef<KGpu_Dialect, "SharedEncoding"> {

@@ -78,6 +78,13 @@ bool inMmaOperandLayout(Value value) {
   return type && isa_and_nonnull<MmaOperandEncodingAttr>(type.getEncoding());
 }
 
+int64_t mmaKStep(Type element) { return element.getIntOrFloatBitWidth() == 16 ? 16 : 8; }
+
+LocalLoadOp ringSlotLoad(Value operand) {
+  auto local = operand.getDefiningOp<LocalLoadOp>();
+  return local && local.readsWholeSlot() ? local : LocalLoadOp();
+}
+
 bool wgmmaShapeFits(tile::DotOp op, int computeCapability, int numWarps) {
   if (computeCapability != 90 || !usesMma(op, computeCapability) || numWarps % 4 != 0)
     return false;

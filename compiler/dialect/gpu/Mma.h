@@ -35,11 +35,19 @@ LinearLayout mmaAccumulatorLayout(int64_t M, int64_t N, int numWarps);
 
 /// The register layout of operand `operand` (0: A, 1: B) of `op`, an
 /// mma.sync dot of `numWarps` warps: what its K steps' fragments are read
-/// into when they are carried in registers (CarryMmaFragments.cpp).
+/// into when they are carried in registers (transforms/MmaFragments.cpp).
 MmaOperandEncodingAttr mmaOperandEncoding(tile::DotOp op, unsigned operand, int numWarps);
 
 /// Whether `value` is a tensor in an mma operand layout.
 bool inMmaOperandLayout(mlir::Value value);
+
+/// The K of one mma.sync instruction for operands of `element` type: 16
+/// (f16/bf16, m16n8k16) or 8 (tf32, m16n8k8).
+int64_t mmaKStep(mlir::Type element);
+
+/// The kgpu.local_load of a whole ring slot that defines dot operand
+/// `operand` (the dot then reads the slot itself), or null.
+LocalLoadOp ringSlotLoad(mlir::Value operand);
 
 /// Whether `op` may run as Hopper's wgmma (sm_90a, warpgroups of 4 warps):
 /// a tensor-core dot (16-bit, or tf32 but not tf32x3) whose M splits into 64
