@@ -164,6 +164,12 @@ struct SwizzledTile {
   Value offset(OpBuilder &b, Location loc, Value row, Value col) const;
   /// The address of tensor coordinate `coord` (i32 per dimension).
   Value address(OpBuilder &b, Location loc, llvm::ArrayRef<Value> coord) const;
+  /// How many elements register `r` of `layout` lies past register 0 in
+  /// the tile, when that is the same for every thread: its coordinate only
+  /// adds bits no lane or warp sets, whole swizzle periods of rows and
+  /// whole 128-byte column blocks (the swizzle then permutes both alike).
+  /// Lets a thread address all its registers from one computed address.
+  std::optional<int64_t> registerDelta(const gpu::LinearLayout &layout, int r) const;
 };
 
 /// A shared-memory pointer as the 32-bit address PTX's .shared accesses

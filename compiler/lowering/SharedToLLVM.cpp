@@ -47,6 +47,23 @@ Value SwizzledTile::address(OpBuilder &b, Location loc, ArrayRef<Value> coord) c
   return gep(b, loc, base, element, offset(b, loc, coord[1 - contiguousDim], coord[contiguousDim]));
 }
 
+std::optional<int64_t> SwizzledTile::registerDelta(const LinearLayout &layout, int r) const {
+  const Coord fixed = layout.applyOne(HwDim::Register, r);
+  for (int d = 0; d < layout.rank(); ++d) {
+    int64_t threadBits = 0;
+    for (HwDim h : {HwDim::Lane, HwDim::Warp})
+      for (int bit = 0; bit < layout.bits(h); ++bit)
+        threadBits |= layout.basis(h, bit)[d];
+    if (fixed[d] & threadBits)
+      return std::nullopt; // XORed into a thread's bits: no constant step
+  }
+  const int64_t row = fixed[1 - contiguousDim], col = fixed[contiguousDim];
+  const int64_t blockCols = std::min<int64_t>(cols, atomBytes / (element.getIntOrFloatBitWidth() / 8));
+  if (row % (int64_t(perPhase) * maxPhase) != 0 || col % blockCols != 0)
+    return std::nullopt;
+  return col / blockCols * rows * blockCols + row * blockCols;
+}
+
 std::array<std::optional<SwizzledTile>, 2> dotOperandTiles(ConversionPatternRewriter &rewriter, Location loc,
                                                            tile::DotOp op, Value loweredA, Value loweredB,
                                                            Type element, bool forWgmma, int threadsPerWarp) {
@@ -216,8 +233,14 @@ struct AsyncCopyLowering : KilnPattern<gpu::AsyncCopyOp> {
     std::string text = std::string("cp.async.") + (bytes == 16 ? "cg" : "ca") + ".shared.global [$0], [$1], " +
                        std::to_string(bytes) + ", $2;";
     Value full = i32Const(rewriter, loc, bytes), none = i32Const(rewriter, loc, 0);
+    // Registers a constant step from the first share its address (the
+    // step folds into the instruction's offset: fewer registers live in a
+    // pipelined loop, no per-copy arithmetic).
+    Value first = tile.address(rewriter, loc, registerCoords(rewriter, loc, layout, 0, thread));
     for (size_t r = 0; r < ptrs.size(); r += width) {
-      Value dst = tile.address(rewriter, loc, registerCoords(rewriter, loc, layout, r, thread));
+      std::optional<int64_t> delta = tile.registerDelta(layout, static_cast<int>(r));
+      Value dst = delta ? gep(rewriter, loc, first, element, i32Const(rewriter, loc, *delta))
+                        : tile.address(rewriter, loc, registerCoords(rewriter, loc, layout, r, thread));
       Value copy = adaptor.getPred();
       if (!masks.empty())
         copy = LLVM::AndOp::create(rewriter, loc, copy, masks[r]);
