@@ -28,9 +28,18 @@ using namespace kiln::gpu;
 
 namespace {
 
+/// Whether `op`, with what it holds, reads or writes global memory only
+/// (as a persistent loop's epilogue does): never the rings.
+bool touchesOnlyGlobalMemory(Operation *op) {
+  std::optional<SmallVector<MemoryEffects::EffectInstance>> effects = getEffectsRecursively(op);
+  return effects && llvm::all_of(*effects, [](const MemoryEffects::EffectInstance &effect) {
+           return isa<tile::GlobalMemory>(effect.getResource());
+         });
+}
+
 /// The loop's one mma.sync dot reading two whole ring slots at the same
 /// slot (a loop-carried number), with its wait, if the body has that form
-/// and nothing else in it touches memory.
+/// and nothing else in it touches shared memory.
 struct RingDotLoop {
   tile::DotOp dot;
   LocalLoadOp a, b;
@@ -62,7 +71,7 @@ std::optional<RingDotLoop> matchRingDotLoop(scf::ForOp loop, ArrayRef<Operation 
   llvm::SmallPtrSet<Operation *, 32> known(copies.begin(), copies.end());
   known.insert({s.dot, s.a, s.b, s.wait, body->getTerminator()});
   for (Operation &op : *body)
-    if (!known.contains(&op) && !isMemoryEffectFree(&op))
+    if (!known.contains(&op) && !touchesOnlyGlobalMemory(&op))
       return std::nullopt;
   return s;
 }

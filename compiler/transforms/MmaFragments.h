@@ -27,7 +27,9 @@ namespace kiln {
 ///
 /// so a warp leaves the barrier with a K step's mma.sync ready to issue.
 /// `copies` are the iteration's ahead copies (and their address
-/// arithmetic); `pending` is the loop's wait count. Returns the new loop,
+/// arithmetic); `pending` is the loop's wait count. Other operations in the
+/// loop may touch global memory only (a persistent program's epilogue
+/// storing a finished tile), never shared memory. Returns the new loop,
 /// or null when the loop did not have that form (it is left alone then).
 mlir::scf::ForOp carryMmaFragments(mlir::scf::ForOp loop, llvm::ArrayRef<mlir::Operation *> copies, int pending, int numWarps,
                        int computeCapability);

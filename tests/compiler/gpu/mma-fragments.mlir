@@ -106,3 +106,65 @@ tile.func @four_k_steps(%a: !tile.ptr<f16> {tile.divisibility = 16 : i32}, %b: !
   tile.store %cp, %acc : tensor<32x32x!tile.ptr<f32>>
   tile.return
 }
+
+// A loop that also stores its product under a branch (a persistent
+// program's epilogue: global memory only, never the rings) still carries
+// its fragments; the store follows the last K step's dot.
+// CHECK-LABEL: tile.func @epilogue_in_loop
+// CHECK: scf.for
+// CHECK: kgpu.local_load %{{.*}} offsets [0, 16]
+// CHECK: kgpu.async_wait 1
+// CHECK: %[[LAST:.*]] = tile.dot
+// CHECK: scf.if
+// CHECK-NEXT: tile.store %{{.*}}, %[[LAST]]
+// CHECK: scf.yield %[[LAST]]
+tile.func @epilogue_in_loop(%a: !tile.ptr<f16> {tile.divisibility = 16 : i32}, %b: !tile.ptr<f16> {tile.divisibility = 16 : i32}, %c: !tile.ptr<f32> {tile.divisibility = 16 : i32}, %k: i32 {tile.divisibility = 16 : i32}) {
+  %c0 = arith.constant 0 : i32
+  %c64 = arith.constant 64 : i32
+  %c32 = arith.constant 32 : i32
+  %zero = arith.constant dense<0.0> : tensor<32x32xf32>
+  %r64 = tile.range 0, 64 : tensor<64xi32>
+  %r32 = tile.range 0, 32 : tensor<32xi32>
+  %rows = tile.expand_dims %r32 {axis = 1 : i32} : tensor<32xi32> -> tensor<32x1xi32>
+  %ks = tile.splat %k : i32 -> tensor<32x1xi32>
+  %arow = arith.muli %rows, %ks : tensor<32x1xi32>
+  %acols = tile.expand_dims %r64 {axis = 0 : i32} : tensor<64xi32> -> tensor<1x64xi32>
+  %arowb = tile.broadcast %arow : tensor<32x1xi32> -> tensor<32x64xi32>
+  %acolb = tile.broadcast %acols : tensor<1x64xi32> -> tensor<32x64xi32>
+  %aoff = arith.addi %arowb, %acolb : tensor<32x64xi32>
+  %as = tile.splat %a : !tile.ptr<f16> -> tensor<32x64x!tile.ptr<f16>>
+  %a0 = tile.addptr %as, %aoff : tensor<32x64x!tile.ptr<f16>>, tensor<32x64xi32>
+  %brow = tile.expand_dims %r64 {axis = 1 : i32} : tensor<64xi32> -> tensor<64x1xi32>
+  %c32s = arith.constant dense<32> : tensor<64x1xi32>
+  %brows = arith.muli %brow, %c32s : tensor<64x1xi32>
+  %bcols = tile.expand_dims %r32 {axis = 0 : i32} : tensor<32xi32> -> tensor<1x32xi32>
+  %browb = tile.broadcast %brows : tensor<64x1xi32> -> tensor<64x32xi32>
+  %bcolb = tile.broadcast %bcols : tensor<1x32xi32> -> tensor<64x32xi32>
+  %boff = arith.addi %browb, %bcolb : tensor<64x32xi32>
+  %bs = tile.splat %b : !tile.ptr<f16> -> tensor<64x32x!tile.ptr<f16>>
+  %bp = tile.addptr %bs, %boff : tensor<64x32x!tile.ptr<f16>>, tensor<64x32xi32>
+  %step = arith.constant dense<64> : tensor<32x64xi32>
+  %crow = arith.constant dense<32> : tensor<32x1xi32>
+  %crows = arith.muli %rows, %crow : tensor<32x1xi32>
+  %crowb = tile.broadcast %crows : tensor<32x1xi32> -> tensor<32x32xi32>
+  %ccolb = tile.broadcast %bcols : tensor<1x32xi32> -> tensor<32x32xi32>
+  %coff = arith.addi %crowb, %ccolb : tensor<32x32xi32>
+  %cs = tile.splat %c : !tile.ptr<f32> -> tensor<32x32x!tile.ptr<f32>>
+  %cp = tile.addptr %cs, %coff : tensor<32x32x!tile.ptr<f32>>, tensor<32x32xi32>
+  %acc, %last = scf.for %i = %c0 to %k step %c64 iter_args(%sum = %zero, %ap = %a0) -> (tensor<32x32xf32>, tensor<32x64x!tile.ptr<f16>>) : i32 {
+    %av = tile.load %ap : tensor<32x64x!tile.ptr<f16>>
+    %boffk = arith.muli %i, %c32 : i32
+    %bk = tile.splat %boffk : i32 -> tensor<64x32xi32>
+    %bpk = tile.addptr %bp, %bk : tensor<64x32x!tile.ptr<f16>>, tensor<64x32xi32>
+    %bv = tile.load %bpk : tensor<64x32x!tile.ptr<f16>>
+    %d = tile.dot %av, %bv, %sum : tensor<32x64xf16> * tensor<64x32xf16> -> tensor<32x32xf32>
+    %to = arith.addi %i, %c64 : i32
+    %final = arith.cmpi sge, %to, %k : i32
+    scf.if %final {
+      tile.store %cp, %d : tensor<32x32x!tile.ptr<f32>>
+    }
+    %next = tile.addptr %ap, %step : tensor<32x64x!tile.ptr<f16>>, tensor<32x64xi32>
+    scf.yield %d, %next : tensor<32x32xf32>, tensor<32x64x!tile.ptr<f16>>
+  }
+  tile.return
+}
