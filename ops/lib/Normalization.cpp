@@ -52,6 +52,7 @@ struct Plan {
   bool wide = false;
   bool onePass = true;
   bool shifted = false; ///< layer norm, SHIFTED=1: sums of x - x[row, 0] (one reduction) for mean and variance
+  bool ahead = true;    ///< two walks, AHEAD=1: each walk loads chunk k+1 while it works on chunk k
 };
 
 struct Params {
@@ -65,7 +66,7 @@ struct Params {
 
 std::string structureKey(const Request &r, const Plan &p) {
   std::string key = std::string("norm|") + normName(r.norm) + (p.onePass ? "|one" : "|two") +
-                    (p.shifted ? "|shifted" : "") + (p.wide ? "|i64" : "|i32") +
+                    (p.shifted ? "|shifted" : "") + (p.ahead ? "" : "|in-place") + (p.wide ? "|i64" : "|i32") +
                     "|rows" + std::to_string(p.rowSizes.size());
   for (int s = 0; s < SLOTS; ++s) {
     key += "|";
@@ -237,7 +238,9 @@ Kernel makeKernel(const std::string &key, const Request &r, const Plan &p, const
     // Two walks over long rows (BM rows at a time, usually one). The first
     // walk's reads ask L2 to keep the row for the second, whose reads are
     // the row's last use. Each walk loads chunk k+1 before it works on
-    // chunk k, so that the loads are in flight during the math.
+    // chunk k, so that the loads are in flight during the math (AHEAD=1),
+    // or each chunk where it is used, leaving the overlap to the other
+    // programs on the multiprocessor and to fewer registers (AHEAD=0).
     Shape lanes{BM, BN};
     const EvictionPolicy keep = EvictionPolicy::evict_last, lastUse = EvictionPolicy::evict_first;
     struct Chunk {
@@ -253,6 +256,13 @@ Kernel makeKernel(const std::string &key, const Request &r, const Plan &p, const
     using Fetch = std::function<std::vector<Tensor>(const Chunk &)>;
     using Visit = std::function<void(const Chunk &, const std::vector<Tensor> &)>;
     auto walk = [&](const Fetch &fetch, const Visit &visit) {
+      if (!p.ahead) {
+        for_range(constant(0, index), N, BN, [&](const Tensor &start) {
+          Chunk c = chunkAt(start);
+          visit(c, fetch(c));
+        });
+        return;
+      }
       std::vector<std::unique_ptr<Var>> ahead;
       for (const Tensor &t : fetch(chunkAt(constant(0, index))))
         ahead.push_back(std::make_unique<Var>(t));
@@ -459,6 +469,7 @@ NormalizationLaunch prepare(const Request &r, const Stream &stream, const Config
   // x[row, 0] sits far out in the row (an outlier channel): opt-in, and a
   // tuned choice only where they match the default's output.
   p.shifted = r.norm == Norm::layer_norm && overrides.get("SHIFTED", 0);
+  p.ahead = p.onePass || overrides.get("AHEAD", 1);
 
   int64_t BN = overrides.get("BLOCK_N", p.onePass ? next_pow2(N) : 8192);
   // Index arithmetic covers the columns two walks fetch ahead (up to 2 BN

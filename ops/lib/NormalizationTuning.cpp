@@ -71,6 +71,8 @@ autotune::Task tuning_task(Normalization op, const NormalizationArgs &args, cons
                   [](const Config &c) { return c["min_blocks_per_sm"] * c["num_warps"] * 32 <= 2048; });
   if (op == Normalization::layer_norm)
     task.space.axis("SHIFTED", {0, 1});
+  task.space.axis("AHEAD", {1, 0})
+      .constraint("only two walks fetch ahead", [](const Config &c) { return !c["ONE_PASS"] || c["AHEAD"]; });
 
   std::string arch = !target.empty() ? target
                      : stream.device().kind() == DeviceKind::cuda ? target_for(stream.device())

@@ -61,13 +61,13 @@ Config with(Config c, const std::string &key, int64_t value) {
 TEST(OpsNormalization, SoftmaxAndLogSoftmaxInBothPlans) {
   for (DType t : {DType::f32, DType::f16, DType::bf16})
     for (int64_t N : {1, 7, 64, 1000})
-      for (bool two : {false, true}) {
+      for (const auto &[label, plan] : std::vector<std::pair<std::string, Config>>{
+               {"one pass", {}}, {"two walks", twoWalks()}, {"two walks in place", with(twoWalks(), "AHEAD", 0)}}) {
         HostTensor x = HostTensor::random(t, {5, N}, 40, -4, 4);
         HostTensor y = HostTensor::poisoned(t, {5, N}), ly = HostTensor::poisoned(t, {5, N});
-        Config plan = two ? twoWalks() : Config{};
         softmax(x.view(), y.view(), cpu(), plan);
         log_softmax(x.view(), ly.view(), cpu(), plan);
-        SCOPED_TRACE(std::string(name(t)) + " N=" + std::to_string(N) + (two ? " two walks" : " one pass"));
+        SCOPED_TRACE(std::string(name(t)) + " N=" + std::to_string(N) + " " + label);
         double tolerance = t == DType::f32 ? 2e-6 : t == DType::f16 ? 2e-3 : 1.6e-2;
         y.expect_near([&](const std::vector<int64_t> &at) {
           Stats s = stats(rowOf(x, leadingOf(at)));
@@ -85,7 +85,9 @@ TEST(OpsNormalization, LayerNormWithWeightBiasMeanAndRstd) {
       {"one pass, two reductions", {{"SHIFTED", 0}}},
       {"one pass, shifted sums", {{"SHIFTED", 1}}},
       {"two walks, Welford", with(twoWalks(), "SHIFTED", 0)},
-      {"two walks, shifted sums", with(twoWalks(), "SHIFTED", 1)}};
+      {"two walks, shifted sums", with(twoWalks(), "SHIFTED", 1)},
+      {"two walks in place, Welford", with(with(twoWalks(), "SHIFTED", 0), "AHEAD", 0)},
+      {"two walks in place, shifted sums", with(with(twoWalks(), "SHIFTED", 1), "AHEAD", 0)}};
   for (DType t : {DType::f32, DType::bf16})
     for (int64_t N : {3, 300, 700})
       for (const auto &[label, plan] : plans) {
@@ -107,10 +109,10 @@ TEST(OpsNormalization, LayerNormWithWeightBiasMeanAndRstd) {
 }
 
 TEST(OpsNormalization, RmsNormAndOptionalOperands) {
-  for (bool two : {false, true}) {
+  for (const Config &plan : {Config{}, twoWalks(), with(twoWalks(), "AHEAD", 0)}) {
     HostTensor x = HostTensor::random(DType::f16, {9, 520}, 44), w = HostTensor::random(DType::f32, {520}, 45);
     HostTensor y = HostTensor::poisoned(DType::f16, {9, 520}), rstd = HostTensor::poisoned(DType::f32, {9});
-    rms_norm(x.view(), w.view(), 1e-6, y.view(), rstd.view(), cpu(), two ? twoWalks() : Config{});
+    rms_norm(x.view(), w.view(), 1e-6, y.view(), rstd.view(), cpu(), plan);
     y.expect_near([&](const std::vector<int64_t> &at) {
       Stats s = stats(rowOf(x, leadingOf(at)));
       return x.at(at) / std::sqrt(s.meanSquare + 1e-6) * w.at({at.back()});
@@ -119,7 +121,7 @@ TEST(OpsNormalization, RmsNormAndOptionalOperands) {
                      1e-5);
     // Neither weight, bias nor statistics.
     HostTensor y2 = HostTensor::poisoned(DType::f16, {9, 520});
-    layer_norm(x.view(), {}, {}, 1e-5, y2.view(), {}, {}, cpu(), two ? twoWalks() : Config{});
+    layer_norm(x.view(), {}, {}, 1e-5, y2.view(), {}, {}, cpu(), plan);
     y2.expect_near([&](const std::vector<int64_t> &at) {
       Stats s = stats(rowOf(x, leadingOf(at)));
       return (x.at(at) - s.mean) / std::sqrt(s.var + 1e-5);
@@ -188,6 +190,7 @@ TEST(OpsNormalization, BlocksThatTileTheProblemExactly) {
   // ahead past the row's end still must not be read.
   const std::vector<std::pair<std::string, Config>> plans{
       {"one pass", {}}, {"one pass, shifted", {{"SHIFTED", 1}}}, {"two walks", twoWalks()},
+      {"two walks in place", with(twoWalks(), "AHEAD", 0)},
       {"two walks, Welford", with(twoWalks(), "SHIFTED", 0)}};
   for (const auto &[label, plan] : plans) {
     SCOPED_TRACE(label);
