@@ -62,19 +62,29 @@ Value nvvmIntrinsic(OpBuilder &b, Location loc, const char *name, Value v) {
   return LLVM::CallIntrinsicOp::create(b, loc, b.getF32Type(), b.getStringAttr(name), ValueRange{v}).getResult(0);
 }
 
+/// An f32 math op's rewrite, ahead of the generic lowering (benefit 2);
+/// other types are left to it.
+template <class Op> struct F32Rewrite : OpRewritePattern<Op> {
+  F32Rewrite(MLIRContext *context) : OpRewritePattern<Op>(context, /*benefit=*/2) {}
+  LogicalResult matchAndRewrite(Op op, PatternRewriter &rewriter) const final {
+    if (!op.getType().isF32())
+      return failure();
+    rewriteF32(op, rewriter, op.getLoc());
+    return success();
+  }
+  /// Replaces `op` (f32).
+  virtual void rewriteF32(Op op, PatternRewriter &b, Location loc) const = 0;
+};
+
 constexpr float kSmall[] = {-0.0005648059886880219f, 0.004921761807054281f, -0.026715055108070374f,
                             0.11280316859483719f,   -0.37612342834472656f, 1.1283791065216064f};
 constexpr float kLarge[] = {2.361910219406127e-06f, -1.920950489875395e-05f, 0.00011150788486702368f,
                             -0.0006061086896806955f, 0.0031238726805895567f, -0.015665564686059952f,
                             -1.3617507219314575f,    -7.722285747528076f,     -11.262853622436523f};
 
-struct ErfF32 : OpRewritePattern<math::ErfOp> {
-  ErfF32(MLIRContext *context) : OpRewritePattern(context, /*benefit=*/2) {}
-  LogicalResult matchAndRewrite(math::ErfOp op, PatternRewriter &rewriter) const override {
-    if (!op.getType().isF32())
-      return failure();
-    Location loc = op.getLoc();
-    OpBuilder &b = rewriter;
+struct ErfF32 : F32Rewrite<math::ErfOp> {
+  using F32Rewrite::F32Rewrite;
+  void rewriteF32(math::ErfOp op, PatternRewriter &b, Location loc) const override {
     auto c = [&](float v) { return f32Constant(b, loc, v); };
     Value x = op.getOperand();
     Value t = math::AbsFOp::create(b, loc, x);
@@ -85,8 +95,7 @@ struct ErfF32 : OpRewritePattern<math::ErfOp> {
     Value large = math::CopySignOp::create(b, loc, arith::SubFOp::create(b, loc, c(1.0f), power), x);
     // |x| < 1, or NaN (unordered): `small` carries a NaN through (x * P(x^2)).
     Value useSmall = arith::CmpFOp::create(b, loc, arith::CmpFPredicate::ULT, t, c(1.0f));
-    rewriter.replaceOpWithNewOp<arith::SelectOp>(op, useSmall, small, large);
-    return success();
+    b.replaceOpWithNewOp<arith::SelectOp>(op, useSmall, small, large);
   }
 };
 
@@ -99,13 +108,9 @@ constexpr float kErfcTail[] = {0.20357878506183624f,  -0.9518259763717651f,  1.5
 constexpr float kErfcTailFast[] = {0.3453531563282013f, -1.0691167116165161f, 0.7367390394210815f,
                                    0.3394755721092224f, 1.4753940105438232f,  -1.8278254270553589f};
 
-struct ErfcF32 : OpRewritePattern<math::ErfcOp> {
-  ErfcF32(MLIRContext *context) : OpRewritePattern(context, /*benefit=*/2) {}
-  LogicalResult matchAndRewrite(math::ErfcOp op, PatternRewriter &rewriter) const override {
-    if (!op.getType().isF32())
-      return failure();
-    Location loc = op.getLoc();
-    OpBuilder &b = rewriter;
+struct ErfcF32 : F32Rewrite<math::ErfcOp> {
+  using F32Rewrite::F32Rewrite;
+  void rewriteF32(math::ErfcOp op, PatternRewriter &b, Location loc) const override {
     auto c = [&](float v) { return f32Constant(b, loc, v); };
     // erfc(x * s) for a constant s (GELU's -1/sqrt 2) folds s into the
     // constants below instead of multiplying first: a = |x| |s|.
@@ -156,9 +161,8 @@ struct ErfcF32 : OpRewritePattern<math::ErfcOp> {
     Value two = c(std::ldexp(2.0f, powerOfTwo));
     Value result = arith::SelectOp::create(b, loc, negative, arith::SubFOp::create(b, loc, two, e), e);
     if (scaledResult)
-      rewriter.replaceOp(scaledResult, result);
-    rewriter.replaceOp(op, result);
-    return success();
+      b.replaceOp(scaledResult, result);
+    b.replaceOp(op, result);
   }
 };
 

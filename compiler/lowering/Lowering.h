@@ -160,6 +160,9 @@ struct SwizzledTile {
   unsigned contiguousDim; ///< the tensor dimension that runs along cols
 
   SwizzledTile(Value base, Type element, llvm::ArrayRef<int64_t> tileShape, gpu::SharedEncodingAttr encoding);
+  /// Columns a row holds in each 128-byte column block (rows longer than
+  /// 128 bytes are stored block after block).
+  int64_t blockCols() const;
   /// The element offset (i32) of (row, col), both i32.
   Value offset(OpBuilder &b, Location loc, Value row, Value col) const;
   /// The address of tensor coordinate `coord` (i32 per dimension).

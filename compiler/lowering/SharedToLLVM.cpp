@@ -26,12 +26,16 @@ SwizzledTile::SwizzledTile(Value base, Type element, ArrayRef<int64_t> tileShape
   rows = tileShape[1 - contiguousDim];
 }
 
+int64_t SwizzledTile::blockCols() const {
+  return std::min<int64_t>(cols, atomBytes / (element.getIntOrFloatBitWidth() / 8));
+}
+
 Value SwizzledTile::offset(OpBuilder &b, Location loc, Value row, Value col) const {
   auto c = [&](int64_t v) { return i32Const(b, loc, v); };
   // Rows longer than 128 bytes are stored as 128-byte-wide column blocks,
   // one after another (each rows x 128 bytes): the swizzle atoms wgmma reads
   // N-major operands in; ldmatrix and copies see the same banks either way.
-  const int64_t blockCols = std::min<int64_t>(cols, atomBytes / (element.getIntOrFloatBitWidth() / 8));
+  const int64_t blockCols = this->blockCols();
   Value block = LLVM::UDivOp::create(b, loc, col, c(blockCols));
   Value inBlock = LLVM::URemOp::create(b, loc, col, c(blockCols));
   Value phase = LLVM::URemOp::create(b, loc, LLVM::UDivOp::create(b, loc, row, c(perPhase)), c(maxPhase));
@@ -58,7 +62,7 @@ std::optional<int64_t> SwizzledTile::registerDelta(const LinearLayout &layout, i
       return std::nullopt; // XORed into a thread's bits: no constant step
   }
   const int64_t row = fixed[1 - contiguousDim], col = fixed[contiguousDim];
-  const int64_t blockCols = std::min<int64_t>(cols, atomBytes / (element.getIntOrFloatBitWidth() / 8));
+  const int64_t blockCols = this->blockCols();
   if (row % (int64_t(perPhase) * maxPhase) != 0 || col % blockCols != 0)
     return std::nullopt;
   return col / blockCols * rows * blockCols + row * blockCols;
