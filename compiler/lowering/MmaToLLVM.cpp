@@ -24,6 +24,8 @@
 
 #include "compiler/dialect/gpu/Mma.h"
 
+#include "mlir/Dialect/SCF/IR/SCF.h"
+
 using namespace mlir;
 
 namespace kiln::lowering {
@@ -239,11 +241,16 @@ struct MmaDotLowering : KilnPattern<tile::DotOp> {
     if (!tiles[1])
       bRegs = toRegisters(rewriter, loc, unpack(rewriter, loc, adaptor.getB()));
 
-    // The accumulator, in the MMA layout, as f32.
+    // The accumulator, in the MMA layout, as f32. One restarted from zero
+    // on a condition (a persistent program's first K step of a tile) is
+    // read as is: the branch below drops it.
     LinearLayout mma = gpu::mmaAccumulatorLayout(M, N, ctx.numWarps);
     Type cElement = ctx.types.elementType(cType);
-    SmallVector<Value> acc = convertRegisters(rewriter, loc, op, unpack(rewriter, loc, adaptor.getC()), cElement,
-                                              layoutOf(cType), mma, ctx.threadsPerWarp);
+    std::optional<gpu::AccumulatorReset> reset = gpu::accumulatorReset(op);
+    Value c = reset ? rewriter.getRemappedValue(reset->accumulator) : adaptor.getC();
+    auto from = reset ? cast<RankedTensorType>(reset->accumulator.getType()) : cType;
+    SmallVector<Value> acc = convertRegisters(rewriter, loc, op, unpack(rewriter, loc, c), cElement,
+                                              layoutOf(from), mma, ctx.threadsPerWarp);
     for (Value &v : acc)
       if (v.getType() != f32)
         v = LLVM::FPExtOp::create(rewriter, loc, f32, v);
@@ -254,13 +261,21 @@ struct MmaDotLowering : KilnPattern<tile::DotOp> {
     std::string shape = tf32 ? "tf32" : element.isBF16() ? "bf16" : "f16";
     std::string text = "mma.sync.aligned.m16n8k" + std::to_string(kStep) + ".row.col.f32." + shape + "." + shape +
                        ".f32 {$0, $1, $2, $3}, {$4, $5, $6, $7}, {$8, $9}, {$10, $11, $12, $13};";
+    // From zero: the same instruction with C a zero register of its own, so
+    // that LLVM cannot merge it with the accumulating one (see `reset`).
+    std::string fromZero = "{ .reg .f32 z; mov.b32 z, 0; " + text.substr(0, text.rfind('{')) + "{z, z, z, z}; }";
+    std::vector<bool> zero(acc.size() / 4, false); // per piece: its accumulator is still zero
     auto accType = LLVM::LLVMStructType::getLiteral(rewriter.getContext(), {f32, f32, f32, f32});
     auto mmaSync = [&](ArrayRef<Value> aFragment, ArrayRef<Value> bFragment, int64_t r) {
       SmallVector<Value> operands(aFragment);
       llvm::append_range(operands, bFragment);
-      for (int q = 0; q < 4; ++q)
-        operands.push_back(acc[r + q]);
-      Value out = ptx(rewriter, loc, accType, text, "=f,=f,=f,=f,r,r,r,r,r,r,f,f,f,f", operands,
+      const bool fresh = zero[r / 4];
+      zero[r / 4] = false;
+      if (!fresh)
+        for (int q = 0; q < 4; ++q)
+          operands.push_back(acc[r + q]);
+      Value out = ptx(rewriter, loc, accType, fresh ? fromZero : text,
+                      fresh ? "=f,=f,=f,=f,r,r,r,r,r,r" : "=f,=f,=f,=f,r,r,r,r,r,r,f,f,f,f", operands,
                       /*sideEffects=*/false);
       SmallVector<Value> results = unpack(rewriter, loc, out);
       for (int q = 0; q < 4; ++q)
@@ -294,21 +309,46 @@ struct MmaDotLowering : KilnPattern<tile::DotOp> {
     // are issued, so their ldmatrix latency hides behind those (0-3 %
     // faster at 4096^3 bf16 on an H200, 2 % with the pipeliner's copies
     // after the dot and 32-bit shared pointers).
-    StepFragments current = loadStep(0);
-    for (int64_t k = 0; k < K; k += kStep) {
-      StepFragments next;
-      if (k + kStep < K)
-        next = loadStep(k + kStep);
-      for (int64_t i = 0; i < mReps; ++i)
-        for (int64_t j = 0; j < nTiles; ++j) {
-          int64_t r = 4 * (j + nTiles * i);
-          if (split) { // the small cross terms first
-            mmaSync(current.a[i].error, current.b[j].main, r);
-            mmaSync(current.a[i].main, current.b[j].error, r);
+    auto accumulate = [&] {
+      StepFragments current = loadStep(0);
+      for (int64_t k = 0; k < K; k += kStep) {
+        StepFragments next;
+        if (k + kStep < K)
+          next = loadStep(k + kStep);
+        for (int64_t i = 0; i < mReps; ++i)
+          for (int64_t j = 0; j < nTiles; ++j) {
+            int64_t r = 4 * (j + nTiles * i);
+            if (split) { // the small cross terms first
+              mmaSync(current.a[i].error, current.b[j].main, r);
+              mmaSync(current.a[i].main, current.b[j].error, r);
+            }
+            mmaSync(current.a[i].main, current.b[j].main, r);
           }
-          mmaSync(current.a[i].main, current.b[j].main, r);
-        }
-      current = std::move(next);
+        current = std::move(next);
+      }
+    };
+    if (!reset) {
+      accumulate();
+    } else {
+      // mma.sync has no scale-d: selecting zero into every accumulator
+      // register costs a select each per K loop iteration, where a uniform
+      // branch around two copies of the product costs one. The restarting
+      // side's first mma.sync of each piece reads a zero register instead
+      // of C: different inline assembly, which LLVM does not merge with the
+      // other side's into one fed by selects.
+      SmallVector<Type> types(acc.size(), f32);
+      auto branch = scf::IfOp::create(rewriter, loc, types, rewriter.getRemappedValue(reset->condition),
+                                      /*withElseRegion=*/true);
+      const SmallVector<Value> kept = acc;
+      for (bool restart : {true, false}) {
+        OpBuilder::InsertionGuard guard(rewriter);
+        rewriter.setInsertionPointToStart(restart ? branch.thenBlock() : branch.elseBlock());
+        acc = kept;
+        zero.assign(zero.size(), restart);
+        accumulate();
+        scf::YieldOp::create(rewriter, loc, acc);
+      }
+      acc = SmallVector<Value>(branch.getResults());
     }
 
     for (Value &v : acc)

@@ -37,6 +37,24 @@ bool safeToRunAhead(Operation *op) {
   return provablyPositive(op->getOperand(1));
 }
 
+/// A branch whose bodies hold only what may run ahead (a persistent
+/// program's operand pointers: advanced by a K step, or formed afresh for
+/// the next tile only when its last step comes); `captured` gets the values
+/// from outside it that its bodies use.
+bool branchCanRunAhead(scf::IfOp branch, SmallVectorImpl<Value> &captured) {
+  bool ok = true;
+  branch->walk([&](Operation *op) {
+    if (op == branch.getOperation() || isa<scf::YieldOp>(op))
+      return;
+    if (!safeToRunAhead(op) || op->getNumRegions() != 0)
+      ok = false;
+    for (Value operand : op->getOperands())
+      if (!branch->isAncestor(operand.getParentBlock()->getParentOp()))
+        captured.push_back(operand);
+  });
+  return ok;
+}
+
 } // namespace
 
 bool collectSlice(scf::ForOp loop, ArrayRef<Value> roots, AddressSlice &slice) {
@@ -57,10 +75,17 @@ bool collectSlice(scf::ForOp loop, ArrayRef<Value> roots, AddressSlice &slice) {
     Operation *def = v.getDefiningOp();
     if (def->getBlock() != body)
       continue; // defined outside the loop: available everywhere
-    if (!safeToRunAhead(def) || def->getNumRegions() != 0)
+    SmallVector<Value> captured;
+    if (auto branch = dyn_cast<scf::IfOp>(def)) {
+      if (!branchCanRunAhead(branch, captured))
+        return false;
+    } else if (!safeToRunAhead(def) || def->getNumRegions() != 0) {
       return false;
-    if (slice.ops.insert(def))
+    }
+    if (slice.ops.insert(def)) {
       llvm::append_range(work, def->getOperands());
+      llvm::append_range(work, captured);
+    }
   }
   SmallVector<Operation *> sorted(slice.ops.begin(), slice.ops.end());
   llvm::sort(sorted, [](Operation *a, Operation *b) { return a->isBeforeInBlock(b); });

@@ -23,7 +23,8 @@ struct AddressSlice {
 
 /// Collects the slice of `roots` (null roots are skipped); fails when
 /// something they depend on inside the loop is not pure arithmetic (pure,
-/// without regions), including the next values of the loop-carried inputs.
+/// without regions, or an scf.if whose bodies are), including the next
+/// values of the loop-carried inputs.
 /// The slice runs for iterations the loop would not run, so an integer
 /// division or remainder is taken only when its divisor is provably
 /// positive: a positive constant, a max with something positive

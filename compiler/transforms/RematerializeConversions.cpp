@@ -5,8 +5,9 @@
 // a transpose, by B's) then needs a kgpu.convert_layout, which goes through
 // shared memory between two barriers. Inside a loop that costs two
 // barriers an iteration. When the converted value is cheap to compute
-// (ranges, splats, constants, elementwise arithmetic, expand_dims, trans, ending at
-// scalars or at values defined before the loop), this pass computes it
+// (ranges, splats, constants, elementwise arithmetic, pointer offsets,
+// expand_dims, trans, ending at scalars or at values defined before the
+// loop), this pass computes it
 // again directly in the wanted layout and drops the conversion; values from
 // before the loop are converted once, ahead of it.
 //
@@ -113,7 +114,10 @@ private:
         return nullptr;
       return b ? retyped(*b, def, {src}, wanted) : v;
     }
-    if (!isElementwiseArith(def) || def->getNumResults() != 1 || def->getNumRegions() != 0)
+    // Pointer offsets too: a persistent program forms its tile's operand
+    // pointers from row indices every step.
+    if (!(isElementwiseArith(def) || isa<tile::AddPtrOp>(def)) || def->getNumResults() != 1 ||
+        def->getNumRegions() != 0)
       return nullptr;
     SmallVector<Value> operands;
     for (Value operand : def->getOperands()) {
