@@ -23,7 +23,8 @@
 // the tiles a grid's size apart in one loop over all of its tiles' K steps,
 // so that the copies for a tile's first steps are in flight while the
 // previous tile finishes and stores (the accumulator restarts from zero at
-// each tile's first step: wgmma's scale-d, no extra work).
+// each tile's first step: wgmma's scale-d, no extra work; on mma.sync a
+// branch around that step's first instructions).
 //
 // Split-K (SPLIT_K > 1), for products with too few tiles to fill the GPU:
 // the K range is cut into SPLIT_K chunks of whole BLOCK_K steps; one kernel
@@ -66,6 +67,9 @@ struct Structure {
   bool bNContiguous = true;    ///< (descriptors) B stored [K][N], else [N][K]
   bool outDescriptor = false;  ///< out written through a tensor descriptor
   bool persistent = false;     ///< programs walk the tiles (PERSISTENT)
+  /// (persistent with pointer loads, not on Hopper) the operand pointers
+  /// are carried from step to step and formed afresh only for a new tile
+  bool carriedPointers = false;
 
   std::string key() const {
     std::string k = std::string("matmul|") + name(phase);
@@ -80,6 +84,7 @@ struct Structure {
       k += std::string("|desc-") + (aKContiguous ? "a" : "at") + (bNContiguous ? "b" : "bt");
     k += outDescriptor ? "|desc-out" : "";
     k += persistent ? "|persistent" : "";
+    k += carriedPointers ? "|carried-pointers" : "";
     return k;
   }
 };
@@ -172,8 +177,15 @@ Kernel makeKernel(const std::string &key, const Structure &s, const Params &q) {
         return Pointers{};
       Span t = spanOf(tile);
       Tensor rk = arange(0, cfg["BLOCK_K"]).to(index);
-      return Pointers{base(A) + expand_dims(t.rm % M, 1) * stride(A, 1) + expand_dims(rk, 0) * stride(A, 2),
-                      base(B) + expand_dims(rk, 1) * stride(B, 1) + expand_dims(t.rn % N, 0) * stride(B, 2)};
+      // A persistent program forms these every K step, where a remainder
+      // by a runtime size costs ~20 instructions a row: its tiles start
+      // inside and are no larger than the product (the plan sees to it),
+      // so one conditional subtraction wraps.
+      auto wrap = [&](const Tensor &r, const Tensor &size) {
+        return s.persistent ? where(r >= size, r - size, r) : r % size;
+      };
+      return Pointers{base(A) + expand_dims(wrap(t.rm, M), 1) * stride(A, 1) + expand_dims(rk, 0) * stride(A, 2),
+                      base(B) + expand_dims(rk, 1) * stride(B, 1) + expand_dims(wrap(t.rn, N), 0) * stride(B, 2)};
     };
     // One BLOCK_K step at K offset k (index type): acc + A[rows, k:] B[k:, columns].
     auto kStep = [&](const Tile &t, const Pointers &p, const Tensor &k, const Tensor &acc) {
@@ -252,6 +264,32 @@ Kernel makeKernel(const std::string &key, const Structure &s, const Params &q) {
         Tensor column = quotient(local, where(full, 1.0 / GROUP, inv_last_rows));
         return Tile{first_m + local - column * rows, column};
       };
+      if (s.carriedPointers) {
+        // Pointer loads on mma.sync: forming a tile's 12 operand pointers
+        // every K step (the copies run ahead across tiles) cost ~170
+        // instructions a step. They are carried instead, formed
+        // for the next tile at a tile's last step only: a branch, which the
+        // pipeliner runs ahead like the rest of the address arithmetic. (It
+        // must not be the epilogue's branch: stores cannot run ahead.)
+        Pointers p = pointersOf(tileAt(first));
+        for_range(constant(0, index), mine * steps, 1,
+                  carry(zeros({BM, BN}, DType::f32), constant(0, index), first, p.a, p.b),
+                  [&](const Tensor &, const Tensor &acc, const Tensor &ki, const Tensor &pid, const Tensor &pa,
+                      const Tensor &pb) {
+                    Tensor last = ki == steps - 1, following = pid + stride_tiles;
+                    auto [na, nb] = if_(
+                        last,
+                        [&] {
+                          Pointers n = pointersOf(tileAt(following));
+                          return std::tuple{n.a, n.b};
+                        },
+                        [&] { return std::tuple{pa, pb}; });
+                    Tensor sum = kStep(Tile{}, Pointers{pa, pb}, ki * BK, where(ki == 0, 0.0, acc));
+                    if_(last, [&] { epilogue(tileAt(pid), sum); });
+                    return std::tuple{sum, where(last, 0, ki + 1), where(last, following, pid), na, nb};
+                  });
+        return;
+      }
       for_range(constant(0, index), mine * steps, 1, carry(zeros({BM, BN}, DType::f32), constant(0, index), first),
                 [&](const Tensor &, const Tensor &acc, const Tensor &ki, const Tensor &pid) {
                   Tile t = tileAt(pid);
@@ -582,7 +620,13 @@ MatmulLaunch prepare_matmul(const MatmulArgs &m, const Stream &stream, const Con
   // (With K = 0 there are no K steps to carry the tiles: one program a tile
   // stores the epilogue of zero. The loop's tile arithmetic is exact below
   // 2^20 tiles; more run one program a tile too.)
-  s.persistent = persistent > 0 && K > 0 && cdiv(M, BM) * cdiv(N, BN) < (int64_t(1) << 20);
+  // With pointer loads, rows and columns past the edges wrap by one
+  // subtraction, which needs tiles no larger than the product.
+  s.persistent = persistent > 0 && K > 0 && cdiv(M, BM) * cdiv(N, BN) < (int64_t(1) << 20) &&
+                 (s.descriptors || (M >= BM && N >= BN));
+  // (On Hopper, pointer loads into wgmma keep forming their pointers every
+  // step, the form measured with the dot left in flight.)
+  s.carriedPointers = s.persistent && !s.descriptors && !hopper;
   const Grid programs(static_cast<uint32_t>(std::min<int64_t>(
                           tiles.x, std::max<int64_t>(1, persistent * stream.device().multiprocessors()))),
                       tiles.y);

@@ -206,6 +206,26 @@ TEST(OpsMatmul, PersistentCopyEngineKernelKeepsItsDotInFlightAcrossTiles) {
   EXPECT_GT(persistent.registers, 0);
 }
 
+TEST(OpsMatmul, PersistentMmaSyncKernelCarriesItsPointersAndRestartsByABranch) {
+  // On sm_80 the persistent loop with pointer loads forms a tile's operand
+  // pointers only at the previous tile's last step (a branch the pipeliner
+  // runs ahead: the loads stay cp.async copies), wraps rows and columns by
+  // a subtraction (no runtime remainders), and restarts the accumulator by
+  // a branch whose first mma.sync of each piece reads a zero register (no
+  // select of the accumulator's 128 registers).
+  const int64_t M = 512, N = 512, K = 256;
+  HostTensor a = HostTensor::random(DType::bf16, {M, K}, 43), b = HostTensor::random(DType::bf16, {K, N}, 44);
+  HostTensor out = HostTensor::poisoned(DType::bf16, {M, N});
+  autotune::Task task = tuning_task({a.view(), b.view(), out.view(), {}, {}, 1.0, Activation::none}, cpu(), "sm_80");
+  Config tile{{"BLOCK_M", 128}, {"BLOCK_N", 256}, {"BLOCK_K", 64}, {"GROUP_M", 8}, {"num_warps", 8}, {"num_stages", 3}};
+  CompiledKernel persistent = task.compile(Config(tile).set("PERSISTENT", 1));
+  EXPECT_EQ(occurrences(persistent.ptx, "cp.async.cg.shared.global"), 36u) << "12 copies a step: two prologue steps and the loop's";
+  EXPECT_EQ(occurrences(persistent.ptx, "rem.s32"), 0u);
+  EXPECT_EQ(occurrences(persistent.ptx, "{z, z, z, z}"), 32u) << "the first K step from zero: one per 16x8 piece";
+  EXPECT_LT(occurrences(persistent.ptx, "selp.f32"), 16u) << "the accumulator is reset by selects";
+  EXPECT_GT(persistent.registers, 0);
+}
+
 TEST(OpsMatmul, WarpSpecializedCopyEngineKernelsHaveAProducerWarpgroup) {
   // warp_specialize=1 on sm_90a: the copy-engine kernels (one tile a
   // program, and persistent) run a producer warpgroup past the two
