@@ -259,18 +259,21 @@ struct MmaDotLowering : KilnPattern<tile::DotOp> {
     int64_t mReps = M / (16 * warps.m), nTiles = N / (8 * warps.n);
     FragmentReader reader(rewriter, loc, warps, tf32, ctx.threadsPerWarp);
     std::string shape = tf32 ? "tf32" : element.isBF16() ? "bf16" : "f16";
-    std::string text = "mma.sync.aligned.m16n8k" + std::to_string(kStep) + ".row.col.f32." + shape + "." + shape +
-                       ".f32 {$0, $1, $2, $3}, {$4, $5, $6, $7}, {$8, $9}, {$10, $11, $12, $13};";
+    auto instruction = [&](const std::string &c) {
+      return "mma.sync.aligned.m16n8k" + std::to_string(kStep) + ".row.col.f32." + shape + "." + shape +
+             ".f32 {$0, $1, $2, $3}, {$4, $5, $6, $7}, {$8, $9}, " + c + ";";
+    };
+    const std::string text = instruction("{$10, $11, $12, $13}");
     // From zero: the same instruction with C a zero register of its own, so
     // that LLVM cannot merge it with the accumulating one (see `reset`).
-    std::string fromZero = "{ .reg .f32 z; mov.b32 z, 0; " + text.substr(0, text.rfind('{')) + "{z, z, z, z}; }";
-    std::vector<bool> zero(acc.size() / 4, false); // per piece: its accumulator is still zero
+    const std::string fromZero = "{ .reg .f32 z; mov.b32 z, 0; " + instruction("{z, z, z, z}") + " }";
+    std::vector<bool> startsFromZero(acc.size() / 4, false); // per 16x8 piece
     auto accType = LLVM::LLVMStructType::getLiteral(rewriter.getContext(), {f32, f32, f32, f32});
     auto mmaSync = [&](ArrayRef<Value> aFragment, ArrayRef<Value> bFragment, int64_t r) {
       SmallVector<Value> operands(aFragment);
       llvm::append_range(operands, bFragment);
-      const bool fresh = zero[r / 4];
-      zero[r / 4] = false;
+      const bool fresh = startsFromZero[r / 4];
+      startsFromZero[r / 4] = false;
       if (!fresh)
         for (int q = 0; q < 4; ++q)
           operands.push_back(acc[r + q]);
@@ -344,7 +347,7 @@ struct MmaDotLowering : KilnPattern<tile::DotOp> {
         OpBuilder::InsertionGuard guard(rewriter);
         rewriter.setInsertionPointToStart(restart ? branch.thenBlock() : branch.elseBlock());
         acc = kept;
-        zero.assign(zero.size(), restart);
+        startsFromZero.assign(startsFromZero.size(), restart);
         accumulate();
         scf::YieldOp::create(rewriter, loc, acc);
       }

@@ -177,8 +177,9 @@ Kernel makeKernel(const std::string &key, const Structure &s, const Params &q) {
         return Pointers{};
       Span t = spanOf(tile);
       Tensor rk = arange(0, cfg["BLOCK_K"]).to(index);
-      // A persistent program forms these every K step, where a remainder
-      // by a runtime size costs ~20 instructions a row: its tiles start
+      // A persistent program forms these in its loop (every K step, or at
+      // each tile's last one with carriedPointers), where a remainder by a
+      // runtime size costs ~20 instructions a row: its tiles start
       // inside and are no larger than the product (the plan sees to it),
       // so one conditional subtraction wraps.
       auto wrap = [&](const Tensor &r, const Tensor &size) {

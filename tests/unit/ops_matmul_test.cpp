@@ -24,6 +24,22 @@ Config small() {
   return {{"BLOCK_M", 16}, {"BLOCK_N", 32}, {"BLOCK_K", 16}, {"GROUP_M", 2}, {"num_warps", 4}, {"num_stages", 2}};
 }
 
+/// The large tile the compile-only tests check: 128x256x64 on two
+/// warpgroups, three stages.
+Config large() {
+  return {{"BLOCK_M", 128}, {"BLOCK_N", 256}, {"BLOCK_K", 64}, {"GROUP_M", 8}, {"num_warps", 8}, {"num_stages", 3}};
+}
+
+/// A 512x512x256 bf16 product's tuning task for `arch`, with the tensors
+/// its views point at: what the compile-only tests compile configs of.
+struct Bf16Product {
+  HostTensor a = HostTensor::random(DType::bf16, {512, 256}, 43), b = HostTensor::random(DType::bf16, {256, 512}, 44);
+  HostTensor out = HostTensor::poisoned(DType::bf16, {512, 512});
+  autotune::Task task;
+  explicit Bf16Product(const std::string &arch)
+      : task(tuning_task({a.view(), b.view(), out.view(), {}, {}, 1.0, Activation::none}, cpu(), arch)) {}
+};
+
 /// View `t` as its transpose's storage: t holds [cols, rows] row-major, the
 /// view is [rows, cols] with strides [1, rows].
 TensorView transposed(HostTensor &t) {
@@ -120,12 +136,9 @@ TEST(OpsMatmul, CopyEngineStoresStageTheTileBesideTheRings) {
   // fenced for the async proxy and committed as a bulk group; the program
   // stays within 227 KB and ptxas assembles it without spilling. With
   // OUT_DESCRIPTOR=0 the stores are the threads' own.
-  const int64_t M = 512, N = 512, K = 256;
-  HostTensor a = HostTensor::random(DType::bf16, {M, K}, 43), b = HostTensor::random(DType::bf16, {K, N}, 44);
-  HostTensor out = HostTensor::poisoned(DType::bf16, {M, N});
-  autotune::Task task = tuning_task({a.view(), b.view(), out.view(), {}, {}, 1.0, Activation::none}, cpu(), "sm_90a");
-  Config tile{{"BLOCK_M", 128}, {"BLOCK_N", 256}, {"BLOCK_K", 64}, {"GROUP_M", 8},
-              {"num_warps", 8},   {"num_stages", 3}, {"DESCRIPTORS", 1}};
+  Bf16Product product("sm_90a");
+  autotune::Task &task = product.task;
+  Config tile = large().set("DESCRIPTORS", 1);
   for (int64_t specialized : {0, 1}) {
     SCOPED_TRACE("PERSISTENT=warp_specialize=" + std::to_string(specialized));
     CompiledKernel kernel = task.compile(Config(tile).set("PERSISTENT", specialized).set("warp_specialize", specialized));
@@ -192,12 +205,9 @@ TEST(OpsMatmul, PersistentCopyEngineKernelKeepsItsDotInFlightAcrossTiles) {
   // (wait_group 0), the first step of a tile restarts the accumulator
   // through wgmma's scale-d (no select of the accumulator's registers),
   // and ptxas assembles it.
-  const int64_t M = 512, N = 512, K = 256;
-  HostTensor a = HostTensor::random(DType::bf16, {M, K}, 41), b = HostTensor::random(DType::bf16, {K, N}, 42);
-  HostTensor out = HostTensor::poisoned(DType::bf16, {M, N});
-  autotune::Task task = tuning_task({a.view(), b.view(), out.view(), {}, {}, 1.0, Activation::none}, cpu(), "sm_90a");
-  Config tile{{"BLOCK_M", 128}, {"BLOCK_N", 256}, {"BLOCK_K", 64}, {"GROUP_M", 8}, {"num_warps", 8}, {"num_stages", 3}};
-  CompiledKernel persistent = task.compile(Config(tile).set("DESCRIPTORS", 1).set("PERSISTENT", 1));
+  Bf16Product product("sm_90a");
+  autotune::Task &task = product.task;
+  CompiledKernel persistent = task.compile(large().set("DESCRIPTORS", 1).set("PERSISTENT", 1));
   EXPECT_NE(persistent.ptx.find("cp.async.bulk.tensor"), std::string::npos);
   EXPECT_NE(persistent.ptx.find("wgmma.wait_group.sync.aligned 1;"), std::string::npos);
   EXPECT_NE(persistent.ptx.find("wgmma.wait_group.sync.aligned 0;"), std::string::npos);
@@ -213,12 +223,9 @@ TEST(OpsMatmul, PersistentMmaSyncKernelCarriesItsPointersAndRestartsByABranch) {
   // a subtraction (no runtime remainders), and restarts the accumulator by
   // a branch whose first mma.sync of each piece reads a zero register (no
   // select of the accumulator's 128 registers).
-  const int64_t M = 512, N = 512, K = 256;
-  HostTensor a = HostTensor::random(DType::bf16, {M, K}, 43), b = HostTensor::random(DType::bf16, {K, N}, 44);
-  HostTensor out = HostTensor::poisoned(DType::bf16, {M, N});
-  autotune::Task task = tuning_task({a.view(), b.view(), out.view(), {}, {}, 1.0, Activation::none}, cpu(), "sm_80");
-  Config tile{{"BLOCK_M", 128}, {"BLOCK_N", 256}, {"BLOCK_K", 64}, {"GROUP_M", 8}, {"num_warps", 8}, {"num_stages", 3}};
-  CompiledKernel persistent = task.compile(Config(tile).set("PERSISTENT", 1));
+  Bf16Product product("sm_80");
+  autotune::Task &task = product.task;
+  CompiledKernel persistent = task.compile(large().set("PERSISTENT", 1));
   EXPECT_EQ(occurrences(persistent.ptx, "cp.async.cg.shared.global"), 36u) << "12 copies a step: two prologue steps and the loop's";
   EXPECT_EQ(occurrences(persistent.ptx, "rem.s32"), 0u);
   EXPECT_EQ(occurrences(persistent.ptx, "{z, z, z, z}"), 32u) << "the first K step from zero: one per 16x8 piece";
@@ -234,12 +241,9 @@ TEST(OpsMatmul, WarpSpecializedCopyEngineKernelsHaveAProducerWarpgroup) {
   // the consumers take them (setmaxnreg.inc 232) and hand slots back with
   // mbarrier.arrive; ptxas honours setmaxnreg and assembles them without
   // spilling.
-  const int64_t M = 512, N = 512, K = 256;
-  HostTensor a = HostTensor::random(DType::bf16, {M, K}, 43), b = HostTensor::random(DType::bf16, {K, N}, 44);
-  HostTensor out = HostTensor::poisoned(DType::bf16, {M, N});
-  autotune::Task task = tuning_task({a.view(), b.view(), out.view(), {}, {}, 1.0, Activation::none}, cpu(), "sm_90a");
-  Config tile{{"BLOCK_M", 128}, {"BLOCK_N", 256}, {"BLOCK_K", 64}, {"GROUP_M", 8},      {"num_warps", 8},
-              {"num_stages", 3},  {"DESCRIPTORS", 1}, {"warp_specialize", 1}};
+  Bf16Product product("sm_90a");
+  autotune::Task &task = product.task;
+  Config tile = large().set("DESCRIPTORS", 1).set("warp_specialize", 1);
   for (int64_t persistent : {0, 1}) {
     SCOPED_TRACE("PERSISTENT=" + std::to_string(persistent));
     CompiledKernel kernel = task.compile(Config(tile).set("PERSISTENT", persistent));
