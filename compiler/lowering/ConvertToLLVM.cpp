@@ -45,9 +45,31 @@ struct ConvertKGpuToLLVM : impl::ConvertKGpuToLLVMBase<ConvertKGpuToLLVM> {
       arch = target.str();
 
     // Shared memory: every scratch use is bracketed by barriers, so all of
-    // them share offset 0 and the program needs the largest.
-    int64_t shared = 0;
-    module.walk([&](Operation *op) { shared = std::max(shared, scratchBytes(op, numWarps, threadsPerWarp)); });
+    // them share offset 0 and the program needs the largest. Those after
+    // the last use of the buffers below (an epilogue's conversion after the
+    // K loop, which waited for all of its copies and dots) may overlap them.
+    llvm::SmallVector<Operation *> lastBufferUsers; // per buffer: the last user's ancestor in its block
+    module.walk([&](gpu::LocalAllocOp alloc) {
+      Operation *last = nullptr;
+      for (Operation *user : alloc->getUsers())
+        if (Operation *at = alloc->getBlock()->findAncestorOpInBlock(*user))
+          if (!last || last->isBeforeInBlock(at))
+            last = at;
+      if (last)
+        lastBufferUsers.push_back(last);
+    });
+    auto afterBuffers = [&](Operation *op) {
+      return llvm::all_of(lastBufferUsers, [&](Operation *last) {
+        Operation *at = last->getBlock()->findAncestorOpInBlock(*op);
+        return !at || last->isBeforeInBlock(at);
+      });
+    };
+    int64_t shared = 0, sharedAfterBuffers = 0;
+    module.walk([&](Operation *op) {
+      int64_t bytes = scratchBytes(op, numWarps, threadsPerWarp);
+      int64_t &slot = afterBuffers(op) ? sharedAfterBuffers : shared;
+      slot = std::max(slot, bytes);
+    });
     // Buffers alive for the whole program come after it: the copy engine's
     // barriers (the buffers an mbarrier_init sets up, 8 bytes each), then
     // the pipelining rings, 1024-byte aligned (the 128-byte swizzle atoms of
@@ -65,6 +87,7 @@ struct ConvertKGpuToLLVM : impl::ConvertKGpuToLLVMBase<ConvertKGpuToLLVM> {
         alloc->setAttr("kgpu.offset", IntegerAttr::get(IntegerType::get(context, 32), shared));
         shared += bytes;
       });
+    shared = std::max(shared, sharedAfterBuffers);
     // Last, the copy engine's store staging: as many column blocks of the
     // largest stored block as the rest of shared memory holds (a program's
     // share of it, when several must fit on a multiprocessor).

@@ -7,9 +7,11 @@
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/IRMapping.h"
+#include "mlir/Interfaces/LoopLikeInterface.h"
 #include "llvm/ADT/TypeSwitch.h"
 
 #include <functional>
+#include <numeric>
 
 using namespace mlir;
 
@@ -159,6 +161,14 @@ ThreadIds threadIds(OpBuilder &b, Location loc, int threadsPerWarp) {
   return {tid, lane, warp};
 }
 
+ThreadIds freshThreadIds(OpBuilder &b, Location loc, int threadsPerWarp) {
+  // (A side effect keeps LLVM from merging the read with others.)
+  Value tid = ptx(b, loc, b.getI32Type(), "mov.u32 $0, %tid.x;", "=r", {}, /*sideEffects=*/true);
+  Value lane = LLVM::URemOp::create(b, loc, tid, i32Const(b, loc, threadsPerWarp));
+  Value warp = LLVM::UDivOp::create(b, loc, tid, i32Const(b, loc, threadsPerWarp));
+  return {tid, lane, warp};
+}
+
 SmallVector<Value> threadCoords(OpBuilder &b, Location loc, const LinearLayout &layout,
                                 const ThreadIds &ids) {
   SmallVector<Value> coords;
@@ -295,6 +305,71 @@ Value fromStorage(OpBuilder &b, Location loc, Value v, Type element) {
 
 } // namespace
 
+namespace {
+
+/// Elements of padding after each row of a staging buffer: rows whose
+/// length is a multiple of 32 bytes start in the same few banks, so a warp
+/// writing one column of successive rows (an mma.sync accumulator: 8 rows,
+/// 4 lanes each) would conflict; 16 bytes more a row spread them over all
+/// banks and keep 16-byte vectors aligned.
+int64_t stagingRowPad(ArrayRef<int64_t> shape, int64_t elementBytes) {
+  if (shape.size() < 2 || shape.back() == 0 || (shape.back() * elementBytes) % 32 != 0 ||
+      shape.back() == std::accumulate(shape.begin(), shape.end(), int64_t(1), std::multiplies<>()))
+    return 0;
+  return std::max<int64_t>(1, 16 / elementBytes);
+}
+
+/// Index of `coord` in the staging buffer: row-major, rows padded.
+Value stagingIndex(OpBuilder &b, Location loc, ArrayRef<Value> coord, ArrayRef<int64_t> shape, int64_t rowLength) {
+  Value row = linearize(b, loc, coord.drop_back(), shape.drop_back());
+  return LLVM::AddOp::create(b, loc, LLVM::MulOp::create(b, loc, row, i32Const(b, loc, rowLength)), coord.back());
+}
+
+/// Elements a thread moves through the staging buffer as one vector of at
+/// most 16 bytes: registers contiguous along the last dimension whose
+/// starts no other basis disturbs (so register r0 + i holds the element i
+/// past r0's, r0 a multiple of the width).
+int stagingVector(const LinearLayout &layout, Type stored, int64_t rowLength) {
+  if (!stored.isIntOrFloat())
+    return 1; // pointers: one at a time
+  int64_t bytes = std::max<unsigned>(1, stored.getIntOrFloatBitWidth() / 8);
+  int last = layout.rank() - 1;
+  int width = std::min<int64_t>(layout.contiguousRegisters(last), std::max<int64_t>(1, 16 / bytes));
+  auto disturbs = [&](const Coord &basis) { return basis[last] % width != 0; };
+  while (width > 1) {
+    bool clean = rowLength % width == 0;
+    for (HwDim h : {HwDim::Register, HwDim::Lane, HwDim::Warp})
+      for (int bit = h == HwDim::Register ? llvm::Log2_32(width) : 0; bit < layout.bits(h); ++bit)
+        clean = clean && !disturbs(layout.basis(h, bit));
+    if (clean)
+      break;
+    width /= 2;
+  }
+  return width;
+}
+
+/// Whether `op` runs after a loop (one before it, at its level or an
+/// enclosing one's) and in none.
+bool afterLoop(Operation *op) {
+  if (op->getParentOfType<LoopLikeOpInterface>())
+    return false;
+  for (Operation *at = op; at->getParentOp() && !isa<ModuleOp>(at->getParentOp()); at = at->getParentOp())
+    for (Operation *before = at->getPrevNode(); before; before = before->getPrevNode())
+      if (isa<LoopLikeOpInterface>(before))
+        return true;
+  return false;
+}
+
+} // namespace
+
+int64_t stagingBytes(ArrayRef<int64_t> shape, int64_t elementBytes) {
+  int64_t rows = 1;
+  for (int64_t extent : shape.drop_back())
+    rows *= extent;
+  int64_t rowLength = shape.empty() ? 1 : shape.back() + stagingRowPad(shape, elementBytes);
+  return rows * rowLength * elementBytes;
+}
+
 SmallVector<Value> convertRegisters(OpBuilder &b, Location loc, Operation *anchor, ArrayRef<Value> values,
                                     Type llvmElement, const LinearLayout &from, const LinearLayout &to,
                                     int threadsPerWarp) {
@@ -307,25 +382,51 @@ SmallVector<Value> convertRegisters(OpBuilder &b, Location loc, Operation *ancho
     }
     return result;
   }
-  // Through shared memory: every thread writes its elements at their
-  // row-major index, then reads the ones it holds in the new layout.
+  // Through shared memory (stagingBytes): every thread writes its elements
+  // at their row-major index, rows padded, then reads the ones it holds in
+  // the new layout, each side in vectors of contiguous registers.
   Type stored = storageType(llvmElement);
+  ArrayRef<int64_t> shape = from.shape();
+  int64_t elementBytes = stored.isIntOrFloat() ? std::max<unsigned>(1, stored.getIntOrFloatBitWidth() / 8) : 8;
+  int64_t rowLength = shape.back() + stagingRowPad(shape, elementBytes);
   Value base = sharedBase(b, loc, anchor);
-  ThreadIds ids = threadIds(b, loc, threadsPerWarp);
+  // After a loop (an epilogue after the K loop) the thread's coordinates
+  // are computed afresh: reused from before the loop, they would stay live
+  // through it, beside the accumulators (spills at 255 registers).
+  ThreadIds ids =
+      afterLoop(anchor) ? freshThreadIds(b, loc, threadsPerWarp) : threadIds(b, loc, threadsPerWarp);
   barrier(b, loc); // whoever used the scratch before is done
   SmallVector<Value> fromThread = threadCoords(b, loc, from, ids);
-  for (int r = 0; r < from.registers(); ++r) {
-    Value index = linearize(b, loc, registerCoords(b, loc, from, r, fromThread), from.shape());
+  int writeWidth = stagingVector(from, stored, rowLength);
+  for (int r = 0; r < from.registers(); r += writeWidth) {
+    Value index = stagingIndex(b, loc, registerCoords(b, loc, from, r, fromThread), shape, rowLength);
+    Value address = gep(b, loc, base, stored, index);
     // Threads holding the same element write the same value: harmless.
-    LLVM::StoreOp::create(b, loc, toStorage(b, loc, values[r]), gep(b, loc, base, stored, index));
+    if (writeWidth == 1) {
+      LLVM::StoreOp::create(b, loc, toStorage(b, loc, values[r]), address);
+      continue;
+    }
+    auto vectorType = VectorType::get({writeWidth}, stored);
+    Value vector = LLVM::PoisonOp::create(b, loc, vectorType);
+    for (int i = 0; i < writeWidth; ++i)
+      vector = LLVM::InsertElementOp::create(b, loc, vector, toStorage(b, loc, values[r + i]), i32Const(b, loc, i));
+    LLVM::StoreOp::create(b, loc, vector, address, writeWidth * elementBytes);
   }
   barrier(b, loc);
   SmallVector<Value> toThread = threadCoords(b, loc, to, ids);
-  for (int r = 0; r < to.registers(); ++r) {
-    Value index = linearize(b, loc, registerCoords(b, loc, to, r, toThread), to.shape());
+  int readWidth = stagingVector(to, stored, rowLength);
+  for (int r = 0; r < to.registers(); r += readWidth) {
+    Value index = stagingIndex(b, loc, registerCoords(b, loc, to, r, toThread), shape, rowLength);
     Value address = gep(b, loc, base, stored, index);
-    Value loaded = LLVM::LoadOp::create(b, loc, stored, address);
-    result.push_back(fromStorage(b, loc, loaded, llvmElement));
+    if (readWidth == 1) {
+      result.push_back(fromStorage(b, loc, LLVM::LoadOp::create(b, loc, stored, address), llvmElement));
+      continue;
+    }
+    auto vectorType = VectorType::get({readWidth}, stored);
+    Value vector = LLVM::LoadOp::create(b, loc, vectorType, address, readWidth * elementBytes);
+    for (int i = 0; i < readWidth; ++i)
+      result.push_back(
+          fromStorage(b, loc, LLVM::ExtractElementOp::create(b, loc, vector, i32Const(b, loc, i)), llvmElement));
   }
   return result;
 }
@@ -337,12 +438,10 @@ int64_t scratchBytes(Operation *op, int numWarps, int threadsPerWarp) {
       return int64_t(8);
     return std::max<int64_t>(1, element.getIntOrFloatBitWidth() / 8);
   };
-  auto elements = [](Type t) {
-    auto tensor = dyn_cast<RankedTensorType>(t);
-    return tensor ? tensor.getNumElements() : int64_t(1);
-  };
   return llvm::TypeSwitch<Operation *, int64_t>(op)
-      .Case([&](gpu::ConvertLayoutOp c) { return elements(c.getType()) * bytesOf(c.getType()); })
+      .Case([&](gpu::ConvertLayoutOp c) {
+        return stagingBytes(cast<RankedTensorType>(c.getType()).getShape(), bytesOf(c.getType()));
+      })
       .Case([&](tile::ReduceOp r) {
         // Each warp's partial result per output element, per operand.
         int64_t out = 1;
@@ -361,7 +460,7 @@ int64_t scratchBytes(Operation *op, int numWarps, int threadsPerWarp) {
         int64_t total = 0;
         for (Value operand : {d.getA(), d.getB()})
           if (!gpu::ringSlotLoad(operand) && !gpu::inMmaOperandLayout(operand))
-            total += elements(operand.getType()) * bytesOf(operand.getType());
+            total += stagingBytes(cast<RankedTensorType>(operand.getType()).getShape(), bytesOf(operand.getType()));
         return total;
       })
       .Case<tile::AtomicRMWOp, tile::AtomicCASOp>([&](Operation *o) -> int64_t {

@@ -77,6 +77,10 @@ struct ThreadIds {
   Value thread, lane, warp;
 };
 ThreadIds threadIds(OpBuilder &b, Location loc, int threadsPerWarp);
+/// The same, from a read of %tid.x that is never merged with another one:
+/// what follows computes its coordinates anew instead of keeping earlier
+/// ones live.
+ThreadIds freshThreadIds(OpBuilder &b, Location loc, int threadsPerWarp);
 
 /// Per dimension, the part of the coordinate this thread's lane and warp
 /// contribute (i32).
@@ -121,7 +125,7 @@ Type storageType(Type llvmElement);
 
 /// Moves the registers of a block from layout `from` to layout `to`: a
 /// register permutation when their threads agree, otherwise through shared
-/// memory (scratch at offset 0, bracketed by barriers).
+/// memory (scratch at offset 0, bracketed by barriers; stagingBytes).
 llvm::SmallVector<Value> convertRegisters(OpBuilder &b, Location loc, mlir::Operation *anchor,
                                           llvm::ArrayRef<Value> values, Type llvmElement,
                                           const gpu::LinearLayout &from, const gpu::LinearLayout &to,
@@ -235,6 +239,9 @@ constexpr const char *kStagingColumnsAttr = "kgpu.staging_columns";
 /// waits for their reads of shared memory before it returns.
 constexpr const char *kBulkStoresAttr = "kgpu.bulk_stores";
 
+/// Shared memory a conversion of a block of `shape` through shared memory
+/// takes (convertRegisters): its rows, padded against bank conflicts.
+int64_t stagingBytes(llvm::ArrayRef<int64_t> shape, int64_t elementBytes);
 /// Shared memory bytes an operation needs as scratch (0 for most).
 int64_t scratchBytes(mlir::Operation *op, int numWarps, int threadsPerWarp);
 

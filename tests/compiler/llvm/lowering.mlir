@@ -67,12 +67,19 @@ module attributes {kgpu.num_warps = 4 : i32, kgpu.threads_per_warp = 32 : i32} {
   // CHECK-LABEL: llvm.func @conversions
   tile.func @conversions(%p: !tile.ptr<f32>) {
     %x = arith.constant dense<2.0> : tensor<32x16xf32, #a>
-    // Other threads: through shared memory.
+    // Other threads: through shared memory, rows of 16 padded to 20
+    // elements (bank conflicts), each side in vectors of the registers it
+    // holds contiguously along rows: #a's 4, #b's none.
     // CHECK: llvm.mlir.addressof @kiln_shared_memory
+    // CHECK: nvvm.barrier0
+    // CHECK: llvm.mlir.constant(20 : i32)
+    // CHECK: llvm.store %{{.*}}, %{{.*}} {alignment = 16 : i64} : vector<4xf32>, !llvm.ptr<3>
+    // CHECK: nvvm.barrier0
+    // CHECK: llvm.load %{{.*}} : !llvm.ptr<3> -> f32
     // CHECK: nvvm.barrier0
     // CHECK: llvm.store %{{.*}}, %{{.*}} : f32, !llvm.ptr<3>
     // CHECK: nvvm.barrier0
-    // CHECK: llvm.load %{{.*}} : !llvm.ptr<3> -> f32
+    // CHECK: llvm.load %{{.*}} {alignment = 16 : i64} : !llvm.ptr<3> -> vector<4xf32>
     %y = kgpu.convert_layout %x : tensor<32x16xf32, #a> -> tensor<32x16xf32, #b>
     %z = kgpu.convert_layout %y : tensor<32x16xf32, #b> -> tensor<32x16xf32, #a>
     tile.return

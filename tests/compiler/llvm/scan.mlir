@@ -57,16 +57,18 @@ module attributes {kgpu.num_warps = 4 : i32, kgpu.threads_per_warp = 32 : i32} {
   // A layout the scan cannot run in (the axis's registers not consecutive
   // ones) moves to one it can through shared memory, scans there (lanes
   // along the axis, warps across lines: no exchange), and moves back.
+  // (The working layout holds 4 elements along the axis: vectors of 4.)
   // CHECK-LABEL: llvm.func @converted
   // CHECK: nvvm.barrier0
   // CHECK: llvm.store %{{.*}} : i32, !llvm.ptr<3>
   // CHECK: nvvm.barrier0
-  // CHECK: llvm.load %{{.*}} : !llvm.ptr<3> -> i32
+  // CHECK: llvm.load %{{.*}} : !llvm.ptr<3> -> vector<4xi32>
   // CHECK: nvvm.shfl.sync  up
   // CHECK: nvvm.shfl.sync  idx
   // CHECK: nvvm.barrier0
-  // CHECK: llvm.store %{{.*}} : i32, !llvm.ptr<3>
+  // CHECK: llvm.store %{{.*}} : vector<4xi32>, !llvm.ptr<3>
   // CHECK: nvvm.barrier0
+  // CHECK: llvm.load %{{.*}} : !llvm.ptr<3> -> i32
   // CHECK: llvm.return
   tile.func @converted(%p: !tile.ptr<i32>) {
     %x = arith.constant dense<1> : tensor<32x128xi32, #b>

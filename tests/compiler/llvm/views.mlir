@@ -29,10 +29,11 @@ module attributes {kgpu.num_warps = 4 : i32, kgpu.threads_per_warp = 32 : i32} {
 #other = #kgpu.blocked<{sizePerThread = [1, 1], threadsPerWarp = [32, 1], warpsPerCTA = [1, 4], order = [0, 1]}>
 module attributes {kgpu.num_warps = 4 : i32, kgpu.threads_per_warp = 32 : i32} {
   // A transpose into a layout other threads hold goes through shared memory
-  // first: store, barrier, load.
+  // first: store (each thread's 4 contiguous elements as one vector),
+  // barrier, load (one element at a time: the result holds no runs).
   // CHECK-LABEL: llvm.func @moved_transpose
   // CHECK: nvvm.barrier0
-  // CHECK: llvm.store %{{.*}} : i32, !llvm.ptr<3>
+  // CHECK: llvm.store %{{.*}} {alignment = 16 : i64} : vector<4xi32>, !llvm.ptr<3>
   // CHECK: nvvm.barrier0
   // CHECK: llvm.load %{{.*}} : !llvm.ptr<3> -> i32
   tile.func @moved_transpose(%p: !tile.ptr<f32>) {
