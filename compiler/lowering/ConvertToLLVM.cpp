@@ -66,9 +66,10 @@ struct ConvertKGpuToLLVM : impl::ConvertKGpuToLLVMBase<ConvertKGpuToLLVM> {
     };
     int64_t shared = 0, sharedAfterBuffers = 0;
     module.walk([&](Operation *op) {
-      int64_t bytes = scratchBytes(op, numWarps, threadsPerWarp);
-      int64_t &slot = afterBuffers(op) ? sharedAfterBuffers : shared;
-      slot = std::max(slot, bytes);
+      if (int64_t bytes = scratchBytes(op, numWarps, threadsPerWarp)) {
+        int64_t &slot = afterBuffers(op) ? sharedAfterBuffers : shared;
+        slot = std::max(slot, bytes);
+      }
     });
     // Buffers alive for the whole program come after it: the copy engine's
     // barriers (the buffers an mbarrier_init sets up, 8 bytes each), then

@@ -11,7 +11,6 @@
 #include "llvm/ADT/TypeSwitch.h"
 
 #include <functional>
-#include <numeric>
 
 using namespace mlir;
 
@@ -283,6 +282,14 @@ void storeSharedIf(OpBuilder &b, Location loc, Value address, Value value, Value
       "l," + reg + ",r", {where, value, flag});
 }
 
+int64_t storageBytes(Type llvmElement) {
+  if (isa<LLVM::LLVMPointerType>(llvmElement))
+    return 8;
+  if (llvmElement.isInteger(1))
+    return 1;
+  return llvmElement.getIntOrFloatBitWidth() / 8;
+}
+
 Type storageType(Type llvmElement) {
   if (llvmElement.isInteger(1))
     return IntegerType::get(llvmElement.getContext(), 8);
@@ -307,16 +314,19 @@ Value fromStorage(OpBuilder &b, Location loc, Value v, Type element) {
 
 namespace {
 
-/// Elements of padding after each row of a staging buffer: rows whose
-/// length is a multiple of 32 bytes start in the same few banks, so a warp
+/// Elements a row of a staging buffer takes: rows whose length is a
+/// multiple of 32 bytes would start in the same few banks, so a warp
 /// writing one column of successive rows (an mma.sync accumulator: 8 rows,
 /// 4 lanes each) would conflict; 16 bytes more a row spread them over all
 /// banks and keep 16-byte vectors aligned.
-int64_t stagingRowPad(ArrayRef<int64_t> shape, int64_t elementBytes) {
-  if (shape.size() < 2 || shape.back() == 0 || (shape.back() * elementBytes) % 32 != 0 ||
-      shape.back() == std::accumulate(shape.begin(), shape.end(), int64_t(1), std::multiplies<>()))
-    return 0;
-  return std::max<int64_t>(1, 16 / elementBytes);
+int64_t stagingRowLength(ArrayRef<int64_t> shape, int64_t elementBytes) {
+  if (shape.empty())
+    return 1;
+  int64_t rows = 1;
+  for (int64_t extent : shape.drop_back())
+    rows *= extent;
+  bool pad = rows > 1 && (shape.back() * elementBytes) % 32 == 0;
+  return shape.back() + (pad ? std::max<int64_t>(1, 16 / elementBytes) : 0);
 }
 
 /// Index of `coord` in the staging buffer: row-major, rows padded.
@@ -328,13 +338,12 @@ Value stagingIndex(OpBuilder &b, Location loc, ArrayRef<Value> coord, ArrayRef<i
 /// Elements a thread moves through the staging buffer as one vector of at
 /// most 16 bytes: registers contiguous along the last dimension whose
 /// starts no other basis disturbs (so register r0 + i holds the element i
-/// past r0's, r0 a multiple of the width).
+/// past r0's, r0 a multiple of the width). Pointers move one at a time.
 int stagingVector(const LinearLayout &layout, Type stored, int64_t rowLength) {
   if (!stored.isIntOrFloat())
-    return 1; // pointers: one at a time
-  int64_t bytes = std::max<unsigned>(1, stored.getIntOrFloatBitWidth() / 8);
+    return 1;
   int last = layout.rank() - 1;
-  int width = std::min<int64_t>(layout.contiguousRegisters(last), std::max<int64_t>(1, 16 / bytes));
+  int width = std::min<int64_t>(layout.contiguousRegisters(last), std::max<int64_t>(1, 16 / storageBytes(stored)));
   auto disturbs = [&](const Coord &basis) { return basis[last] % width != 0; };
   while (width > 1) {
     bool clean = rowLength % width == 0;
@@ -366,8 +375,7 @@ int64_t stagingBytes(ArrayRef<int64_t> shape, int64_t elementBytes) {
   int64_t rows = 1;
   for (int64_t extent : shape.drop_back())
     rows *= extent;
-  int64_t rowLength = shape.empty() ? 1 : shape.back() + stagingRowPad(shape, elementBytes);
-  return rows * rowLength * elementBytes;
+  return rows * stagingRowLength(shape, elementBytes) * elementBytes;
 }
 
 SmallVector<Value> convertRegisters(OpBuilder &b, Location loc, Operation *anchor, ArrayRef<Value> values,
@@ -387,8 +395,8 @@ SmallVector<Value> convertRegisters(OpBuilder &b, Location loc, Operation *ancho
   // the new layout, each side in vectors of contiguous registers.
   Type stored = storageType(llvmElement);
   ArrayRef<int64_t> shape = from.shape();
-  int64_t elementBytes = stored.isIntOrFloat() ? std::max<unsigned>(1, stored.getIntOrFloatBitWidth() / 8) : 8;
-  int64_t rowLength = shape.back() + stagingRowPad(shape, elementBytes);
+  int64_t elementBytes = storageBytes(stored);
+  int64_t rowLength = stagingRowLength(shape, elementBytes);
   Value base = sharedBase(b, loc, anchor);
   // After a loop (an epilogue after the K loop) the thread's coordinates
   // are computed afresh: reused from before the loop, they would stay live

@@ -24,14 +24,6 @@ using gpu::LinearLayout;
 
 namespace {
 
-int64_t storageBytes(Type llvmElement) {
-  if (isa<LLVM::LLVMPointerType>(llvmElement))
-    return 8;
-  if (llvmElement.isInteger(1))
-    return 1;
-  return llvmElement.getIntOrFloatBitWidth() / 8;
-}
-
 /// An element as raw bits of its memory size (i1 as i8, pointers as i64).
 Value toBits(OpBuilder &b, Location loc, Value v) {
   Type t = v.getType();
