@@ -285,9 +285,7 @@ void storeSharedIf(OpBuilder &b, Location loc, Value address, Value value, Value
 int64_t storageBytes(Type llvmElement) {
   if (isa<LLVM::LLVMPointerType>(llvmElement))
     return 8;
-  if (llvmElement.isInteger(1))
-    return 1;
-  return llvmElement.getIntOrFloatBitWidth() / 8;
+  return std::max<int64_t>(1, llvmElement.getIntOrFloatBitWidth() / 8); // i1: a byte
 }
 
 Type storageType(Type llvmElement) {
@@ -319,13 +317,18 @@ namespace {
 /// writing one column of successive rows (an mma.sync accumulator: 8 rows,
 /// 4 lanes each) would conflict; 16 bytes more a row spread them over all
 /// banks and keep 16-byte vectors aligned.
-int64_t stagingRowLength(ArrayRef<int64_t> shape, int64_t elementBytes) {
-  if (shape.empty())
-    return 1;
+/// Rows of a staging buffer: every dimension but the last.
+int64_t stagingRows(ArrayRef<int64_t> shape) {
   int64_t rows = 1;
   for (int64_t extent : shape.drop_back())
     rows *= extent;
-  bool pad = rows > 1 && (shape.back() * elementBytes) % 32 == 0;
+  return rows;
+}
+
+int64_t stagingRowLength(ArrayRef<int64_t> shape, int64_t elementBytes) {
+  if (shape.empty())
+    return 1;
+  bool pad = stagingRows(shape) > 1 && (shape.back() * elementBytes) % 32 == 0;
   return shape.back() + (pad ? std::max<int64_t>(1, 16 / elementBytes) : 0);
 }
 
@@ -372,10 +375,7 @@ bool afterLoop(Operation *op) {
 } // namespace
 
 int64_t stagingBytes(ArrayRef<int64_t> shape, int64_t elementBytes) {
-  int64_t rows = 1;
-  for (int64_t extent : shape.drop_back())
-    rows *= extent;
-  return rows * stagingRowLength(shape, elementBytes) * elementBytes;
+  return stagingRows(shape) * stagingRowLength(shape, elementBytes) * elementBytes;
 }
 
 SmallVector<Value> convertRegisters(OpBuilder &b, Location loc, Operation *anchor, ArrayRef<Value> values,

@@ -122,7 +122,8 @@ Value ptx(OpBuilder &b, Location loc, Type resultType, llvm::StringRef text,
 /// An element as it travels through shared memory or registers of one kind:
 /// i1 widens to i8; pointers are kept as pointers.
 Type storageType(Type llvmElement);
-/// Its size in memory: i1 a byte, pointers 8 bytes.
+/// Its size in memory: i1 a byte, pointers 8 bytes (every lowering sizes
+/// elements this way).
 int64_t storageBytes(Type llvmElement);
 
 /// Moves the registers of a block from layout `from` to layout `to`: a

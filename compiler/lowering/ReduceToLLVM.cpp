@@ -106,7 +106,7 @@ struct ReduceLowering : KilnPattern<tile::ReduceOp> {
       int64_t offset = 0;
       for (size_t k = 0; k < n; ++k) {
         offsets.push_back(offset);
-        offset += outElements * warpsOnAxis * std::max<int64_t>(4, elementBytes(elements[k]));
+        offset += outElements * warpsOnAxis * std::max<int64_t>(4, storageBytes(elements[k]));
       }
       SmallVector<Value> slots;
       for (auto &[key, a] : acc) {
@@ -176,11 +176,6 @@ struct ReduceLowering : KilnPattern<tile::ReduceOp> {
     return success();
   }
 
-  static int64_t elementBytes(Type t) {
-    if (isa<LLVM::LLVMPointerType>(t))
-      return 8;
-    return std::max<int64_t>(1, t.getIntOrFloatBitWidth() / 8);
-  }
   /// Partial results travel as at least 32-bit values.
   static Type slotType(Type t) {
     if (isa<LLVM::LLVMPointerType>(t) || (isa<IntegerType>(t) && t.getIntOrFloatBitWidth() < 32))

@@ -145,7 +145,7 @@ int storeRun(const LinearLayout &layout, int dim, int limit) {
 void storeRegisters(OpBuilder &b, Location loc, const SwizzledTile &tile, ArrayRef<Value> values, Type element,
                     const LinearLayout &layout, int contiguous, int vec, int64_t firstColumn, int64_t columns,
                     int threadsPerWarp) {
-  const int64_t bytes = std::max<unsigned>(1, element.getIntOrFloatBitWidth() / 8);
+  const int64_t bytes = storageBytes(element);
   ThreadIds ids = threadIds(b, loc, threadsPerWarp);
   SmallVector<Value> thread = threadCoords(b, loc, layout, ids);
   int run = storeRun(layout, contiguous, vec);
@@ -176,7 +176,7 @@ SwizzledTile stageSwizzled(OpBuilder &b, Location loc, Operation *anchor, ArrayR
   if (contiguous < 0)
     contiguous = fallbackDim;
   unsigned order[] = {static_cast<unsigned>(contiguous), static_cast<unsigned>(1 - contiguous)};
-  int64_t bytes = std::max<unsigned>(1, element.getIntOrFloatBitWidth() / 8);
+  int64_t bytes = storageBytes(element);
   auto encoding = gpu::swizzledEncoding(b.getContext(), layout.shape()[contiguous], bytes, order);
   Value base = gep(b, loc, sharedBase(b, loc, anchor), b.getI8Type(), i32Const(b, loc, offset));
   SwizzledTile tile(base, element, layout.shape(), encoding);
@@ -189,7 +189,7 @@ SwizzledTile stageColumns(OpBuilder &b, Location loc, Operation *anchor, ArrayRe
                           const LinearLayout &layout, int64_t firstColumn, int64_t columns, int64_t offset,
                           int threadsPerWarp) {
   unsigned order[] = {1, 0};
-  int64_t bytes = std::max<unsigned>(1, element.getIntOrFloatBitWidth() / 8);
+  int64_t bytes = storageBytes(element);
   auto encoding = gpu::swizzledEncoding(b.getContext(), columns, bytes, order);
   Value base = gep(b, loc, sharedBase(b, loc, anchor), b.getI8Type(), i32Const(b, loc, offset));
   SwizzledTile tile(base, element, {layout.shape()[0], columns}, encoding);
@@ -199,8 +199,6 @@ SwizzledTile stageColumns(OpBuilder &b, Location loc, Operation *anchor, ArrayRe
 }
 
 namespace {
-
-int64_t byteSize(Type llvmElement) { return std::max<unsigned>(1, llvmElement.getIntOrFloatBitWidth() / 8); }
 
 struct LocalAllocLowering : KilnPattern<gpu::LocalAllocOp> {
   using KilnPattern::KilnPattern;
@@ -222,7 +220,7 @@ struct AsyncCopyLowering : KilnPattern<gpu::AsyncCopyOp> {
     auto bufferType = op.getBuffer().getType();
     Type element = ctx.types.elementType(bufferType);
     int64_t width = accessWidth(ctx, op.getPtr(), op.getMask(), element);
-    int64_t bytes = width * byteSize(element);
+    int64_t bytes = width * storageBytes(element);
     if (bytes != 4 && bytes != 8 && bytes != 16)
       return rewriter.notifyMatchFailure(op, "cp.async moves 4, 8 or 16 bytes");
     SwizzledTile tile = bufferSlot(rewriter, loc, adaptor.getBuffer(), bufferType, element, adaptor.getSlot());

@@ -139,7 +139,7 @@ struct TmaLoadLowering : KilnPattern<gpu::TmaLoadOp> {
     Location loc = op.getLoc();
     auto bufferType = op.getBuffer().getType();
     Type element = ctx.types.elementType(bufferType);
-    const int64_t bytes = std::max<unsigned>(1, element.getIntOrFloatBitWidth() / 8);
+    const int64_t bytes = storageBytes(element);
     auto encoding = cast<gpu::SharedEncodingAttr>(bufferType.getEncoding());
     ArrayRef<int64_t> tile = bufferType.getShape().drop_front();
     if (tile.size() != 2)
