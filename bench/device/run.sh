@@ -3,12 +3,14 @@
 # proves the statically linked tools run there, runs the GPU tests and the
 # examples on the GPU, and writes a results table to $OUT/results.md (and
 # the full log to $OUT/device.log).
-#   bash bench/device/run.sh .device/bundle [checks|benchmarks|ops|matmul|matmul-op|matmul-stage1|tune-matmul|norm-occupancy|profile-matmul|all]
+#   bash bench/device/run.sh .device/bundle [checks|benchmarks|ops|matmul|matmul-op|matmul-stage1|matmul-peers|tune-matmul|norm-occupancy|profile-matmul|all]
 # (matmul: the tensor-core tests and the matmul benchmark against cuBLAS;
 # MATMUL_SHAPES=llm|square|tf32|all picks its shapes; matmul-op: the op's
 # copy-engine loads against its pointer loads (or the configs in
 # MATMUL_VERSUS), cuBLAS and Triton; matmul-stage1: the op on mma.sync
-# (KILN_TARGET=sm_80) against cuBLAS, and mma.sync's ceiling; norm-occupancy: the
+# (KILN_TARGET=sm_80) against cuBLAS, and mma.sync's ceiling; matmul-peers:
+# both stages beside Triton and cuBLAS under do_bench, as the bar's peer
+# numbers were measured; norm-occupancy: the
 # 16384x8192 normalizations against torch.compile with the default plans,
 # then with plans asking for 4 programs a multiprocessor; profile-matmul:
 # Kiln's matmul op, Triton with the same tile and cuBLAS at 4096^3 bf16,
@@ -167,6 +169,41 @@ if [ "$part" = matmul-stage1 ]; then
     --records "$out/matmul-stage1-records.json" \
     --command "bash bench/device/run.sh (bundle from scripts/device-bundle.sh at $(cat "$bundle/REVISION" 2>/dev/null)) matmul-stage1"
   sed -n '/^the ops library/,$p' "$log" > "$out/matmul-stage1-table.md"
+  cat "$results"
+  exit 0
+fi
+
+if [ "$part" = matmul-peers ]; then
+  # The op beside Triton and cuBLAS, timed as the bar's peer numbers were
+  # (do_bench's median; bench/device/matmul_peers.py): stage 1 (Kiln's op on
+  # mma.sync against Triton's own mma.sync path) and stage 2 (both as they
+  # plan for Hopper) at 4096^3 for both B orders and at 8192^3, stage 2 on
+  # the LLM shapes against cuBLAS; then both stage-1 kernels' SASS for
+  # sm_90a (Kiln's sm_80 PTX through this machine's ptxas, as the driver
+  # would, and Triton's cubin) and the weight of their K loops.
+  export KILN_CACHE_DIR=$(mktemp -d)
+  lib="$bundle/lib/libkiln_ops.so"
+  peers=(timeout 240 python3 bench/device/matmul_peers.py "$lib")
+  dump=$(mktemp -d)
+  for stage in 1 2; do
+    record "stage $stage: Kiln, Triton, cuBLAS (4096^3, B [N][K])" env KILN_DUMP_DIR="$dump/$stage" KEEP_KERNEL="$out" \
+      "${peers[@]}" --stage $stage --rounds 7
+    record "stage $stage: Kiln, Triton, cuBLAS (4096^3, B [K][N])" "${peers[@]}" --stage $stage --b kn
+    record "stage $stage: Kiln, Triton, cuBLAS (8192^3, B [N][K])" "${peers[@]}" --stage $stage --shapes 8192x8192x8192 --rounds 3
+  done
+  llm=$(for m in 16 128 4096; do for nk in 4096x4096 11008x4096 4096x11008; do printf "%s," "${m}x$nk"; done; done)
+  record "stage 2: Kiln, cuBLAS (LLM shapes, B [N][K])" "${peers[@]}" --no-triton --shapes "${llm%,}" --rounds 3
+  ptx=$(find "$dump/1" -name '5-kernel.ptx' -path '*kiln_matmul*' | head -1)
+  if [ -n "$ptx" ] && [ -f "$out/triton-stage1.cubin" ]; then
+    cp "$ptx" "$out/kiln-stage1.ptx"
+    ptxas -arch=sm_90a -O3 -v "$ptx" -o "$out/kiln-stage1.cubin" >> "$log" 2>&1
+    for kernel in kiln triton; do
+      cuobjdump -sass "$out/$kernel-stage1.cubin" > "$out/$kernel-stage1.sass" 2>&1
+      record "SASS loops: $kernel stage 1" python3 bench/device/sass_loops.py "$out/$kernel-stage1.sass"
+    done
+  fi
+  (cd "$out" && tar czf kernels.tgz --remove-files *-stage?.* 2> /dev/null)
+  grep "^|\|^medians\|^Triton's\|^[0-9]*x[0-9]*x\|loop 0x\|^    [A-Z]" "$log" > "$out/tables.md"
   cat "$results"
   exit 0
 fi
