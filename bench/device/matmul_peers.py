@@ -3,7 +3,7 @@ numbers were (triton.testing.do_bench, median), in one process on the same
 buffers:
 
     python3 bench/device/matmul_peers.py LIB [--stage 1|2] [--shapes MxNxK,...] [--b nk|kn]
-                                         [--rounds N] [--triton|--no-triton]
+                                         [--rounds N] [--triton|--no-triton] [--keep-kernel DIR]
 
 --stage 1 runs the op on mma.sync (KILN_TARGET=sm_80) and Triton's own
 mma.sync path (DISABLE_MMA_V3=1, Triton's switch that keeps it from
@@ -17,7 +17,7 @@ hold the stage's instruction (mma.sync without wgmma, or wgmma). Each
 round times the contenders in a new random order, two ways: do_bench's
 median (it flushes L2 before each launch and keeps host costs out) and the
 median of batches of 10 launches back to back (L2 warm). Prints a table a
-round and the medians over rounds. KEEP_KERNEL=DIR keeps the first
+round and the medians over rounds. --keep-kernel DIR keeps the first
 shape's Triton PTX and cubin there.
 """
 import argparse
@@ -33,6 +33,7 @@ parser.add_argument("--shapes", default="4096x4096x4096")
 parser.add_argument("--b", choices=("nk", "kn"), default="nk", help="B stored [N][K] or [K][N]")
 parser.add_argument("--rounds", type=int, default=5)
 parser.add_argument("--triton", action=argparse.BooleanOptionalAction, default=True)
+parser.add_argument("--keep-kernel", metavar="DIR", help="where the first shape's Triton PTX and cubin go")
 args = parser.parse_args()
 if args.stage == 1:
     os.environ["KILN_TARGET"] = "sm_80"  # Kiln plans and compiles for mma.sync
@@ -161,4 +162,4 @@ def measure(M, N, K, keep):
 
 for i, shape in enumerate(args.shapes.split(",")):
     M, N, K = (int(v) for v in shape.split("x"))
-    measure(M, N, K, os.environ.get("KEEP_KERNEL") if i == 0 else None)
+    measure(M, N, K, args.keep_kernel if i == 0 else None)

@@ -186,8 +186,8 @@ if [ "$part" = matmul-peers ]; then
   peers=(timeout 240 python3 bench/device/matmul_peers.py "$lib")
   dump=$(mktemp -d)
   for stage in 1 2; do
-    record "stage $stage: Kiln, Triton, cuBLAS (4096^3, B [N][K])" env KILN_DUMP_DIR="$dump/$stage" KEEP_KERNEL="$out" \
-      "${peers[@]}" --stage $stage --rounds 7
+    record "stage $stage: Kiln, Triton, cuBLAS (4096^3, B [N][K])" env KILN_DUMP_DIR="$dump/$stage" \
+      "${peers[@]}" --stage $stage --rounds 7 --keep-kernel "$out"
     record "stage $stage: Kiln, Triton, cuBLAS (4096^3, B [K][N])" "${peers[@]}" --stage $stage --b kn
     record "stage $stage: Kiln, Triton, cuBLAS (8192^3, B [N][K])" "${peers[@]}" --stage $stage --shapes 8192x8192x8192 --rounds 3
   done

@@ -11,13 +11,13 @@ import re
 import sys
 from collections import Counter
 
-INSTRUCTION = re.compile(r"/\*([0-9a-f]{4,})\*/\s+(@!?U?P\w+\s+)?([A-Z][A-Z0-9_.]*)([^;]*);")
+INSTRUCTION = re.compile(r"/\*([0-9a-f]{4,})\*/\s+(@!?U?P\w+\s+)?([A-Z][A-Z0-9_.]*)[^;]*;")
 LABEL = re.compile(r"^\s*(\.L_x_\d+):")
-TARGET = re.compile(r"\b(?:BRA|BRX)\b[^;]*?(?:`\((\.L_x_\d+)\)|0x([0-9a-f]+))")
+TARGET = re.compile(r"\bBRA\b[^;]*?(?:`\((\.L_x_\d+)\)|0x([0-9a-f]+))")
 
 
 def parse(lines):
-    """Yields (address, opcode, operands) and records label addresses."""
+    """The listing's labels (name -> address) and instructions (address, opcode, line)."""
     labels, instructions, pending = {}, [], []
     for line in lines:
         if m := LABEL.match(line):
@@ -28,13 +28,13 @@ def parse(lines):
             for label in pending:
                 labels[label] = address
             pending = []
-            instructions.append((address, m.group(3), m.group(4), line))
+            instructions.append((address, m.group(3), line))
     return labels, instructions
 
 
 def loops(labels, instructions):
     found = []
-    for i, (address, opcode, operands, line) in enumerate(instructions):
+    for address, opcode, line in instructions:
         if not opcode.startswith("BRA"):
             continue
         m = TARGET.search(line)
@@ -43,7 +43,7 @@ def loops(labels, instructions):
         target = labels.get(m.group(1)) if m.group(1) else int(m.group(2), 16)
         if target is None or target >= address:  # forward, or the self-branch after EXIT
             continue
-        body = [op for a, op, _, _ in instructions if target <= a <= address]
+        body = [op for a, op, _ in instructions if target <= a <= address]
         found.append((target, address, Counter(o.split(".")[0] for o in body), len(body)))
     return sorted(found, key=lambda loop: -loop[3])
 
