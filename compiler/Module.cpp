@@ -65,6 +65,11 @@ Module Module::parse(const std::string &text, const std::string &buffer_name) {
   impl->module = mlir::parseSourceFile<mlir::ModuleOp>(sources, impl->context.get());
   if (!impl->module)
     throw Error("cannot parse " + buffer_name + ":\n" + diagnostics);
+  // Several top-level modules (a file lit splits) parse as modules nested
+  // in an implicit one, which no stage expects.
+  for (mlir::Operation &op : impl->module->getBody()->getOperations())
+    if (mlir::isa<mlir::ModuleOp>(op))
+      throw Error(buffer_name + " holds several modules (or a nested one): a kernel file is one module of tile.funcs");
   return Module(std::move(impl));
 }
 
