@@ -22,11 +22,18 @@ struct FuncLowering : KilnPattern<tile::FuncOp> {
       signature.addInputs(i, converted);
       arguments.push_back(converted);
     }
+    const int cluster = tile::clusterSizeOf(func);
+    if (cluster > 1 && ctx.computeCapability < 90)
+      return func.emitOpError("cluster_size ") << cluster << " needs thread-block clusters, which " << ctx.arch
+                                               << " lacks (sm_90 or newer)";
     auto type = LLVM::LLVMFunctionType::get(LLVM::LLVMVoidType::get(rewriter.getContext()), arguments);
     auto kernel = LLVM::LLVMFuncOp::create(rewriter, func.getLoc(), func.getSymName(), type);
     kernel->setAttr(NVVM::NVVMDialect::getKernelFuncAttrName(), rewriter.getUnitAttr());
     kernel->setAttr(NVVM::NVVMDialect::getMaxntidAttrName(),
                     rewriter.getDenseI32ArrayAttr({ctx.launchedWarps() * ctx.threadsPerWarp, 1, 1}));
+    // (.reqnctapercluster: the driver launches it in clusters, no launch attribute needed.)
+    if (cluster > 1)
+      kernel->setAttr(NVVM::NVVMDialect::getClusterDimAttrName(), rewriter.getDenseI32ArrayAttr({cluster, 1, 1}));
     // Tensor maps: 128 bytes in the parameter space, 64-byte aligned, whose
     // address the copy engine takes (grid constant: never copied to local
     // memory).
@@ -73,12 +80,38 @@ template <class Op, class X, class Y, class Z> struct GridLowering : KilnPattern
   }
 };
 
+/// %clusterid.x and %cluster_ctarank (clusters run along x only); without
+/// clusters the program id itself and 0.
+struct ClusterIdLowering : KilnPattern<tile::ClusterIdOp> {
+  using KilnPattern::KilnPattern;
+  LogicalResult matchAndRewrite(tile::ClusterIdOp op, OpAdaptor, ConversionPatternRewriter &rewriter) const override {
+    Type i32 = rewriter.getI32Type();
+    if (tile::clusterSizeOf(op) > 1)
+      rewriter.replaceOp(op, NVVM::ClusterIdXOp::create(rewriter, op.getLoc(), i32));
+    else
+      rewriter.replaceOp(op, NVVM::BlockIdXOp::create(rewriter, op.getLoc(), i32));
+    return success();
+  }
+};
+
+struct ClusterRankLowering : KilnPattern<tile::ClusterRankOp> {
+  using KilnPattern::KilnPattern;
+  LogicalResult matchAndRewrite(tile::ClusterRankOp op, OpAdaptor, ConversionPatternRewriter &rewriter) const override {
+    if (tile::clusterSizeOf(op) > 1)
+      rewriter.replaceOp(op, NVVM::ClusterId::create(rewriter, op.getLoc(), rewriter.getI32Type()));
+    else
+      rewriter.replaceOp(op, i32Const(rewriter, op.getLoc(), 0));
+    return success();
+  }
+};
+
 } // namespace
 
 void populateFuncPatterns(RewritePatternSet &patterns, const LoweringContext &context) {
   patterns.add<FuncLowering, ReturnLowering,
                GridLowering<tile::ProgramIdOp, NVVM::BlockIdXOp, NVVM::BlockIdYOp, NVVM::BlockIdZOp>,
-               GridLowering<tile::NumProgramsOp, NVVM::GridDimXOp, NVVM::GridDimYOp, NVVM::GridDimZOp>>(
+               GridLowering<tile::NumProgramsOp, NVVM::GridDimXOp, NVVM::GridDimYOp, NVVM::GridDimZOp>,
+               ClusterIdLowering, ClusterRankLowering>(
       context);
 }
 

@@ -17,6 +17,13 @@
 // take them (setmaxnreg.inc)", and the consumers hand ring slots back with
 // one arrival per warp (`mbarrier.arrive`).
 //
+// In a thread-block cluster, a copy shared by the cluster's programs is
+// split by rows: each program's producer copies its part into the same slot
+// of every program (`.multicast::cluster`), completing on each one's
+// barrier; consumers hand slots back on every program's barrier (`mapa`
+// gives the other programs' addresses of it); and the barriers' set-up
+// ends with a barrier of the whole cluster, before anyone else uses them.
+//
 //===----------------------------------------------------------------------===//
 
 #include "compiler/lowering/Lowering.h"
@@ -82,9 +89,14 @@ struct MBarrierInitLowering : KilnPattern<gpu::MBarrierInitOp> {
     inThreadZeroOnEach(rewriter, loc, op.getBarriers(), adaptor.getBarriers(),
                        "mbarrier.init.shared::cta.b64 [$1], " + std::to_string(op.getCount()) + ";");
     // The initialization before the copy engine or any other thread (the
-    // producer warpgroup's too: it has not split off yet) uses them.
+    // producer warpgroup's too: it has not split off yet; with `cluster`,
+    // the other programs' too) uses them.
     ptx(rewriter, loc, Type(), "fence.mbarrier_init.release.cluster;", "", {});
-    NVVM::Barrier0Op::create(rewriter, loc);
+    if (op.getCluster())
+      ptx(rewriter, loc, Type(), "barrier.cluster.arrive.release.aligned; barrier.cluster.wait.acquire.aligned;", "",
+          {});
+    else
+      NVVM::Barrier0Op::create(rewriter, loc);
     rewriter.eraseOp(op);
     return success();
   }
@@ -155,12 +167,31 @@ struct TmaLoadLowering : KilnPattern<gpu::TmaLoadOp> {
     Value barrierAt = barrierAddress(rewriter, loc, adaptor.getBarriers(), adaptor.getSlot());
     Value first = inIssuingThread(rewriter, loc, adaptor.getPred(), op.getProducer());
     ValueRange coords = adaptor.getCoords(); // outermost first: row, column
-    const std::string copy = predicated("cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes "
-                                        "[$1], [$2, {$3, $4}], [$5];");
+    Value row = coords[0];
+    // Shared by a cluster: this program's part of the rows, into every program.
+    const int64_t programs = op.getMulticast();
+    SmallVector<Value> operands{first, Value(), adaptor.getMap(), Value(), Value(), barrierAt};
+    std::string constraints = "r,r,l,r,r,r", suffix;
+    if (programs > 1) {
+      if (!gpu::multicastSplits(*box, programs))
+        return rewriter.notifyMatchFailure(op, "the tile's rows do not split into the cluster's parts");
+      const int64_t part = box->rows / programs, rowBytes = box->boxCols * bytes;
+      Value rank = NVVM::ClusterId::create(rewriter, loc, rewriter.getI32Type());
+      row = LLVM::AddOp::create(rewriter, loc, row, LLVM::MulOp::create(rewriter, loc, rank, i32Const(rewriter, loc, part)));
+      destination = LLVM::AddOp::create(rewriter, loc, destination,
+                                        LLVM::MulOp::create(rewriter, loc, rank, i32Const(rewriter, loc, part * rowBytes)));
+      operands.push_back(LLVM::ConstantOp::create(rewriter, loc, rewriter.getI16Type(),
+                                                  rewriter.getI16IntegerAttr((1 << programs) - 1)));
+      constraints += ",h";
+      suffix = ".multicast::cluster";
+    }
+    const std::string copy = predicated("cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes" +
+                                        suffix + " [$1], [$2, {$3, $4}], [$5]" + (programs > 1 ? ", $6;" : ";"));
     for (int64_t j = 0; j < box->copies; ++j) { // 128-byte column blocks, one after another
-      Value column = LLVM::AddOp::create(rewriter, loc, coords[1], i32Const(rewriter, loc, j * box->boxCols));
-      Value at = LLVM::AddOp::create(rewriter, loc, destination, i32Const(rewriter, loc, j * box->rows * 128));
-      ptx(rewriter, loc, Type(), copy, "r,r,l,r,r,r", {first, at, adaptor.getMap(), column, coords[0], barrierAt});
+      operands[3] = LLVM::AddOp::create(rewriter, loc, coords[1], i32Const(rewriter, loc, j * box->boxCols));
+      operands[1] = LLVM::AddOp::create(rewriter, loc, destination, i32Const(rewriter, loc, j * box->rows * 128));
+      operands[4] = row;
+      ptx(rewriter, loc, Type(), copy, constraints, operands);
     }
     rewriter.eraseOp(op);
     return success();
@@ -176,8 +207,20 @@ struct MBarrierArriveLowering : KilnPattern<gpu::MBarrierArriveOp> {
     Value lane0 = LLVM::ICmpOp::create(rewriter, loc, LLVM::ICmpPredicate::eq, ids.lane, i32Const(rewriter, loc, 0));
     Value arrive = LLVM::ZExtOp::create(rewriter, loc, rewriter.getI32Type(),
                                         LLVM::AndOp::create(rewriter, loc, lane0, adaptor.getPred()));
-    ptx(rewriter, loc, Type(), predicated("mbarrier.arrive.shared::cta.b64 _, [$1];"), "r,r",
-        {arrive, barrierAddress(rewriter, loc, adaptor.getBarriers(), adaptor.getSlot())});
+    Value at = barrierAddress(rewriter, loc, adaptor.getBarriers(), adaptor.getSlot());
+    if (op.getCluster() <= 1) {
+      ptx(rewriter, loc, Type(), predicated("mbarrier.arrive.shared::cta.b64 _, [$1];"), "r,r", {arrive, at});
+    } else {
+      // The same barrier in every program of the cluster, its own included.
+      // (Release at the program's scope, as for the own barrier: the slot's
+      // reads are the completed wgmma's. `.release.cluster` put a memory
+      // barrier in every step: 0.57x the speed, H200 2026-11-26.)
+      std::string arrivals = "{ .reg .pred p; .reg .b32 remote; setp.ne.b32 p, $0, 0; ";
+      for (int rank = 0; rank < static_cast<int>(op.getCluster()); ++rank)
+        arrivals += "mapa.shared::cluster.u32 remote, $1, " + std::to_string(rank) +
+                    "; @p mbarrier.arrive.shared::cluster.b64 _, [remote]; ";
+      ptx(rewriter, loc, Type(), arrivals + "}", "r,r", {arrive, at});
+    }
     rewriter.eraseOp(op);
     return success();
   }

@@ -8,6 +8,7 @@
 #include "compiler/ModuleImpl.h"
 #include "compiler/backend/nvptx/NVPTX.h"
 #include "compiler/dialect/gpu/KGpu.h"
+#include "compiler/dialect/tile/Tile.h"
 #include "compiler/transforms/Passes.h"
 
 #include <kiln/compiler.h>
@@ -175,6 +176,7 @@ CompiledKernel compile(const Module &module, const CompileOptions &options) {
   if (auto shared = llvmModule->getAttrOfType<mlir::IntegerAttr>("kgpu.shared_memory"))
     kernel.shared_memory = static_cast<int>(shared.getInt());
   kernel.num_warps += gpu::getProducerWarps(llvmModule);
+  kernel.cluster_size = tile::clusterSizeOf(llvmModule);
   if (auto maps = llvmModule->getAttrOfType<mlir::ArrayAttr>(gpu::kTensorMapsAttr))
     for (auto entry : maps.getAsRange<mlir::DictionaryAttr>()) {
       TensorMapSpec spec;

@@ -69,10 +69,12 @@
 #include "compiler/transforms/Passes.h"
 
 #include "compiler/analysis/AxisInfo.h"
+#include "compiler/analysis/ClusterUniformity.h"
 #include "compiler/transforms/AddressSlice.h"
 #include "compiler/transforms/MmaFragments.h"
 #include "compiler/dialect/gpu/KGpu.h"
 #include "compiler/dialect/gpu/Mma.h"
+#include "compiler/dialect/gpu/Tma.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
@@ -283,11 +285,12 @@ private:
   /// barrier first). Returns the next address state.
   /// (`outer` maps values from before the loop, for a producer that
   /// computed them again; `producer`: the copies are issued by the producer
-  /// warpgroup's thread.)
+  /// warpgroup's thread; `multicast[i]`: candidate i's copies are shared by
+  /// the programs of a cluster of that many.)
   SmallVector<Value> issue(OpBuilder &b, Location loc, ArrayRef<Candidate> candidates,
                            const AddressSlice &slice, ArrayRef<Value> buffers, Value barriers, Value iv,
                            Value inRange, ArrayRef<Value> state, Value slot, const IRMapping *outer = nullptr,
-                           bool producer = false) {
+                           bool producer = false, ArrayRef<int> multicast = {}) {
     IRMapping map = outer ? *outer : IRMapping();
     map.map(loop_.getInductionVar(), iv);
     for (auto [index, value] : llvm::zip(slice.carried, state))
@@ -301,12 +304,13 @@ private:
     if (tmaBytes > 0)
       MBarrierExpectOp::create(b, loc, barriers, slot, static_cast<int32_t>(tmaBytes), inRange, producer);
     bool pointerCopies = false;
-    for (auto [c, buffer] : llvm::zip(candidates, buffers)) {
+    for (auto [i, c, buffer] : llvm::enumerate(candidates, buffers)) {
       if (auto d = dyn_cast<tile::DescriptorLoadOp>(c.load)) {
         SmallVector<Value> coords;
         for (Value offset : d.getOffsets())
           coords.push_back(map.lookupOrDefault(offset));
-        TmaLoadOp::create(b, loc, d.getMap(), coords, buffer, slot, barriers, inRange, producer);
+        TmaLoadOp::create(b, loc, d.getMap(), coords, buffer, slot, barriers, inRange, producer,
+                          multicast.empty() ? 1 : multicast[i]);
         continue;
       }
       auto load = cast<tile::LoadOp>(c.load);
@@ -338,11 +342,12 @@ private:
   }
 
   /// One transaction barrier per slot, set up to complete a phase on
-  /// `arrivals` arrivals (and the bytes announced).
-  Value barriersFor(OpBuilder &b, Location loc, int arrivals) {
+  /// `arrivals` arrivals (and the bytes announced); with `cluster`, visible
+  /// to the other programs of the cluster once set up.
+  Value barriersFor(OpBuilder &b, Location loc, int arrivals, bool cluster = false) {
     auto flat = SharedEncodingAttr::get(b.getContext(), 1, 1, 1, {0});
     Value barriers = LocalAllocOp::create(b, loc, RankedTensorType::get({slots_}, b.getI64Type(), flat));
-    MBarrierInitOp::create(b, loc, barriers, arrivals);
+    MBarrierInitOp::create(b, loc, barriers, arrivals, cluster);
     return barriers;
   }
 
@@ -424,8 +429,73 @@ private:
     return true;
   }
 
+  /// For each candidate, the programs that share its copies: the module's
+  /// cluster size where every program of a cluster runs the loop as often
+  /// and copies the same block (cluster-uniform bounds and coordinates), the
+  /// block splits into the cluster's parts, and no other access uses its
+  /// tensor map (whose box becomes one part); else 1.
+  SmallVector<int> sharedByCluster(ArrayRef<Candidate> candidates, tile::FuncOp func) {
+    SmallVector<int> programs(candidates.size(), 1);
+    const int cluster = tile::clusterSizeOf(func);
+    if (cluster <= 1)
+      return programs;
+    ClusterUniformity uniform(func);
+    if (!uniform.isUniform(loop_.getLowerBound()) || !uniform.isUniform(loop_.getUpperBound()) ||
+        !uniform.isUniform(loop_.getStep()))
+      return programs;
+    for (auto [i, c] : llvm::enumerate(candidates)) {
+      auto d = dyn_cast<tile::DescriptorLoadOp>(c.load);
+      if (!d || !llvm::all_of(d.getOffsets(), [&](Value v) { return uniform.isUniform(v); }) ||
+          !llvm::all_of(d.getMap().getUsers(), [&](Operation *user) { return user == d; }))
+        continue;
+      ArrayRef<int64_t> tile = c.type().getShape();
+      std::optional<TmaBox> box =
+          tmaBoxFor(tile[1 - c.contiguousDim], tile[c.contiguousDim], elementBytes(c.type().getElementType()));
+      if (box && multicastSplits(*box, cluster) && shrinkBox(func, d.getMap(), cluster))
+        programs[i] = cluster;
+    }
+    return programs;
+  }
+
+  /// Divides the rows of the box recorded for tensor map `map` (a kernel
+  /// parameter) by `parts`; false when no box is recorded for it.
+  static bool shrinkBox(tile::FuncOp func, Value map, int parts) {
+    auto module = func->getParentOfType<ModuleOp>();
+    auto parameter = dyn_cast<BlockArgument>(map);
+    auto maps = module->getAttrOfType<ArrayAttr>(kTensorMapsAttr);
+    if (!parameter || !maps)
+      return false;
+    Builder b(module.getContext());
+    SmallVector<Attribute> entries;
+    bool found = false;
+    for (auto entry : maps.getAsRange<DictionaryAttr>()) {
+      if (cast<IntegerAttr>(entry.get("parameter")).getInt() != parameter.getArgNumber()) {
+        entries.push_back(entry);
+        continue;
+      }
+      SmallVector<int32_t> box(cast<DenseI32ArrayAttr>(entry.get("box")).asArrayRef());
+      box[0] /= parts;
+      NamedAttrList fields(entry);
+      fields.set("box", b.getDenseI32ArrayAttr(box));
+      entries.push_back(fields.getDictionary(module.getContext()));
+      found = true;
+    }
+    if (found)
+      module->setAttr(kTensorMapsAttr, b.getArrayAttr(entries));
+    return found;
+  }
+
   /// The producer/consumer form (header): the producer region at the top of
   /// the kernel, the loop itself left to the consumers.
+  ///
+  /// In a cluster whose programs share some copies (multicast), each slot's
+  /// "empty" barrier counts the consumer warps of every program, which all
+  /// arrive on every program's barrier: a producer refills a slot of every
+  /// program only once all of them have read it. Each "full" barrier still
+  /// expects the whole slot's bytes, part of them copied by the other
+  /// programs. The producer waits, before it exits, until its slots' last
+  /// hand-backs arrived (the other programs' consumers arrive on this
+  /// program's barriers until then).
   void specialize(ArrayRef<Candidate> candidates, const AddressSlice &slice, ArrayRef<Operation *> before) {
     Location loc = loop_.getLoc();
     MLIRContext *context = loop_.getContext();
@@ -435,8 +505,10 @@ private:
     auto i32 = [&](OpBuilder &at, int64_t v) -> Value {
       return arith::ConstantOp::create(at, loc, at.getI32IntegerAttr(v));
     };
+    SmallVector<int> multicast = sharedByCluster(candidates, func);
+    const int sharing = *llvm::max_element(multicast);
     SmallVector<Value> buffers = allocateRings(b, loc, candidates);
-    Value full = barriersFor(b, loc, 1), empty = barriersFor(b, loc, numWarps_);
+    Value full = barriersFor(b, loc, 1, sharing > 1), empty = barriersFor(b, loc, numWarps_ * sharing, sharing > 1);
 
     auto producer = ProducerOp::create(b, loc);
     b.createBlock(&producer.getBody());
@@ -449,7 +521,7 @@ private:
     const size_t state = inits.size();
     inits.push_back(i32(b, 0)); // the slot to fill
     inits.push_back(i32(b, 1)); // the parity to wait for on its empty barrier: free at first
-    scf::ForOp::create(
+    auto fill = scf::ForOp::create(
         b, loc, outer.lookupOrDefault(loop_.getLowerBound()), outer.lookupOrDefault(loop_.getUpperBound()),
         outer.lookupOrDefault(loop_.getStep()), inits,
         [&](OpBuilder &inner, Location, Value iv, ValueRange args) {
@@ -458,12 +530,24 @@ private:
           Value always = arith::ConstantOp::create(inner, loc, inner.getBoolAttr(true));
           SmallVector<Value> carried(args.take_front(state));
           SmallVector<Value> next = issue(inner, loc, candidates, slice, buffers, full, iv, always, carried, slot,
-                                          &outer, /*producer=*/true);
+                                          &outer, /*producer=*/true, multicast);
           Value following = nextSlot(inner, loc, slot);
           next.push_back(following);
           next.push_back(nextPhase(inner, loc, following, phase));
           scf::YieldOp::create(inner, loc, next);
         });
+    if (sharing > 1) {
+      // The consumers hand back every slot but the last iteration's: wait as
+      // if filling slots_ - 1 more iterations.
+      Value from = i32(b, 0), to = i32(b, slots_ - 1), step = i32(b, 1);
+      scf::ForOp::create(b, loc, from, to, step, ValueRange{fill.getResult(state), fill.getResult(state + 1)},
+                         [&](OpBuilder &inner, Location, Value, ValueRange args) {
+                           MBarrierWaitOp::create(inner, loc, empty, args[0], args[1]);
+                           Value following = nextSlot(inner, loc, args[0]);
+                           scf::YieldOp::create(inner, loc,
+                                                ValueRange{following, nextPhase(inner, loc, following, args[1])});
+                         });
+    }
     // A whole warpgroup, so that setmaxnreg can move its registers to the
     // consumers (registers are shared per quarter of the multiprocessor: a
     // lone extra warp would cap every thread as a warpgroup would).
@@ -495,7 +579,7 @@ private:
                                              arith::SubIOp::create(b, loc, readSlot, i32(b, 1)));
     Value notFirst = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ne, newLoop.getInductionVar(),
                                            newLoop.getLowerBound());
-    MBarrierArriveOp::create(b, loc, empty, previous, notFirst);
+    MBarrierArriveOp::create(b, loc, empty, previous, notFirst, sharing);
   }
 
   void rewrite(ArrayRef<Candidate> candidates, const AddressSlice &slice) {

@@ -75,6 +75,9 @@ void validate(const Kernel &kernel, const Config &config) {
   if (config.warp_specialize() && programs * (warps + producerWarps) * 32 > 2048)
     reject("warp_specialize adds a producer warpgroup: " + std::to_string(programs) + " programs of " +
            std::to_string(warps) + " + 4 warps exceed a multiprocessor's 2048 threads");
+  if (int64_t cluster = config.get("cluster_size", 1); cluster != 1 && cluster != 2 && cluster != 4 && cluster != 8)
+    reject("cluster_size must be 1, 2, 4 or 8 programs (a portable cluster holds at most 8), got " +
+           std::to_string(cluster));
   std::string reason = kernel.config_space().check(config);
   if (!reason.empty())
     reject(reason);
@@ -101,6 +104,8 @@ Module Kernel::trace(const Config &config_in, const Specialization &spec) const 
     arg_types.push_back(element_type(context, type));
   mlir::Location func_loc = mlir::NameLoc::get(b.getStringAttr(name()));
   auto func = tile::FuncOp::create(b, func_loc, name(), b.getFunctionType(arg_types, {}));
+  if (config.cluster_size() > 1)
+    (*impl->module)->setAttr(tile::kClusterSizeAttr, b.getI32IntegerAttr(config.cluster_size()));
   for (size_t i = 0; i < spec.args.size(); ++i)
     if (spec.args[i].divisible_by_16 || spec.args[i].divisible_by_8)
       func.setArgAttr(i, "tile.divisibility", b.getI32IntegerAttr(spec.args[i].divisible_by_16 ? 16 : 8));

@@ -256,6 +256,7 @@ CompiledKernel compileThroughDiskCache(const Kernel &k, const Config &config, co
         kernel.arch = meta.at("arch");
         kernel.num_warps = meta.at("num_warps");
         kernel.shared_memory = meta.at("shared_memory");
+        kernel.cluster_size = meta.at("cluster_size");
         kernel.registers = meta.at("registers");
         kernel.spill_stores = meta.at("spill_stores");
         kernel.spill_loads = meta.at("spill_loads");
@@ -276,6 +277,7 @@ CompiledKernel compileThroughDiskCache(const Kernel &k, const Config &config, co
                          {"arch", kernel.arch},
                          {"num_warps", kernel.num_warps},
                          {"shared_memory", kernel.shared_memory},
+                         {"cluster_size", kernel.cluster_size},
                          {"registers", kernel.registers},
                          {"spill_stores", kernel.spill_stores},
                          {"spill_loads", kernel.spill_loads},
@@ -325,6 +327,10 @@ void Kernel::launch_with(const Grid &grid, const Config &config_in, const Stream
 
   if (device.kind() == DeviceKind::interp) {
     Config config = impl_->defaults.merged(config_in);
+    if (grid.x % config.cluster_size() != 0)
+      throw Error("kernel '" + name() + "' runs in clusters of " + std::to_string(config.cluster_size()) +
+                  " programs along x (cluster_size): the grid's x, " + std::to_string(grid.x) +
+                  ", must be a multiple");
     Specialization spec = specialize(args);
     std::string key = config.str() + "|" + spec.str();
     std::shared_ptr<const interp::Program> program;
@@ -345,7 +351,8 @@ void Kernel::launch_with(const Grid &grid, const Config &config_in, const Stream
         for (size_t start = 0; start < list.size();) {
           size_t end = list.find(',', start);
           std::string arch = list.substr(start, end == std::string::npos ? std::string::npos : end - start);
-          if (!arch.empty())
+          // (Clusters exist from sm_90: a cluster kernel has no older target.)
+          if (!arch.empty() && (config.cluster_size() == 1 || compute_capability_of(arch) >= 90))
             compile(config, spec, arch);
           start = end == std::string::npos ? list.size() : end + 1;
         }
@@ -357,6 +364,22 @@ void Kernel::launch_with(const Grid &grid, const Config &config_in, const Stream
     return;
   }
 
+  std::shared_ptr<const GpuKernel> loaded = loadedFor(config_in, device, args);
+  Parameters parameters(signature(), args, name(), loaded->tensor_maps);
+  cuda::launch(loaded->loaded, grid, stream.native(), parameters.pointers());
+}
+
+int Kernel::resident_clusters(const Config &config, const Stream &stream, std::span<const Arg> args) const {
+  if (args.size() != signature().size())
+    throw Error("kernel '" + name() + "' takes " + std::to_string(signature().size()) +
+                " arguments, the query passed " + std::to_string(args.size()));
+  if (stream.device().kind() == DeviceKind::interp)
+    return 1;
+  return cuda::max_active_clusters(loadedFor(config, stream.device(), args)->loaded);
+}
+
+std::shared_ptr<const GpuKernel> Kernel::loadedFor(const Config &config_in, const Device &device,
+                                                   std::span<const Arg> args) const {
   // The fast path: a launch like a recent one finds its kernel without
   // merging configs or building keys.
   uint64_t bits = 0;
@@ -390,7 +413,8 @@ void Kernel::launch_with(const Grid &grid, const Config &config_in, const Stream
         image.push_back('\0');
       }
       loaded = std::make_shared<const GpuKernel>(
-          GpuKernel{cuda::load(image, compiled.name, device.ordinal(), compiled.num_warps * 32, compiled.shared_memory),
+          GpuKernel{cuda::load(image, compiled.name, device.ordinal(), compiled.num_warps * 32, compiled.shared_memory,
+                               compiled.cluster_size),
                     compiled.tensor_maps});
     }
     std::lock_guard<std::mutex> lock(impl_->mutex);
@@ -402,8 +426,7 @@ void Kernel::launch_with(const Grid &grid, const Config &config_in, const Stream
       impl_->recent.push_back({config_in, bits, device.ordinal(), loaded});
     }
   }
-  Parameters parameters(signature(), args, name(), loaded->tensor_maps);
-  cuda::launch(loaded->loaded, grid, stream.native(), parameters.pointers());
+  return loaded;
 }
 
 } // namespace kiln

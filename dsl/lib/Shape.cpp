@@ -42,6 +42,18 @@ Tensor num_programs(int axis, Loc loc) {
   return TraceAccess::wrap(op, number(DType::i32), loc);
 }
 
+Tensor cluster_id(Loc loc) {
+  TraceContext &trace = TraceContext::current(loc);
+  auto op = tile::ClusterIdOp::create(trace.builder(), trace.location(loc), trace.builder().getI32Type());
+  return TraceAccess::wrap(op, number(DType::i32), loc);
+}
+
+Tensor cluster_rank(Loc loc) {
+  TraceContext &trace = TraceContext::current(loc);
+  auto op = tile::ClusterRankOp::create(trace.builder(), trace.location(loc), trace.builder().getI32Type());
+  return TraceAccess::wrap(op, number(DType::i32), loc);
+}
+
 Tensor arange(int64_t start, int64_t end, Loc loc) {
   TraceContext &trace = TraceContext::current(loc);
   int64_t length = end - start;

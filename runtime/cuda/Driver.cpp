@@ -56,6 +56,8 @@ Loaded &loaded() {
               bind(library, "cuModuleGetFunction", d.cuModuleGetFunction, s.error) &&
               bind(library, "cuFuncSetAttribute", d.cuFuncSetAttribute, s.error) &&
               bind(library, "cuLaunchKernel", d.cuLaunchKernel, s.error) &&
+              bind(library, "cuOccupancyMaxActiveBlocksPerMultiprocessor",
+                   d.cuOccupancyMaxActiveBlocksPerMultiprocessor, s.error) &&
               bind(library, "cuMemcpyDtoDAsync_v2", d.cuMemcpyDtoDAsync, s.error) &&
               bind(library, "cuStreamCreate", d.cuStreamCreate, s.error) &&
               bind(library, "cuStreamDestroy_v2", d.cuStreamDestroy, s.error) &&
@@ -72,6 +74,8 @@ Loaded &loaded() {
       return s;
     d.cuTensorMapEncodeTiled = reinterpret_cast<decltype(d.cuTensorMapEncodeTiled)>(
         dlsym(library, "cuTensorMapEncodeTiled")); // optional: only descriptors read by TMA need it
+    d.cuOccupancyMaxActiveClusters = reinterpret_cast<decltype(d.cuOccupancyMaxActiveClusters)>(
+        dlsym(library, "cuOccupancyMaxActiveClusters")); // optional: only cluster launches need it
     CUresult result = d.cuInit(0);
     if (result != CUDA_SUCCESS) {
       const char *name = nullptr;

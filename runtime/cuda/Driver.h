@@ -36,6 +36,17 @@ constexpr int CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN = 97;
 constexpr int CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES = 8;
 constexpr unsigned CU_STREAM_NON_BLOCKING = 1;
 
+/// A launch's shape, for occupancy queries (CUlaunchConfig; Kiln passes no
+/// launch attributes: a kernel's cluster size is compiled into it).
+struct CUlaunchConfig {
+  unsigned gridDimX, gridDimY, gridDimZ;
+  unsigned blockDimX, blockDimY, blockDimZ;
+  unsigned sharedMemBytes;
+  CUstream hStream;
+  void *attrs;
+  unsigned numAttrs;
+};
+
 /// Entry points of libcuda.so.1.
 struct Driver {
   CUresult (*cuInit)(unsigned);
@@ -57,6 +68,7 @@ struct Driver {
   CUresult (*cuFuncSetAttribute)(CUfunction, int, int);
   CUresult (*cuLaunchKernel)(CUfunction, unsigned, unsigned, unsigned, unsigned, unsigned,
                              unsigned, unsigned, CUstream, void **, void **);
+  CUresult (*cuOccupancyMaxActiveBlocksPerMultiprocessor)(int *, CUfunction, int blockSize, size_t sharedBytes);
   CUresult (*cuMemcpyDtoDAsync)(CUdeviceptr, CUdeviceptr, size_t, CUstream);
   CUresult (*cuStreamCreate)(CUstream *, unsigned);
   CUresult (*cuStreamDestroy)(CUstream);
@@ -75,6 +87,9 @@ struct Driver {
                                      const uint64_t *globalDim, const uint64_t *globalStrides,
                                      const uint32_t *boxDim, const uint32_t *elementStrides, int interleave,
                                      int swizzle, int l2Promotion, int oobFill);
+  /// How many clusters of a kernel run at once; null where the driver
+  /// predates clusters (before CUDA 12).
+  CUresult (*cuOccupancyMaxActiveClusters)(int *numClusters, CUfunction, const CUlaunchConfig *);
 };
 
 /// The loaded driver, initialized; throws kiln::Error saying why when there

@@ -17,15 +17,21 @@ struct LoadedKernel {
   int device = 0;
   int threads = 128;       ///< per program
   int shared_memory = 0;   ///< dynamic shared memory bytes
+  int cluster_size = 1;    ///< programs a cluster (compiled into the kernel)
 };
 
 /// Loads a cubin (or NUL-terminated PTX, which the driver compiles) onto
 /// device `ordinal` and finds `name` in it; raises its dynamic shared
 /// memory limit when it needs more than the default 48 KB.
 LoadedKernel load(const std::vector<char> &image, const std::string &name, int ordinal, int threads,
-                  int shared_memory);
+                  int shared_memory, int cluster_size = 1);
 
-/// Launches with `params` (one pointer per kernel parameter, to its value).
+/// Launches with `params` (one pointer per kernel parameter, to its value);
+/// a grid whose x is not a multiple of the cluster size is an Error.
 void launch(const LoadedKernel &kernel, const Grid &grid, void *stream, void **params);
+
+/// How many of the kernel's clusters (programs, without clusters) its
+/// device runs at once.
+int max_active_clusters(const LoadedKernel &kernel);
 
 } // namespace kiln::cuda

@@ -180,6 +180,16 @@ Instr compile_memory(Compiler &c, mlir::Operation *op) {
         unsigned axis = static_cast<unsigned>(p.getAxis()), r = c.slot(p);
         return [=](Exec &e) { e.slots[r].words.assign(1, e.pid[axis]); };
       })
+      .Case([&](tile::ClusterIdOp p) -> Instr {
+        const Word size = static_cast<Word>(tile::clusterSizeOf(p));
+        unsigned r = c.slot(p);
+        return [=](Exec &e) { e.slots[r].words.assign(1, e.pid[0] / size); };
+      })
+      .Case([&](tile::ClusterRankOp p) -> Instr {
+        const Word size = static_cast<Word>(tile::clusterSizeOf(p));
+        unsigned r = c.slot(p);
+        return [=](Exec &e) { e.slots[r].words.assign(1, e.pid[0] % size); };
+      })
       .Case([&](tile::NumProgramsOp p) -> Instr {
         unsigned axis = static_cast<unsigned>(p.getAxis()), r = c.slot(p);
         return [=](Exec &e) { e.slots[r].words.assign(1, e.programs[axis]); };

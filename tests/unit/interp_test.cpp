@@ -602,3 +602,43 @@ TEST(Interpreter, UnknownOperationsAreNamed) {
     EXPECT_TRUE(contains(e.what(), "the interpreter does not support 'math.cbrt'"));
   }
 }
+
+TEST(Interpreter, ClustersNumberProgramsAlongX) {
+  // Clusters of 4 consecutive programs along x: cluster_id is x / 4, the
+  // rank x % 4, whatever y is.
+  std::vector<int32_t> out(8 * 2 * 2, -1);
+  run([](Ptr<i32> o) {
+    Tensor at = (program_id(1) * num_programs(0) + program_id(0)) * 2;
+    store(o + at, cluster_id());
+    store(o + at + 1, cluster_rank());
+  }, Grid(8, 2), {out}, Config{{"cluster_size", 4}});
+  for (int y = 0; y < 2; ++y)
+    for (int x = 0; x < 8; ++x) {
+      EXPECT_EQ(out[(y * 8 + x) * 2], x / 4) << x << "," << y;
+      EXPECT_EQ(out[(y * 8 + x) * 2 + 1], x % 4) << x << "," << y;
+    }
+  // Without clusters: the program id, rank 0.
+  std::vector<int32_t> single(3 * 2, -1);
+  run([](Ptr<i32> o) {
+    store(o + program_id(0) * 2, cluster_id());
+    store(o + program_id(0) * 2 + 1, cluster_rank());
+  }, Grid(3), {single});
+  EXPECT_EQ(single, (std::vector<int32_t>{0, 0, 1, 0, 2, 0}));
+}
+
+TEST(Interpreter, ClusterGridMustHoldWholeClusters) {
+  std::vector<int32_t> out(8, 0);
+  try {
+    run([](Ptr<i32> o) { store(o + program_id(0), cluster_rank()); }, Grid(6), {out}, Config{{"cluster_size", 4}});
+    ADD_FAILURE() << "a grid of 6 ran in clusters of 4";
+  } catch (const Error &e) {
+    EXPECT_TRUE(contains(e.what(), "clusters of 4 programs along x (cluster_size): the grid's x, 6, must be a multiple"))
+        << e.what();
+  }
+  try {
+    run([](Ptr<i32> o) { store(o + program_id(0), cluster_rank()); }, Grid(6), {out}, Config{{"cluster_size", 3}});
+    ADD_FAILURE() << "cluster_size 3 was accepted";
+  } catch (const Error &e) {
+    EXPECT_TRUE(contains(e.what(), "cluster_size must be 1, 2, 4 or 8 programs")) << e.what();
+  }
+}

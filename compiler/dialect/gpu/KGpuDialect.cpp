@@ -467,6 +467,8 @@ LogicalResult TmaLoadOp::verify() {
   if (!getBarriers().getType().getElementType().isInteger(64) || getBarriers().getType().getRank() != 1 ||
       getBarriers().getType().getShape()[0] != buffer.getShape()[0])
     return emitOpError("needs one i64 barrier per slot of its buffer");
+  if (getMulticast() < 1)
+    return emitOpError("multicasts to a cluster of at least 1 program, got ") << getMulticast();
   return success();
 }
 

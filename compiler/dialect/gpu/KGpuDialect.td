@@ -273,9 +273,12 @@ def KGpu_MBarrierInitOp : KGpu_Op<"mbarrier_init", [MemoryEffects<[MemWrite]>]> 
     `mbarrier_expect`; one per consumer warp for the slots they hand back,
     see `mbarrier_arrive`) and the bytes announced have arrived; then a
     barrier of every thread of the program (the producer warpgroup's too) makes
-    them visible to every thread and to the copy engine.
+    them visible to every thread and to the copy engine. With `cluster`, that
+    barrier spans every thread of the program's cluster, so that the other
+    programs may arrive on these barriers and copy into this program's
+    buffers (`mbarrier_arrive` and `tma_load` with `multicast`).
   }];
-  let arguments = (ins KGpu_SharedBuffer:$barriers, DefaultValuedAttr<I32Attr, "1">:$count);
+  let arguments = (ins KGpu_SharedBuffer:$barriers, DefaultValuedAttr<I32Attr, "1">:$count, UnitAttr:$cluster);
   let assemblyFormat = "$barriers attr-dict `:` type($barriers)";
 }
 
@@ -325,10 +328,17 @@ def KGpu_TmaLoadOp : KGpu_Op<"tma_load", [MemoryEffects<[MemRead, MemWrite]>]> {
     rows are longer than 128 bytes arrives as several boxes of 128-byte
     columns, one after another. Elements outside the tensor arrive as zero.
     The thread is thread 0, or with `producer` the thread running it (inside
-    `kgpu.producer`).
+    `kgpu.producer`). With `multicast` = n > 1 (a cluster of n programs, all
+    issuing this copy with the same coordinates), each program copies the
+    n-th part of the block's rows matching its rank in the cluster
+    (`tile.cluster_rank`) into the same slot of every program of the cluster,
+    completing on each one's barrier `slot`: each program's barrier still
+    receives the whole block's bytes. The tensor map's box then holds that
+    part's rows.
   }];
   let arguments = (ins KGpu_TensorMap:$map, Variadic<I32>:$coords, KGpu_SharedBuffer:$buffer, I32:$slot,
-                       KGpu_SharedBuffer:$barriers, I1:$pred, UnitAttr:$producer);
+                       KGpu_SharedBuffer:$barriers, I1:$pred, UnitAttr:$producer,
+                       DefaultValuedAttr<I32Attr, "1">:$multicast);
   let assemblyFormat = [{
     $map `[` $coords `]` `->` $buffer `[` $slot `]` `,` $barriers `if` $pred attr-dict `:` type($buffer) `,` type($barriers)
   }];
@@ -341,9 +351,13 @@ def KGpu_MBarrierArriveOp : KGpu_Op<"mbarrier_arrive", [MemoryEffects<[MemRead, 
     Where `pred` holds, one lane of every warp running it arrives on barrier
     `slot` of `barriers` (whose `mbarrier_init` count is the number of such
     warps). A warp-specialized loop's consumers hand a ring slot back to
-    the producer this way once the dot that read it has completed.
+    the producer this way once the dot that read it has completed. With
+    `cluster` = n > 1 it arrives on barrier `slot` of every program of its
+    cluster of n (whose count then includes the other programs' warps): a
+    slot filled by copies multicast to the cluster is free only when every
+    program has read it.
   }];
-  let arguments = (ins KGpu_SharedBuffer:$barriers, I32:$slot, I1:$pred);
+  let arguments = (ins KGpu_SharedBuffer:$barriers, I32:$slot, I1:$pred, DefaultValuedAttr<I32Attr, "1">:$cluster);
   let assemblyFormat = "$barriers `[` $slot `]` `if` $pred attr-dict `:` type($barriers)";
 }
 

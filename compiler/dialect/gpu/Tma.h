@@ -29,4 +29,11 @@ struct TmaBox {
 /// power of two, more than 256 rows).
 std::optional<TmaBox> tmaBoxFor(int64_t rows, int64_t cols, int64_t elementBytes);
 
+/// Whether `programs` of a cluster can share the copies of `box` (multicast),
+/// each program copying rows / programs of its rows: those parts must start
+/// where the swizzle pattern starts again (8 rows).
+inline bool multicastSplits(const TmaBox &box, int64_t programs) {
+  return programs > 1 && box.rows % (8 * programs) == 0;
+}
+
 } // namespace kiln::gpu

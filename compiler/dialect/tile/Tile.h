@@ -46,6 +46,12 @@ mlir::Type withElementType(mlir::Type type, mlir::Type element);
 /// True for f8E4M3FN and f8E5M2.
 bool isFloat8(mlir::Type type);
 
+/// The module attribute (i32) naming how many consecutive programs along
+/// grid axis x form a cluster (the config's `cluster_size`); absent: 1.
+constexpr const char *kClusterSizeAttr = "tile.cluster_size";
+/// The module's cluster size (1 when it has none). `op`: any operation in it.
+int clusterSizeOf(mlir::Operation *op);
+
 } // namespace kiln::tile
 
 #define GET_OP_CLASSES

@@ -70,6 +70,12 @@ Type getI1TypeLike(Type type) {
   return withElementType(type, IntegerType::get(type.getContext(), 1));
 }
 
+int clusterSizeOf(Operation *op) {
+  auto module = isa<ModuleOp>(op) ? cast<ModuleOp>(op) : op->getParentOfType<ModuleOp>();
+  auto size = module ? module->getAttrOfType<IntegerAttr>(kClusterSizeAttr) : IntegerAttr();
+  return size ? static_cast<int>(size.getInt()) : 1;
+}
+
 bool isFloat8(Type type) {
   return isa<Float8E4M3FNType, Float8E5M2Type>(type);
 }

@@ -98,6 +98,28 @@ def Tile_NumProgramsOp : Tile_Op<"num_programs", [Pure]> {
   let assemblyFormat = "$axis attr-dict `:` type($result)";
 }
 
+def Tile_ClusterIdOp : Tile_Op<"cluster_id", [Pure]> {
+  let summary = "Index of this program's cluster along grid axis x";
+  let description = [{
+    Programs are launched in clusters of the module's `tile.cluster_size`
+    (default 1) consecutive programs along axis x: the cluster is
+    `program_id x / cluster_size`, the same in every program of it.
+    `%c = tile.cluster_id : i32`
+  }];
+  let results = (outs I32:$result);
+  let assemblyFormat = "attr-dict `:` type($result)";
+}
+
+def Tile_ClusterRankOp : Tile_Op<"cluster_rank", [Pure]> {
+  let summary = "This program's position in its cluster";
+  let description = [{
+    `program_id x % cluster_size`, in `[0, tile.cluster_size)`.
+    `%r = tile.cluster_rank : i32`
+  }];
+  let results = (outs I32:$result);
+  let assemblyFormat = "attr-dict `:` type($result)";
+}
+
 //===----------------------------------------------------------------------===//
 // Making and reshaping blocks
 //===----------------------------------------------------------------------===//

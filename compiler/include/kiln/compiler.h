@@ -55,6 +55,7 @@ struct CompiledKernel {
   std::string arch;           ///< "sm_90a"
   int num_warps = 4;          ///< threads per program: num_warps * 32 (a producer warpgroup included)
   int shared_memory = 0;      ///< dynamic shared memory bytes per program
+  int cluster_size = 1;       ///< programs launched together as a cluster, consecutive along grid x
   std::string ptx;
   std::vector<char> cubin;    ///< empty when no ptxas was found (the driver compiles the PTX)
   int registers = 0;          ///< per thread, from ptxas

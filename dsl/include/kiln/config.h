@@ -51,6 +51,9 @@ public:
   /// 1: loops fed by the copy engine into a wgmma dot get a producer
   /// warpgroup (launched past num_warps) that issues their copies (sm_90a).
   bool warp_specialize() const { return get("warp_specialize", 0) != 0; }
+  /// Programs launched together as a thread-block cluster (1, 2, 4 or 8
+  /// consecutive programs along grid axis 0; sm_90+): see cluster_id().
+  int cluster_size() const { return static_cast<int>(get("cluster_size", 1)); }
 
   const std::map<std::string, int64_t, std::less<>> &values() const { return values_; }
   /// "BLOCK=1024,num_warps=4" (names sorted): printable and a cache key.

@@ -69,6 +69,8 @@ void append_arg(std::vector<Arg> &out, A &&arg) {
 }
 } // namespace detail
 
+struct GpuKernel; // (internal: a kernel loaded on a GPU)
+
 class Kernel {
 public:
   using Body = std::function<void(const Config &, const std::vector<Tensor> &)>;
@@ -118,9 +120,19 @@ public:
   /// a stage fails.
   CompiledKernel compile(const Config &config, const Specialization &spec, const std::string &arch) const;
 
+  /// How many clusters of `config`'s programs (`cluster_size` of them, or
+  /// single programs) the stream's device runs at once, given the threads,
+  /// registers and shared memory the compiled kernel takes: the most a
+  /// persistent grid should launch. Compiles and loads the kernel for
+  /// `args` as a launch would. The interpreter runs one at a time: 1.
+  int resident_clusters(const Config &config, const Stream &stream, std::span<const Arg> args) const;
+
 private:
   struct Impl;
   std::shared_ptr<Impl> impl_;
+  /// The kernel compiled for `args` and loaded on `device` (a CUDA GPU).
+  std::shared_ptr<const GpuKernel> loadedFor(const Config &config, const Device &device,
+                                             std::span<const Arg> args) const;
 };
 
 /// The compile target of a GPU: "sm_90a" for Hopper, "sm_<cc>" otherwise;

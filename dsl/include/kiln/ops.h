@@ -23,6 +23,14 @@ namespace kiln {
 Tensor program_id(int axis, Loc loc = Loc::current());
 /// Number of program instances along grid axis 0, 1 or 2 (i32 scalar).
 Tensor num_programs(int axis, Loc loc = Loc::current());
+/// The cluster this program belongs to: programs are launched in clusters
+/// of the config's `cluster_size` consecutive programs along axis 0, so
+/// this is program_id(0) / cluster_size, the same in the whole cluster
+/// (i32 scalar). Copies whose coordinates depend only on such values are
+/// shared by the cluster (see docs/tensor-cores.md).
+Tensor cluster_id(Loc loc = Loc::current());
+/// This program's position in its cluster: program_id(0) % cluster_size.
+Tensor cluster_rank(Loc loc = Loc::current());
 /// The i32 block [start, start + 1, ..., end - 1]; end - start must be a
 /// power of two.
 Tensor arange(int64_t start, int64_t end, Loc loc = Loc::current());
