@@ -247,23 +247,35 @@ Kernel makeKernel(const std::string &key, const Structure &s, const Params &q) {
       // 0.5 / d). A band of GROUP rows has GROUP rows, the last one
       // tiles_m - first_m; pids past the end (only their copies, which are
       // off, use them) may get any coordinates.
-      const int64_t BK = cfg["BLOCK_K"];
+      //
+      // In clusters of C programs (cluster_size, with descriptors), the
+      // clusters walk tiles of C x 1 tiles (bands of GROUP / C of them), and
+      // each program takes the one of its rank: the programs of a cluster
+      // then read the same B blocks at the same steps, which the compiler
+      // copies once for all of them (multicast). A program whose tile lies
+      // past M's edge computes zeros there and stores nothing.
+      const int64_t BK = cfg["BLOCK_K"], C = cfg.cluster_size();
+      const int64_t band = std::max<int64_t>(1, GROUP / C);
       Tensor tiles_n = cdiv(N, BN).to(DType::i32), tiles_m = cdiv(M, BM).to(DType::i32);
+      if (C > 1)
+        tiles_m = cdiv(tiles_m, C);
       Tensor tiles = tiles_m * tiles_n;
-      Tensor first = program_id(0), stride_tiles = num_programs(0);
+      Tensor first = C > 1 ? cluster_id() : program_id(0);
+      Tensor stride_tiles = C > 1 ? num_programs(0) / C : num_programs(0);
       Tensor mine = cdiv(tiles - first, stride_tiles).to(index);
       Tensor steps = cdiv(args[q.K], BK);
-      Tensor group_tiles = GROUP * tiles_n;
-      Tensor last_rows = tiles_m - (tiles_m - 1) / GROUP * GROUP;
+      Tensor group_tiles = band * tiles_n;
+      Tensor last_rows = tiles_m - (tiles_m - 1) / band * band;
       Tensor inv_group_tiles = 1.0 / group_tiles.to(DType::f32), inv_last_rows = 1.0 / last_rows.to(DType::f32);
       auto quotient = [](const Tensor &n, const Tensor &inv) { return ((n.to(DType::f32) + 0.5) * inv).to(DType::i32); };
       auto tileAt = [&](const Tensor &pid) {
-        Tensor band = quotient(pid, inv_group_tiles);
-        Tensor first_m = band * GROUP, local = pid - band * group_tiles;
-        Tensor full = first_m + GROUP <= tiles_m;
-        Tensor rows = where(full, GROUP, last_rows);
-        Tensor column = quotient(local, where(full, 1.0 / GROUP, inv_last_rows));
-        return Tile{first_m + local - column * rows, column};
+        Tensor which = quotient(pid, inv_group_tiles);
+        Tensor first_m = which * band, local = pid - which * group_tiles;
+        Tensor full = first_m + band <= tiles_m;
+        Tensor rows = where(full, band, last_rows);
+        Tensor column = quotient(local, where(full, 1.0 / band, inv_last_rows));
+        Tensor row = first_m + local - column * rows;
+        return Tile{C > 1 ? row * C + cluster_rank() : row, column};
       };
       if (s.carriedPointers) {
         // Pointer loads on mma.sync: forming a tile's 12 operand pointers
@@ -518,7 +530,7 @@ MatmulLaunch prepare_matmul(const MatmulArgs &m, const Stream &stream, const Con
   // persistent programs, which compute whole tiles.
   const bool givesTile = std::any_of(overrides.values().begin(), overrides.values().end(), [](const auto &entry) {
     return entry.first != "DESCRIPTORS" && entry.first != "OUT_DESCRIPTOR" && entry.first != "PERSISTENT" &&
-           entry.first != "warp_specialize";
+           entry.first != "warp_specialize" && entry.first != "cluster_size";
   });
   if ((givesTile || overrides.get("PERSISTENT", 0) > 0) && !overrides.has("SPLIT_K"))
     config.set("SPLIT_K", 1);
@@ -628,6 +640,14 @@ MatmulLaunch prepare_matmul(const MatmulArgs &m, const Stream &stream, const Con
   // (On Hopper, pointer loads into wgmma keep forming their pointers every
   // step, the form measured with the dot left in flight.)
   s.carriedPointers = s.persistent && !s.descriptors && !hopper;
+  // Clusters of persistent programs sharing B's copies (cluster_size).
+  const int64_t cluster = config.get("cluster_size", 1);
+  if (cluster > 1 && (persistent == 0 || !s.descriptors))
+    throw Error(op + ": cluster_size " + std::to_string(cluster) +
+                " shares B's copies among persistent programs: it needs PERSISTENT > 0 and DESCRIPTORS=1");
+  if (cluster > 1 && !s.persistent) // (K = 0, or too many tiles: one program a tile, no copies to share)
+    tile.set("cluster_size", 1);
+  const int64_t clusterTiles = cdiv(cdiv(M, BM), cluster) * cdiv(N, BN);
   const Grid programs(static_cast<uint32_t>(std::min<int64_t>(
                           tiles.x, std::max<int64_t>(1, persistent * stream.device().multiprocessors()))),
                       tiles.y);
@@ -669,6 +689,15 @@ MatmulLaunch prepare_matmul(const MatmulArgs &m, const Stream &stream, const Con
       for (int d = 0; d < 3; ++d)
         if (q.strides[o][d] >= 0)
           args[q.strides[o][d]] = Arg(o == WORK ? (d == 0 ? M * N : d == 1 ? N : 1) : strides[o][d]);
+    // Persistent clusters: as many as run at once (clusters need
+    // multiprocessors of one GPC, so fewer than multiprocessors / size may
+    // fit), each taking every so many cluster tiles.
+    if (st.persistent && cfg.cluster_size() > 1) {
+      const int64_t resident = step.kernel.resident_clusters(cfg, stream, args);
+      const int64_t clusters = std::min({clusterTiles, std::max<int64_t>(1, resident),
+                                         std::max<int64_t>(1, persistent * stream.device().multiprocessors() / cluster)});
+      step.grid = Grid(static_cast<uint32_t>(clusters * cluster), grid.y);
+    }
     launch.steps.push_back(std::move(step));
   };
   if (splits == 1) {

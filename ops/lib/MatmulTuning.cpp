@@ -72,6 +72,10 @@ autotune::Task tuning_task(const MatmulArgs &args, const Stream &stream, const s
   const int64_t bytes = size_in_bytes(args.a.dtype);
   const bool tensorCores = on_tensor_cores(args.a.dtype, args.precision);
   const int64_t rowsAtMost = std::max<int64_t>(16, next_pow2(sz.M));
+  std::string arch = !target.empty() ? target
+                     : stream.device().kind() == DeviceKind::cuda ? target_for(stream.device())
+                                                                   : std::string();
+  const bool hopper = compute_capability_of(arch) >= 90;
   task.space.axis("BLOCK_M", {16, 32, 64, 128, 256})
       .axis("BLOCK_N", {32, 64, 128, 256})
       .axis("BLOCK_K", {16, 32, 64, 128})
@@ -81,6 +85,7 @@ autotune::Task tuning_task(const MatmulArgs &args, const Stream &stream, const s
       .axis("SPLIT_K", {1, 2, 4, 8})
       .axis("PERSISTENT", {0, 1})
       .axis("warp_specialize", {0, 1})
+      .axis("cluster_size", {1, 2})
       .constraint("the rings of A and B tiles fit in 192 KB of shared memory",
                   [=](const Config &c) {
                     return c["num_stages"] * (c["BLOCK_M"] + c["BLOCK_N"]) * c["BLOCK_K"] * bytes <= 192 * 1024;
@@ -106,6 +111,10 @@ autotune::Task tuning_task(const MatmulArgs &args, const Stream &stream, const s
                   [=](const Config &c) {
                     return c["warp_specialize"] == 0 ||
                            (tensorCores && copy_engine_tile(c["BLOCK_M"], sz.M) && c["SPLIT_K"] == 1);
+                  })
+      .constraint("clusters of 2 programs share B's copies: persistent programs with a producer warpgroup (Hopper)",
+                  [=](const Config &c) {
+                    return c["cluster_size"] == 1 || (hopper && c["PERSISTENT"] > 0 && c["warp_specialize"] == 1);
                   });
   if (tensorCores)
     task.space.constraint("tensor cores: at least 32-wide K steps, at least 2 stages (pipelined copies)",
@@ -115,9 +124,6 @@ autotune::Task tuning_task(const MatmulArgs &args, const Stream &stream, const s
       return c["BLOCK_M"] <= 64 && c["BLOCK_N"] <= 64 && c["BLOCK_K"] == 16 && c["num_stages"] == 1;
     });
 
-  std::string arch = !target.empty() ? target
-                     : stream.device().kind() == DeviceKind::cuda ? target_for(stream.device())
-                                                                   : std::string();
   if (!arch.empty())
     task.compile = [args, stream, arch](const Config &c) { return prepare_matmul(args, stream, c).compile(arch); };
   task.run = [args](const Config &c, const Stream &s) { prepare_matmul(args, s, c).queue(s); };
@@ -152,12 +158,13 @@ autotune::Task tuning_task(const MatmulArgs &args, const Stream &stream, const s
       default_matmul_config(args.a.dtype, args.precision, stores_b_k_major(args.b), sz.batches, sz.M, sz.N, sz.K);
   if (!seed.has("SPLIT_K"))
     seed.set("SPLIT_K", 1);
-  const bool hopper = compute_capability_of(arch) >= 90;
   if (hopper && tensorCores)
     seed = with_copy_engine_schedule(seed);
   for (const char *axis : {"PERSISTENT", "warp_specialize"})
     if (!seed.has(axis))
       seed.set(axis, 0);
+  if (!seed.has("cluster_size"))
+    seed.set("cluster_size", 1);
   task.seeds.push_back(seed);
   task.flops = 2.0 * sz.batches * sz.M * sz.N * sz.K;
   task.bytes = static_cast<double>(args.a.numel()) * bytes + static_cast<double>(args.b.numel()) * bytes +

@@ -236,7 +236,17 @@ TEST(GpuOps, MatmulWithEpiloguesBatchesAndTransposes) {
                           {DType::bf16, {1000, 136}, {136, 2296}, {1000, 2296}, false,
                            Config{{"BLOCK_M", 128}, {"BLOCK_N", 128}, {"BLOCK_K", 64}, {"GROUP_M", 8}, {"num_warps", 4},
                                   {"num_stages", 2}, {"DESCRIPTORS", 1}, {"PERSISTENT", 2}, {"warp_specialize", 1},
-                                  {"min_blocks_per_sm", 2}}}};
+                                  {"min_blocks_per_sm", 2}}},
+                          // clusters of two sharing B's copies (multicast): 7 rows of tiles (the
+                          // last pair half past M), 72 pairs on fewer clusters, ragged K, both B orders
+                          {DType::bf16, {840, 72}, {72, 4600}, {840, 4600}, false,
+                           Config{{"BLOCK_M", 128}, {"BLOCK_N", 256}, {"BLOCK_K", 64}, {"GROUP_M", 8}, {"num_warps", 8},
+                                  {"num_stages", 3}, {"DESCRIPTORS", 1}, {"PERSISTENT", 1}, {"warp_specialize", 1},
+                                  {"cluster_size", 2}}},
+                          {DType::bf16, {840, 72}, {4600, 72}, {840, 4600}, true,
+                           Config{{"BLOCK_M", 128}, {"BLOCK_N", 256}, {"BLOCK_K", 64}, {"GROUP_M", 8}, {"num_warps", 8},
+                                  {"num_stages", 3}, {"DESCRIPTORS", 1}, {"PERSISTENT", 1}, {"warp_specialize", 1},
+                                  {"cluster_size", 2}}}};
   for (const Case &c : cases) {
     Pair a(HostTensor::random(c.dtype, c.a, 21)), b(HostTensor::random(c.dtype, c.b, 22));
     const int64_t N = c.out.back();

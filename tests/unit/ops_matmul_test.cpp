@@ -431,6 +431,66 @@ TEST(OpsMatmul, SkinnyProductsSplitKByDefault) {
   EXPECT_NE(compiled.ptx.find(".entry"), std::string::npos);
 }
 
+TEST(OpsMatmul, ClustersOfPersistentProgramsShareTilesOfBOnTheInterpreter) {
+  // cluster_size=2: clusters walk pairs of tiles stacked along M, each
+  // program the one of its rank. 3 rows of tiles (the last pair's second
+  // tile lies past M: zeros, nothing stored), ragged N and K, both B orders;
+  // one cluster (the interpreter runs one at a time) or PERSISTENT=4 capped at
+  // the two pairs' columns.
+  const int64_t M = 40, N = 48, K = 56;
+  for (bool bT : {false, true})
+    for (int64_t programs : {1, 4})
+      expectProduct(DType::bf16, M, N, K, false, bT,
+                    Config(small()).set("DESCRIPTORS", 1).set("PERSISTENT", programs).set("cluster_size", 2));
+  // It needs persistent programs reading A and B through descriptors.
+  HostTensor a = HostTensor::random(DType::bf16, {M, K}, 1), b = HostTensor::random(DType::bf16, {K, N}, 2);
+  HostTensor out = HostTensor::poisoned(DType::f32, {M, N});
+  for (const Config &bad : {Config(small()).set("DESCRIPTORS", 1).set("cluster_size", 2),
+                            Config(small()).set("PERSISTENT", 1).set("DESCRIPTORS", 0).set("cluster_size", 2)}) {
+    try {
+      matmul({a.view(), b.view(), out.view()}, cpu(), bad);
+      ADD_FAILURE() << bad.str() << " was accepted";
+    } catch (const Error &e) {
+      EXPECT_NE(std::string(e.what()).find("it needs PERSISTENT > 0 and DESCRIPTORS=1"), std::string::npos) << e.what();
+    }
+  }
+}
+
+TEST(OpsMatmul, ClusteredHopperKernelMulticastsB) {
+  // On sm_90a the clustered kernel asks for clusters of two
+  // (.reqnctapercluster), multicasts B's half boxes (the tensor map's box
+  // 32 of B's 64 K rows) to both programs, hands slots back to both, and
+  // assembles without spilling; A stays each program's own.
+  Bf16Product product("sm_90a");
+  Config tile = large().set("DESCRIPTORS", 1).set("warp_specialize", 1).set("PERSISTENT", 1).set("OUT_DESCRIPTOR", 1);
+  CompiledKernel kernel = product.task.compile(Config(tile).set("cluster_size", 2));
+  EXPECT_EQ(kernel.cluster_size, 2);
+  EXPECT_NE(kernel.ptx.find(".reqnctapercluster 2, 1, 1"), std::string::npos);
+  EXPECT_EQ(occurrences(kernel.ptx, "barrier.cluster.arrive.release.aligned"), 2u);
+  EXPECT_EQ(occurrences(kernel.ptx, ".multicast::cluster"), 4u) << "B's four 64-column blocks, half of each";
+  EXPECT_EQ(occurrences(kernel.ptx, "mapa.shared::cluster.u32"), 2u);
+  ASSERT_EQ(kernel.tensor_maps.size(), 3u);
+  std::vector<std::vector<uint32_t>> boxes;
+  for (const TensorMapSpec &map : kernel.tensor_maps)
+    boxes.push_back(map.box);
+  EXPECT_NE(std::find(boxes.begin(), boxes.end(), std::vector<uint32_t>{32, 64}), boxes.end()) << "B: half of K";
+  EXPECT_NE(std::find(boxes.begin(), boxes.end(), std::vector<uint32_t>{128, 64}), boxes.end()) << "A: whole";
+  EXPECT_EQ(kernel.spill_stores, 0) << kernel.ptxas_log;
+  // Without clusters none of it.
+  CompiledKernel single = product.task.compile(tile);
+  EXPECT_EQ(single.cluster_size, 1);
+  EXPECT_EQ(single.ptx.find("reqnctapercluster"), std::string::npos);
+  EXPECT_EQ(single.ptx.find("multicast"), std::string::npos);
+  // Clusters are Hopper's: sm_80 rejects them.
+  Bf16Product ampere("sm_80");
+  try {
+    ampere.task.compile(Config(tile).set("cluster_size", 2));
+    ADD_FAILURE() << "a cluster kernel compiled for sm_80";
+  } catch (const Error &e) {
+    EXPECT_NE(std::string(e.what()).find("needs thread-block clusters"), std::string::npos) << e.what();
+  }
+}
+
 TEST(OpsMatmul, DefaultTilesAndTheTuningSpace) {
   // The defaults (no config) on the interpreter, and the tuning task's
   // space: configs pruned with reasons, the defaults among the valid ones.
