@@ -104,7 +104,8 @@ def measure(M, N, K, keep):
                                            num_warps=warps, num_stages=stages)
 
     print(f"\n{M}x{N}x{K} bf16, B {'[N][K]' if b_nk else '[K][N]'}, stage {args.stage}: Kiln's op "
-          f"({'KILN_TARGET=sm_80' if args.stage == 1 else 'defaults'}), cuBLAS (torch.matmul)"
+          f"({'KILN_TARGET=sm_80' if args.stage == 1 else 'as it plans: the defaults, or a tuned config in the store'}), "
+          "cuBLAS (torch.matmul)"
           + (f", Triton {triton.__version__} on {instruction}" if args.triton else ""))
     if args.triton:
         print("| Triton tile (BMxBNxBK, warps, stages) | registers | spills | ms | TFLOP/s |")

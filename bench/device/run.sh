@@ -3,14 +3,16 @@
 # proves the statically linked tools run there, runs the GPU tests and the
 # examples on the GPU, and writes a results table to $OUT/results.md (and
 # the full log to $OUT/device.log).
-#   bash bench/device/run.sh .device/bundle [checks|benchmarks|ops|matmul|matmul-op|matmul-stage1|matmul-peers|tune-matmul|norm-occupancy|profile-matmul|all]
+#   bash bench/device/run.sh .device/bundle [checks|benchmarks|ops|matmul|matmul-op|matmul-stage1|matmul-peers|matmul-pinned|tune-matmul|norm-occupancy|profile-matmul|all]
 # (matmul: the tensor-core tests and the matmul benchmark against cuBLAS;
 # MATMUL_SHAPES=llm|square|tf32|all picks its shapes; matmul-op: the op's
 # copy-engine loads against its pointer loads (or the configs in
 # MATMUL_VERSUS), cuBLAS and Triton; matmul-stage1: the op on mma.sync
 # (KILN_TARGET=sm_80) against cuBLAS, and mma.sync's ceiling; matmul-peers:
 # both stages beside Triton and cuBLAS under do_bench, as the bar's peer
-# numbers were measured; norm-occupancy: the
+# numbers were measured; matmul-pinned: the op with the configs in PINNED
+# (default: the 128x256 schedule without and with clusters of two), so
+# timed; norm-occupancy: the
 # 16384x8192 normalizations against torch.compile with the default plans,
 # then with plans asking for 4 programs a multiprocessor; profile-matmul:
 # Kiln's matmul op, Triton with the same tile and cuBLAS at 4096^3 bf16,
@@ -170,6 +172,40 @@ if [ "$part" = matmul-stage1 ]; then
     --command "bash bench/device/run.sh (bundle from scripts/device-bundle.sh at $(cat "$bundle/REVISION" 2>/dev/null)) matmul-stage1"
   sed -n '/^the ops library/,$p' "$log" > "$out/matmul-stage1-table.md"
   cat "$results"
+  exit 0
+fi
+
+if [ "$part" = matmul-pinned ]; then
+  # The op with given configs, timed as the bar's peers were. Each config in
+  # PINNED (space-separated; default: the 128x256 persistent schedule without
+  # and with clusters of two sharing B's copies) is pinned as the tuned
+  # config of every shape in a store of its own (autotune --config, which
+  # also checks its output against the default tile's); then the op is timed
+  # from Python beside cuBLAS (do_bench; B [K][N], the layout autotune
+  # tunes), the stores in turn, PINNED_RUNS times.
+  lib="$bundle/lib/libkiln_ops.so"
+  tile=BLOCK_M=128,BLOCK_N=256,BLOCK_K=64,GROUP_M=8,num_warps=8,num_stages=3,SPLIT_K=1,PERSISTENT=1,warp_specialize=1
+  read -r -a pinned <<< "${PINNED:-$tile,cluster_size=1 $tile,cluster_size=2}"
+  shapes=${PINNED_SHAPES:-4096x4096x4096,8192x8192x8192,4096x11008x4096}
+  stores=()
+  for config in "${pinned[@]}"; do
+    store=$(mktemp -d)
+    stores+=("$store")
+    for shape in ${shapes//,/ }; do
+      IFS=x read -r m n k <<< "$shape"
+      KILN_CACHE_DIR=$store record "pin $config at $shape" \
+        "$bundle/bin/autotune" --op matmul --m "$m" --n "$n" --k "$k" --dtype bf16 --config "$config"
+    done
+  done
+  for run in $(seq "${PINNED_RUNS:-2}"); do
+    for i in "${!pinned[@]}"; do
+      echo "== run $run, ${pinned[$i]}" | tee -a "$log"
+      KILN_CACHE_DIR=${stores[$i]} KILN_PRINT_AUTOTUNING=1 timeout 200 python3 bench/device/matmul_peers.py "$lib" \
+        --b kn --no-triton --rounds "${PINNED_ROUNDS:-5}" --shapes "$shapes" 2>&1 | tee -a "$log" |
+        grep -E "medians over|WRONG|config|Error|error" | sed "s/^/${pinned[$i]}: /" | tee -a "$results"
+    done
+  done
+  echo "results: $results; log: $log"
   exit 0
 fi
 
