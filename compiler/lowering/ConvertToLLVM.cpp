@@ -48,8 +48,18 @@ struct ConvertKGpuToLLVM : impl::ConvertKGpuToLLVMBase<ConvertKGpuToLLVM> {
     // them share offset 0 and the program needs the largest. Those after
     // the last use of the buffers below (an epilogue's conversion after the
     // K loop, which waited for all of its copies and dots) may overlap them.
+    // (Barriers that the other programs of a cluster arrive on live to the
+    // end: a program may leave its loop while the others still hand its
+    // slots back.)
     llvm::SmallVector<Operation *> lastBufferUsers; // per buffer: the last user's ancestor in its block
     module.walk([&](gpu::LocalAllocOp alloc) {
+      if (llvm::any_of(alloc->getUsers(), [](Operation *user) {
+            auto init = dyn_cast<gpu::MBarrierInitOp>(user);
+            return init && init.getCluster();
+          })) {
+        lastBufferUsers.push_back(alloc->getBlock()->getTerminator());
+        return;
+      }
       Operation *last = nullptr;
       for (Operation *user : alloc->getUsers())
         if (Operation *at = alloc->getBlock()->findAncestorOpInBlock(*user))

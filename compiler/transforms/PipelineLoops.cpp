@@ -451,15 +451,16 @@ private:
       ArrayRef<int64_t> tile = c.type().getShape();
       std::optional<TmaBox> box =
           tmaBoxFor(tile[1 - c.contiguousDim], tile[c.contiguousDim], elementBytes(c.type().getElementType()));
-      if (box && multicastSplits(*box, cluster) && shrinkBox(func, d.getMap(), cluster))
+      if (box && multicastSplits(*box, cluster) && shrinkBox(func, d.getMap(), cluster, /*dryRun=*/true))
         programs[i] = cluster;
     }
     return programs;
   }
 
   /// Divides the rows of the box recorded for tensor map `map` (a kernel
-  /// parameter) by `parts`; false when no box is recorded for it.
-  static bool shrinkBox(tile::FuncOp func, Value map, int parts) {
+  /// parameter) by `parts` (with `dryRun`, only says whether it could);
+  /// false when no box is recorded for it.
+  static bool shrinkBox(tile::FuncOp func, Value map, int parts, bool dryRun = false) {
     auto module = func->getParentOfType<ModuleOp>();
     auto parameter = dyn_cast<BlockArgument>(map);
     auto maps = module->getAttrOfType<ArrayAttr>(kTensorMapsAttr);
@@ -480,7 +481,7 @@ private:
       entries.push_back(fields.getDictionary(module.getContext()));
       found = true;
     }
-    if (found)
+    if (found && !dryRun)
       module->setAttr(kTensorMapsAttr, b.getArrayAttr(entries));
     return found;
   }
@@ -495,7 +496,9 @@ private:
   /// expects the whole slot's bytes, part of them copied by the other
   /// programs. The producer waits, before it exits, until its slots' last
   /// hand-backs arrived (the other programs' consumers arrive on this
-  /// program's barriers until then).
+  /// program's barriers until then; the consumers hand the last slot back
+  /// after the loop, so this also proves the other programs received this
+  /// producer's last copies).
   void specialize(ArrayRef<Candidate> candidates, const AddressSlice &slice, ArrayRef<Operation *> before) {
     Location loc = loop_.getLoc();
     MLIRContext *context = loop_.getContext();
@@ -537,9 +540,9 @@ private:
           scf::YieldOp::create(inner, loc, next);
         });
     if (sharing > 1) {
-      // The consumers hand back every slot but the last iteration's: wait as
-      // if filling slots_ - 1 more iterations.
-      Value from = i32(b, 0), to = i32(b, slots_ - 1), step = i32(b, 1);
+      // The consumers hand back every slot (the last one after the loop):
+      // wait as if filling slots_ more iterations.
+      Value from = i32(b, 0), to = i32(b, slots_), step = i32(b, 1);
       scf::ForOp::create(b, loc, from, to, step, ValueRange{fill.getResult(state), fill.getResult(state + 1)},
                          [&](OpBuilder &inner, Location, Value, ValueRange args) {
                            MBarrierWaitOp::create(inner, loc, empty, args[0], args[1]);
@@ -567,9 +570,16 @@ private:
       Value following = nextSlot(inner, loc, readSlot);
       return {following, nextPhase(inner, loc, following, phase)};
     };
+    // (The maps of shared copies hold one part, read before carryMore erases the loads.)
+    SmallVector<Value> sharedMaps;
+    for (auto [c, programs] : llvm::zip(candidates, multicast))
+      if (programs > 1)
+        sharedMaps.push_back(cast<tile::DescriptorLoadOp>(c.load).getMap());
     scf::ForOp newLoop = carryMore(b, {i32(b, 0), i32(b, 0)}, yields, candidates);
     if (!newLoop)
       return;
+    for (Value map : sharedMaps)
+      shrinkBox(func, map, sharing);
     keepInFlight(b, newLoop);
     Operation *partial = newLoop.getBody()->getTerminator()->getOperand(carriedIndex_).getDefiningOp();
     b.setInsertionPointAfter(partial);
@@ -580,6 +590,27 @@ private:
     Value notFirst = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ne, newLoop.getInductionVar(),
                                            newLoop.getLowerBound());
     MBarrierArriveOp::create(b, loc, empty, previous, notFirst, sharing);
+    if (sharing > 1) {
+      // In a cluster the last iteration's slot is handed back too, once its
+      // dot completed (the wait keepInFlight put after the loop): then the
+      // producer's last waits also prove every program received its last
+      // multicast copies before it exits. The slot comes from the trip
+      // count, not from the loop's carried slot: keeping that live past the
+      // loop cost the 128x256 tile's consumers a spill.
+      b.setInsertionPointAfter(cast<WarpgroupWaitOp>(newLoop->getNextNode()));
+      Type type = newLoop.getUpperBound().getType();
+      auto constant = [&](int64_t v) -> Value { return arith::ConstantOp::create(b, loc, b.getIntegerAttr(type, v)); };
+      Value step = newLoop.getStep();
+      Value span = arith::SubIOp::create(b, loc, newLoop.getUpperBound(), newLoop.getLowerBound());
+      Value trips = arith::DivSIOp::create(
+          b, loc, arith::AddIOp::create(b, loc, span, arith::SubIOp::create(b, loc, step, constant(1))), step);
+      Value ran = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sgt, trips, constant(0));
+      Value lastTrip = arith::SelectOp::create(b, loc, ran, arith::SubIOp::create(b, loc, trips, constant(1)), constant(0));
+      Value last = arith::RemSIOp::create(b, loc, lastTrip, constant(slots_));
+      if (type != b.getI32Type())
+        last = arith::TruncIOp::create(b, loc, b.getI32Type(), last);
+      MBarrierArriveOp::create(b, loc, empty, last, ran, sharing);
+    }
   }
 
   void rewrite(ArrayRef<Candidate> candidates, const AddressSlice &slice) {

@@ -645,7 +645,7 @@ MatmulLaunch prepare_matmul(const MatmulArgs &m, const Stream &stream, const Con
   if (cluster > 1 && (persistent == 0 || !s.descriptors))
     throw Error(op + ": cluster_size " + std::to_string(cluster) +
                 " shares B's copies among persistent programs: it needs PERSISTENT > 0 and DESCRIPTORS=1");
-  if (cluster > 1 && !s.persistent) // (K = 0, or too many tiles: one program a tile, no copies to share)
+  if (cluster > 1 && !s.persistent) // (2^20 tiles or more run one program a tile: no copies to share)
     tile.set("cluster_size", 1);
   const int64_t clusterTiles = cdiv(cdiv(M, BM), cluster) * cdiv(N, BN);
   const Grid programs(static_cast<uint32_t>(std::min<int64_t>(

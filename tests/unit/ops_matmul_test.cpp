@@ -434,9 +434,10 @@ TEST(OpsMatmul, SkinnyProductsSplitKByDefault) {
 TEST(OpsMatmul, ClustersOfPersistentProgramsShareTilesOfBOnTheInterpreter) {
   // cluster_size=2: clusters walk pairs of tiles stacked along M, each
   // program the one of its rank. 3 rows of tiles (the last pair's second
-  // tile lies past M: zeros, nothing stored), ragged N and K, both B orders;
-  // one cluster (the interpreter runs one at a time) or PERSISTENT=4 capped at
-  // the two pairs' columns.
+  // tile lies past M: zeros, nothing stored), ragged N and K, both B orders.
+  // The interpreter holds one cluster at a time, so one cluster walks all
+  // four pairs whatever PERSISTENT asks (several clusters striding over the
+  // pairs: the GPU tests, 72 pairs on 66 clusters).
   const int64_t M = 40, N = 48, K = 56;
   for (bool bT : {false, true})
     for (int64_t programs : {1, 4})
@@ -459,8 +460,12 @@ TEST(OpsMatmul, ClustersOfPersistentProgramsShareTilesOfBOnTheInterpreter) {
 TEST(OpsMatmul, ClusteredHopperKernelMulticastsB) {
   // On sm_90a the clustered kernel asks for clusters of two
   // (.reqnctapercluster), multicasts B's half boxes (the tensor map's box
-  // 32 of B's 64 K rows) to both programs, hands slots back to both, and
-  // assembles without spilling; A stays each program's own.
+  // 32 of B's 64 K rows) to both programs, hands slots back to both (each
+  // step, and the last slot after the loop), and assembles; A stays each
+  // program's own. (The hand-back after the loop needs the trip count past
+  // the 232-register consumer loop: ptxas spills a word or two, 8 bytes
+  // with ptxas 13.0; bench/results/2026-11-26-h200-matmul-clusters.md, call
+  // 8, has its speed.)
   Bf16Product product("sm_90a");
   Config tile = large().set("DESCRIPTORS", 1).set("warp_specialize", 1).set("PERSISTENT", 1).set("OUT_DESCRIPTOR", 1);
   CompiledKernel kernel = product.task.compile(Config(tile).set("cluster_size", 2));
@@ -468,14 +473,14 @@ TEST(OpsMatmul, ClusteredHopperKernelMulticastsB) {
   EXPECT_NE(kernel.ptx.find(".reqnctapercluster 2, 1, 1"), std::string::npos);
   EXPECT_EQ(occurrences(kernel.ptx, "barrier.cluster.arrive.release.aligned"), 2u);
   EXPECT_EQ(occurrences(kernel.ptx, ".multicast::cluster"), 4u) << "B's four 64-column blocks, half of each";
-  EXPECT_EQ(occurrences(kernel.ptx, "mapa.shared::cluster.u32"), 2u);
+  EXPECT_EQ(occurrences(kernel.ptx, "mapa.shared::cluster.u32"), 4u) << "each step and after the loop, to both";
   ASSERT_EQ(kernel.tensor_maps.size(), 3u);
   std::vector<std::vector<uint32_t>> boxes;
   for (const TensorMapSpec &map : kernel.tensor_maps)
     boxes.push_back(map.box);
   EXPECT_NE(std::find(boxes.begin(), boxes.end(), std::vector<uint32_t>{32, 64}), boxes.end()) << "B: half of K";
   EXPECT_NE(std::find(boxes.begin(), boxes.end(), std::vector<uint32_t>{128, 64}), boxes.end()) << "A: whole";
-  EXPECT_EQ(kernel.spill_stores, 0) << kernel.ptxas_log;
+  EXPECT_LE(kernel.spill_stores, 16) << kernel.ptxas_log;
   // Without clusters none of it.
   CompiledKernel single = product.task.compile(tile);
   EXPECT_EQ(single.cluster_size, 1);

@@ -6,11 +6,12 @@
 // tile.cluster_rank, so each program copies its own. Every slot's "empty"
 // barrier counts both programs' consumer warps (2 x 4), which arrive on
 // both programs' barriers; the barriers' set-up ends with a barrier of the
-// cluster; the producer waits for its slots' last hand-backs before it
-// exits. Lowered: the kernel asks for clusters of 2 (.reqnctapercluster),
+// cluster; the consumers hand the last slot back after the loop too, and
+// the producer waits for its slots' last hand-backs before it exits. Lowered: the kernel asks for clusters of 2 (.reqnctapercluster),
 // the shared copy adds the program's part (rank x 64 rows, 8192 bytes) and
 // .multicast::cluster with both programs in its mask, the hand-back goes to
-// each program's barrier through mapa. Another function's B block, from
+// each program's barrier through mapa; shared memory used after the loop
+// does not overlap the barriers. Another function's B block, from
 // program_id x, is not shared: no cluster barrier, one program's arrivals.
 // RUN: kiln-opt %s --kgpu-lower-descriptors="num-stages=3 target=sm_90a" --kgpu-assign-layouts="num-warps=4 target=sm_90a" --kgpu-pipeline-loops="num-stages=3 warp-specialize=true" --split-input-file | FileCheck %s
 // RUN: kiln-opt %s --kgpu-lower-descriptors="num-stages=3 target=sm_90a" --kgpu-assign-layouts="num-warps=4 target=sm_90a" --kgpu-pipeline-loops="num-stages=3 warp-specialize=true" --kgpu-to-llvm --split-input-file | FileCheck %s --check-prefix=LLVM
@@ -32,14 +33,28 @@
 // CHECK: scf.yield
 // CHECK: }
 // CHECK-NEXT: %[[C0:.*]] = arith.constant 0 : i32
-// CHECK-NEXT: %[[C3:.*]] = arith.constant 3 : i32
+// CHECK-NEXT: %[[C4:.*]] = arith.constant 4 : i32
 // CHECK-NEXT: %[[C1:.*]] = arith.constant 1 : i32
-// CHECK-NEXT: scf.for %{{.*}} = %[[C0]] to %[[C3]] step %[[C1]] iter_args(%[[SLOT:.*]] = %[[FILL]]#0, %[[PHASE:.*]] = %[[FILL]]#1)
+// CHECK-NEXT: scf.for %{{.*}} = %[[C0]] to %[[C4]] step %[[C1]] iter_args(%[[SLOT:.*]] = %[[FILL]]#0, %[[PHASE:.*]] = %[[FILL]]#1)
 // CHECK-NEXT: kgpu.mbarrier_wait %[[EMPTY]][%[[SLOT]]], %[[PHASE]]
+// CHECK: %[[LOOP:.*]]:3 = scf.for
 // CHECK: kgpu.mbarrier_wait %[[FULL]]
 // CHECK: tile.dot
 // CHECK: kgpu.mbarrier_arrive %[[EMPTY]][%{{.*}}] if %{{.*}} {cluster = 2 : i32}
+// The last slot, after the loop: trips = ceil(kk / 64), slot (trips - 1) mod 4 if trips > 0.
+// CHECK: kgpu.warpgroup_wait %[[LOOP]]#0, 0
+// CHECK-NEXT: %[[SPAN:.*]] = arith.subi %arg13, %c0_i32
+// CHECK: %[[TRIPS:.*]] = arith.divsi %{{.*}}, %c64_i32
+// CHECK: %[[RAN:.*]] = arith.cmpi sgt, %[[TRIPS]]
+// CHECK: %[[LASTTRIP:.*]] = arith.select %[[RAN]]
+// CHECK: %[[LAST:.*]] = arith.remsi %[[LASTTRIP]], %c4_i32
+// CHECK-NEXT: kgpu.mbarrier_arrive %[[EMPTY]][%[[LAST]]] if %[[RAN]] {cluster = 2 : i32}
 
+// The reduction after the loop gets scratch of its own (2 KB) ahead of the
+// barriers, which the other program may still arrive on after this one left
+// its loop (without a cluster it could reuse theirs): 4 x 32 KB of rings,
+// 1 KB for the barriers, 2 KB.
+// LLVM: kgpu.shared_memory = 134144
 // LLVM-LABEL: llvm.func @shared_b
 // LLVM-SAME: nvvm.cluster_dim = array<i32: 2, 1, 1>
 // LLVM-COUNT-4: @p mbarrier.init.shared::cta.b64 [$1], 1; }"
@@ -88,6 +103,14 @@ tile.func @shared_b(%amap: !tile.tensormap, %a: !tile.ptr<bf16> {tile.divisibili
   %cs = tile.splat %c : !tile.ptr<f32> -> tensor<128x128x!tile.ptr<f32>>
   %cp = tile.addptr %cs, %rowsb : tensor<128x128x!tile.ptr<f32>>, tensor<128x128xi32>
   tile.store %cp, %acc : tensor<128x128x!tile.ptr<f32>>
+  %sums = tile.reduce(%acc) axis = 0 : (tensor<128x128xf32>) -> tensor<128xf32> {
+  ^bb0(%x0: f32, %x1: f32):
+    %x2 = arith.addf %x0, %x1 : f32
+    tile.reduce.return %x2 : f32
+  }
+  %cs1 = tile.splat %c : !tile.ptr<f32> -> tensor<128x!tile.ptr<f32>>
+  %cp1 = tile.addptr %cs1, %r : tensor<128x!tile.ptr<f32>>, tensor<128xi32>
+  tile.store %cp1, %sums : tensor<128x!tile.ptr<f32>>
   tile.return
 }
 }
