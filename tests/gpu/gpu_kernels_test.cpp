@@ -368,3 +368,27 @@ TEST(GpuKernels, TranscendentalsWithinTheirDocumentedError) {
     EXPECT_LE(worst, c.bound) << c.name << " at " << at;
   }
 }
+
+TEST(GpuKernels, ClustersNumberTheirPrograms) {
+  // cluster_id() and cluster_rank() from the GPU's cluster registers, as the
+  // interpreter computes them (x / size, x % size), for clusters of 2 and 4
+  // along x with a y axis; a grid of partial clusters is refused.
+  Kernel k = jit(
+      [](Ptr<i32> out) {
+        Tensor at = (program_id(1) * num_programs(0) + program_id(0)) * 2;
+        store(out + at, cluster_id());
+        store(out + at + 1, cluster_rank());
+      },
+      "cluster_numbers");
+  for (int64_t size : {2, 4}) {
+    Array out = output_array(i32, 16 * 3 * 2);
+    expect_same(k, Grid(16, 3), {{"cluster_size", size}}, {&out});
+  }
+  Array out = output_array(i32, 6 * 2);
+  try {
+    run_on(compile_only() ? Device::interp() : Device::cuda(0), k, Grid(6), {{"cluster_size", 4}}, {&out}, 0xFF);
+    ADD_FAILURE() << "a grid of 6 ran in clusters of 4";
+  } catch (const Error &e) {
+    EXPECT_NE(std::string(e.what()).find("clusters of 4"), std::string::npos) << e.what();
+  }
+}
