@@ -52,8 +52,9 @@
 
 // The reduction after the loop gets scratch of its own (2 KB) ahead of the
 // barriers, which the other program may still arrive on after this one left
-// its loop (without a cluster it could reuse theirs): 4 x 32 KB of rings,
-// 1 KB for the barriers, 2 KB.
+// its loop (without a cluster it could reuse theirs): 2 KB of scratch, the
+// barriers (64 bytes, padded to the rings' 1024-byte alignment), 4 x 32 KB
+// of rings.
 // LLVM: kgpu.shared_memory = 134144
 // LLVM-LABEL: llvm.func @shared_b
 // LLVM-SAME: nvvm.cluster_dim = array<i32: 2, 1, 1>
