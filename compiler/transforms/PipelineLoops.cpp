@@ -451,26 +451,33 @@ private:
       ArrayRef<int64_t> tile = c.type().getShape();
       std::optional<TmaBox> box =
           tmaBoxFor(tile[1 - c.contiguousDim], tile[c.contiguousDim], elementBytes(c.type().getElementType()));
-      if (box && multicastSplits(*box, cluster) && shrinkBox(func, d.getMap(), cluster, /*dryRun=*/true))
+      if (box && multicastSplits(*box, cluster) && recordsBox(func, d.getMap()))
         programs[i] = cluster;
     }
     return programs;
   }
 
-  /// Divides the rows of the box recorded for tensor map `map` (a kernel
-  /// parameter) by `parts` (with `dryRun`, only says whether it could);
-  /// false when no box is recorded for it.
-  static bool shrinkBox(tile::FuncOp func, Value map, int parts, bool dryRun = false) {
-    auto module = func->getParentOfType<ModuleOp>();
+  /// Whether `entry` of the module's kgpu.tensor_maps is tensor map `map`'s
+  /// (a kernel parameter).
+  static bool describes(DictionaryAttr entry, Value map) {
     auto parameter = dyn_cast<BlockArgument>(map);
-    auto maps = module->getAttrOfType<ArrayAttr>(kTensorMapsAttr);
-    if (!parameter || !maps)
-      return false;
+    return parameter && cast<IntegerAttr>(entry.get("parameter")).getInt() == parameter.getArgNumber();
+  }
+
+  /// Whether LowerDescriptors recorded a box for tensor map `map`.
+  static bool recordsBox(tile::FuncOp func, Value map) {
+    auto maps = func->getParentOfType<ModuleOp>()->getAttrOfType<ArrayAttr>(kTensorMapsAttr);
+    return maps && llvm::any_of(maps.getAsRange<DictionaryAttr>(),
+                                [&](DictionaryAttr entry) { return describes(entry, map); });
+  }
+
+  /// Divides the rows of the box recorded for tensor map `map` by `parts`.
+  static void shrinkBox(tile::FuncOp func, Value map, int parts) {
+    auto module = func->getParentOfType<ModuleOp>();
     Builder b(module.getContext());
     SmallVector<Attribute> entries;
-    bool found = false;
-    for (auto entry : maps.getAsRange<DictionaryAttr>()) {
-      if (cast<IntegerAttr>(entry.get("parameter")).getInt() != parameter.getArgNumber()) {
+    for (auto entry : module->getAttrOfType<ArrayAttr>(kTensorMapsAttr).getAsRange<DictionaryAttr>()) {
+      if (!describes(entry, map)) {
         entries.push_back(entry);
         continue;
       }
@@ -479,11 +486,8 @@ private:
       NamedAttrList fields(entry);
       fields.set("box", b.getDenseI32ArrayAttr(box));
       entries.push_back(fields.getDictionary(module.getContext()));
-      found = true;
     }
-    if (found && !dryRun)
-      module->setAttr(kTensorMapsAttr, b.getArrayAttr(entries));
-    return found;
+    module->setAttr(kTensorMapsAttr, b.getArrayAttr(entries));
   }
 
   /// The producer/consumer form (header): the producer region at the top of

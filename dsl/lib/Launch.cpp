@@ -234,6 +234,14 @@ std::string target_for(const Device &device) {
 
 namespace {
 
+/// A launch of a kernel compiled for clusters of `size` programs must hold
+/// whole clusters along x (the driver would refuse it less plainly).
+void checkWholeClusters(const std::string &kernel, const Grid &grid, int size) {
+  if (grid.x % size != 0)
+    throw Error("kernel '" + kernel + "' runs in clusters of " + std::to_string(size) +
+                " programs along x (cluster_size): the grid's x, " + std::to_string(grid.x) + ", must be a multiple");
+}
+
 /// Traces the kernel and finds its binary in the disk cache, or compiles
 /// and stores it.
 CompiledKernel compileThroughDiskCache(const Kernel &k, const Config &config, const Specialization &spec,
@@ -327,10 +335,7 @@ void Kernel::launch_with(const Grid &grid, const Config &config_in, const Stream
 
   if (device.kind() == DeviceKind::interp) {
     Config config = impl_->defaults.merged(config_in);
-    if (grid.x % config.cluster_size() != 0)
-      throw Error("kernel '" + name() + "' runs in clusters of " + std::to_string(config.cluster_size()) +
-                  " programs along x (cluster_size): the grid's x, " + std::to_string(grid.x) +
-                  ", must be a multiple");
+    checkWholeClusters(name(), grid, config.cluster_size());
     Specialization spec = specialize(args);
     std::string key = config.str() + "|" + spec.str();
     std::shared_ptr<const interp::Program> program;
@@ -365,6 +370,7 @@ void Kernel::launch_with(const Grid &grid, const Config &config_in, const Stream
   }
 
   std::shared_ptr<const GpuKernel> loaded = loadedFor(config_in, device, args);
+  checkWholeClusters(name(), grid, loaded->loaded.cluster_size);
   Parameters parameters(signature(), args, name(), loaded->tensor_maps);
   cuda::launch(loaded->loaded, grid, stream.native(), parameters.pointers());
 }
@@ -373,9 +379,12 @@ int Kernel::resident_clusters(const Config &config, const Stream &stream, std::s
   if (args.size() != signature().size())
     throw Error("kernel '" + name() + "' takes " + std::to_string(signature().size()) +
                 " arguments, the query passed " + std::to_string(args.size()));
-  if (stream.device().kind() == DeviceKind::interp)
+  const Device &device = stream.device();
+  if (device.kind() == DeviceKind::interp)
     return 1;
-  return cuda::max_active_clusters(loadedFor(config, stream.device(), args)->loaded);
+  const cuda::LoadedKernel &loaded = loadedFor(config, device, args)->loaded;
+  return loaded.cluster_size > 1 ? cuda::max_active_clusters(loaded)
+                                 : cuda::max_active_blocks_per_multiprocessor(loaded) * device.multiprocessors();
 }
 
 std::shared_ptr<const GpuKernel> Kernel::loadedFor(const Config &config_in, const Device &device,

@@ -23,9 +23,6 @@ LoadedKernel load(const std::vector<char> &image, const std::string &name, int o
 }
 
 void launch(const LoadedKernel &kernel, const Grid &grid, void *stream, void **params) {
-  if (grid.x % kernel.cluster_size != 0)
-    throw Error("launching a kernel compiled for clusters of " + std::to_string(kernel.cluster_size) +
-                " programs along x on a grid of " + std::to_string(grid.x) + " (not a multiple)");
   const Driver &d = driver();
   use_device(kernel.device);
   check(d.cuLaunchKernel(kernel.function, grid.x, grid.y, grid.z, kernel.threads, 1, 1,
@@ -33,19 +30,19 @@ void launch(const LoadedKernel &kernel, const Grid &grid, void *stream, void **p
         "cuLaunchKernel");
 }
 
+int max_active_blocks_per_multiprocessor(const LoadedKernel &kernel) {
+  const Driver &d = driver();
+  use_device(kernel.device);
+  int blocks = 0;
+  check(d.cuOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, kernel.function, kernel.threads,
+                                                      static_cast<size_t>(kernel.shared_memory)),
+        "cuOccupancyMaxActiveBlocksPerMultiprocessor");
+  return blocks;
+}
+
 int max_active_clusters(const LoadedKernel &kernel) {
   const Driver &d = driver();
   use_device(kernel.device);
-  if (kernel.cluster_size == 1) {
-    int multiprocessors = 0;
-    check(d.cuDeviceGetAttribute(&multiprocessors, CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, device_handle(kernel.device)),
-          "cuDeviceGetAttribute");
-    int perMultiprocessor = 0;
-    check(d.cuOccupancyMaxActiveBlocksPerMultiprocessor(&perMultiprocessor, kernel.function, kernel.threads,
-                                                        static_cast<size_t>(kernel.shared_memory)),
-          "cuOccupancyMaxActiveBlocksPerMultiprocessor");
-    return perMultiprocessor * multiprocessors;
-  }
   if (!d.cuOccupancyMaxActiveClusters)
     throw Error("the CUDA driver has no cuOccupancyMaxActiveClusters: thread-block clusters need CUDA 12 or newer");
   CUlaunchConfig config{static_cast<unsigned>(kernel.cluster_size), 1, 1, static_cast<unsigned>(kernel.threads), 1, 1,

@@ -26,12 +26,13 @@ struct LoadedKernel {
 LoadedKernel load(const std::vector<char> &image, const std::string &name, int ordinal, int threads,
                   int shared_memory, int cluster_size = 1);
 
-/// Launches with `params` (one pointer per kernel parameter, to its value);
-/// a grid whose x is not a multiple of the cluster size is an Error.
+/// Launches with `params` (one pointer per kernel parameter, to its value).
 void launch(const LoadedKernel &kernel, const Grid &grid, void *stream, void **params);
 
-/// How many of the kernel's clusters (programs, without clusters) its
-/// device runs at once.
+/// How many programs of the kernel one multiprocessor holds at once.
+int max_active_blocks_per_multiprocessor(const LoadedKernel &kernel);
+/// How many clusters of a kernel compiled for clusters its device runs at
+/// once (their programs must share a GPC).
 int max_active_clusters(const LoadedKernel &kernel);
 
 } // namespace kiln::cuda
