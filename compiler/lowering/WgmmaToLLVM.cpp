@@ -147,18 +147,31 @@ struct WgmmaDotLowering : KilnPattern<tile::DotOp> {
     Value one = c32(1);
     Value firstScale = reset ? LLVM::SelectOp::create(rewriter, loc, rewriter.getRemappedValue(reset->condition), c32(0), one)
                              : one;
+    // The first K step's descriptors; a later step's are those plus its
+    // offset in 16-byte units (the start field, bits 0-13, holds any shared
+    // address below 256 KB: adding never carries into the next field), so
+    // each step costs one add an operand instead of forming a descriptor.
+    Value bFirst = bNMajor ? descriptor(rewriter, loc, bBase, /*leading=*/K * 128, /*stride=*/1024, /*rowBytes=*/128)
+                           : descriptor(rewriter, loc, bBase, /*leading=*/16, /*stride=*/8 * rowBytes, rowBytes);
+    SmallVector<Value> aFirst;
+    for (int64_t i = 0; i < blocks; ++i) {
+      Value rows = LLVM::MulOp::create(rewriter, loc, LLVM::AddOp::create(rewriter, loc, group, c32(i * groups)),
+                                       c32(64 * rowBytes));
+      aFirst.push_back(descriptor(rewriter, loc, LLVM::AddOp::create(rewriter, loc, aBase, rows), /*leading=*/16,
+                                  /*stride=*/8 * rowBytes, rowBytes));
+    }
+    auto advanced = [&](Value first, int64_t bytesIn) -> Value {
+      if (bytesIn == 0)
+        return first;
+      Type i64 = rewriter.getI64Type();
+      return LLVM::AddOp::create(rewriter, loc, first,
+                                 LLVM::ConstantOp::create(rewriter, loc, i64, rewriter.getI64IntegerAttr(bytesIn >> 4)));
+    };
     for (int64_t k = 0; k < K; k += kStep) {
-      Value bDesc = bNMajor ? descriptor(rewriter, loc, LLVM::AddOp::create(rewriter, loc, bBase, c32(k * 128)),
-                                         /*leading=*/K * 128, /*stride=*/1024, /*rowBytes=*/128)
-                            : descriptor(rewriter, loc, LLVM::AddOp::create(rewriter, loc, bBase, c32(k * bytes)),
-                                         /*leading=*/16, /*stride=*/8 * rowBytes, rowBytes);
+      Value bDesc = advanced(bFirst, k * (bNMajor ? 128 : bytes));
       for (int64_t i = 0; i < blocks; ++i) {
-        Value rows = LLVM::MulOp::create(rewriter, loc, LLVM::AddOp::create(rewriter, loc, group, c32(i * groups)),
-                                         c32(64 * rowBytes));
-        Value aAddress =
-            LLVM::AddOp::create(rewriter, loc, LLVM::AddOp::create(rewriter, loc, aBase, rows), c32(k * bytes));
         SmallVector<Value> operands(acc.begin() + i * perBlock, acc.begin() + (i + 1) * perBlock);
-        operands.push_back(descriptor(rewriter, loc, aAddress, /*leading=*/16, /*stride=*/8 * rowBytes, rowBytes));
+        operands.push_back(advanced(aFirst[i], k * bytes));
         operands.push_back(bDesc);
         operands.push_back(k == 0 ? firstScale : one);
         Value out = ptx(rewriter, loc, resultType, text, constraints, operands, /*sideEffects=*/true);
