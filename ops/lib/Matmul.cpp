@@ -70,6 +70,10 @@ struct Structure {
   /// (persistent with pointer loads, not on Hopper) the operand pointers
   /// are carried from step to step and formed afresh only for a new tile
   bool carriedPointers = false;
+  /// alpha is not 1: the epilogue multiplies by it (else no alpha
+  /// parameter, and none of the 128 multiplies a thread a 128x256 tile
+  /// would take between two tiles' dots)
+  bool scaled = false;
 
   std::string key() const {
     std::string k = std::string("matmul|") + name(phase);
@@ -85,6 +89,7 @@ struct Structure {
     k += outDescriptor ? "|desc-out" : "";
     k += persistent ? "|persistent" : "";
     k += carriedPointers ? "|carried-pointers" : "";
+    k += scaled ? "|scaled" : "";
     return k;
   }
 };
@@ -114,7 +119,7 @@ Params parameters(const Structure &s) {
   q.N = q.signature.scalar(index);
   if (s.phase != Phase::combine)
     q.K = q.signature.scalar(index);
-  if (s.phase != Phase::partial)
+  if (s.phase != Phase::partial && s.scaled)
     q.alpha = q.signature.scalar(DType::f32);
   if (s.phase == Phase::partial)
     q.chunk = q.signature.scalar(index);
@@ -209,7 +214,7 @@ Kernel makeKernel(const std::string &key, const Structure &s, const Params &q) {
     // The epilogue, in f32, and the store.
     auto epilogue = [&](const Tile &tile, const Tensor &acc) {
       Span t = spanOf(tile);
-      Tensor v = acc * args[q.alpha];
+      Tensor v = s.scaled ? acc * args[q.alpha] : acc;
       if (s.present[BIAS])
         v = v + expand_dims(load(args[q.pointers[BIAS]] + (t.rn % N) * stride(BIAS, 2)).to(DType::f32), 0);
       switch (s.activation) {
@@ -593,6 +598,7 @@ MatmulLaunch prepare_matmul(const MatmulArgs &m, const Stream &stream, const Con
   s.batched = rank == 3 && batches > 1;
   s.evenK = K % BK == 0;
   s.activation = m.activation;
+  s.scaled = m.alpha != 1.0;
   const int64_t wantDescriptors = config.get("DESCRIPTORS", defaultDescriptors);
   if (wantDescriptors != 0 && wantDescriptors != 1)
     throw Error(op + ": DESCRIPTORS must be 0 or 1, got " + std::to_string(wantDescriptors));
@@ -712,6 +718,7 @@ MatmulLaunch prepare_matmul(const MatmulArgs &m, const Stream &stream, const Con
   partial.present[WORK] = combine.present[WORK] = true;
   partial.dtypes[WORK] = combine.dtypes[WORK] = DType::f32;
   partial.activation = Activation::none;
+  partial.scaled = false;
   combine.phase = Phase::combine;
   combine.present[A] = combine.present[B] = false;
   combine.evenK = true;
@@ -726,7 +733,7 @@ MatmulLaunch prepare_matmul(const MatmulArgs &m, const Stream &stream, const Con
 }
 
 int32_t matmul_plan_choices(const MatmulArgs &args) {
-  return static_cast<int32_t>(args.activation) * 16 + static_cast<int32_t>(args.precision);
+  return (args.alpha != 1.0 ? 256 : 0) + static_cast<int32_t>(args.activation) * 16 + static_cast<int32_t>(args.precision);
 }
 
 void MatmulLaunch::rebind(const MatmulArgs &m) {

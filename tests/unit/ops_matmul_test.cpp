@@ -662,7 +662,7 @@ TEST(OpsMatmul, RepeatedCallsReusePlansWithTheirOwnTensors) {
     EXPECT_TRUE(key.make({&m.a, &m.b, &m.out, &m.bias, &m.residual}, matmul_plan_choices(m), cpu()));
     return key;
   };
-  MatmulArgs args{as[0].view(), bs[0].view(), outs[0].view(), biases[0].view(), {}, 1.0};
+  MatmulArgs args{as[0].view(), bs[0].view(), outs[0].view(), biases[0].view(), {}, 3.0};
   RecentPlans<MatmulLaunch> recent;
   recent.keep(keyOf(args), {}, prepare_matmul(args, cpu(), {}));
   MatmulArgs elsewhere{as[1].view(), bs[1].view(), outs[1].view(), biases[1].view(), {}, 2.0};
@@ -684,7 +684,9 @@ TEST(OpsMatmul, RepeatedCallsReusePlansWithTheirOwnTensors) {
   unaligned.a.address += 2; // (never read: only the key is compared)
   MatmulArgs relu = elsewhere;
   relu.activation = Activation::relu;
-  for (const MatmulArgs *other : {&transposed, &noBias, &unaligned, &relu})
+  MatmulArgs unscaled = elsewhere; // (alpha 1: a kernel without the multiply, nor an alpha argument)
+  unscaled.alpha = 1.0;
+  for (const MatmulArgs *other : {&transposed, &noBias, &unaligned, &relu, &unscaled})
     EXPECT_EQ(recent.find(keyOf(*other), {}, *other), nullptr);
   EXPECT_EQ(recent.find(keyOf(elsewhere), small(), elsewhere), nullptr);
   // Views of more dimensions than a key holds are planned every time.
@@ -692,6 +694,15 @@ TEST(OpsMatmul, RepeatedCallsReusePlansWithTheirOwnTensors) {
   deep.shape = {1, 1, 1, 1, M, K};
   PlanKey none;
   EXPECT_FALSE(none.make({&deep}, 0, cpu()));
+  // A call with alpha 1 plans its own kernel, which neither takes alpha
+  // nor multiplies by it; it is kept apart from scaled calls' plans.
+  MatmulLaunch plain = prepare_matmul(unscaled, cpu(), {});
+  ASSERT_EQ(plain.steps.size(), 1u);
+  EXPECT_EQ(plain.steps[0].alpha, -1);
+  EXPECT_EQ(plain.steps[0].args.size() + 1, plan->steps[0].args.size());
+  recent.keep(keyOf(unscaled), {}, std::move(plain));
+  EXPECT_EQ(recent.find(keyOf(unscaled), {}, unscaled)->steps[0].alpha, -1);
+  EXPECT_GE(recent.find(keyOf(elsewhere), {}, elsewhere)->steps[0].alpha, 0);
 }
 
 TEST(OpsMatmul, BadArgumentsAreRejectedWithReasons) {
