@@ -121,7 +121,11 @@ struct WgmmaDotLowering : KilnPattern<tile::DotOp> {
     const int64_t perBlock = N / 2; // accumulator registers of one m64nN
     ThreadIds ids = threadIds(rewriter, loc, ctx.threadsPerWarp);
     auto c32 = [&](int64_t v) { return i32Const(rewriter, loc, v); };
-    Value group = LLVM::UDivOp::create(rewriter, loc, ids.warp, c32(4));
+    // The warpgroup, read from lane 0: the same in every lane, which ptxas
+    // then knows, so the descriptors built from it stay in uniform registers
+    // (no moves from each thread's registers before every wgmma).
+    Value group = ptx(rewriter, loc, rewriter.getI32Type(), "shfl.sync.idx.b32 $0, $1, 0, 0x1f, -1;", "=r,r",
+                      {LLVM::UDivOp::create(rewriter, loc, ids.warp, c32(4))}, /*sideEffects=*/false);
     Value aBase = sharedAddress(rewriter, loc, a.base), bBase = sharedAddress(rewriter, loc, b.base);
 
     std::string shape = tf32 ? "tf32" : element.isBF16() ? "bf16" : "f16";
