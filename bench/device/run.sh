@@ -184,7 +184,7 @@ if [ "$part" = matmul-pinned ]; then
   # from Python beside cuBLAS (do_bench; B [K][N], the layout autotune
   # tunes), the stores in turn, PINNED_RUNS times.
   lib="$bundle/lib/libkiln_ops.so"
-  tile=BLOCK_M=128,BLOCK_N=256,BLOCK_K=64,GROUP_M=8,num_warps=8,num_stages=3,SPLIT_K=1,PERSISTENT=1,warp_specialize=1
+  tile=BLOCK_M=128,BLOCK_N=256,BLOCK_K=64,GROUP_M=16,num_warps=8,num_stages=3,SPLIT_K=1,PERSISTENT=1,warp_specialize=1
   read -r -a pinned <<< "${PINNED:-$tile,cluster_size=1 $tile,cluster_size=2}"
   shapes=${PINNED_SHAPES:-4096x4096x4096,8192x8192x8192,4096x11008x4096}
   stores=()

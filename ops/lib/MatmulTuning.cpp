@@ -81,7 +81,7 @@ autotune::Task tuning_task(const MatmulArgs &args, const Stream &stream, const s
       .axis("BLOCK_K", {16, 32, 64, 128})
       .axis("num_warps", {4, 8})
       .axis("num_stages", {1, 2, 3, 4, 5, 6, 8})
-      .axis("GROUP_M", {8})
+      .axis("GROUP_M", {4, 8, 16})
       .axis("SPLIT_K", {1, 2, 4, 8})
       .axis("PERSISTENT", {0, 1})
       .axis("warp_specialize", {0, 1})

@@ -562,6 +562,7 @@ TEST(OpsMatmul, DefaultTilesAndTheTuningSpace) {
     EXPECT_EQ(seed["BLOCK_N"], 256);
     EXPECT_EQ(seed["PERSISTENT"], std::string(arch) == "sm_90a" ? 1 : 0);
     EXPECT_EQ(seed["warp_specialize"], std::string(arch) == "sm_90a" ? 1 : 0);
+    EXPECT_EQ(seed["GROUP_M"], std::string(arch) == "sm_90a" ? 16 : 8) << "bands of 16 tile rows for the persistent programs";
     EXPECT_EQ(bigTask.space.check(seed), "");
   }
   // A 128-row product whose 64x64 tiles make a wave takes them (eight
