@@ -315,7 +315,7 @@ TEST(GpuOps, MatmulTuningChecksEveryConfigAndAWarmStoreDoesNothing) {
   // the GPU with the default tile's output, which `prepare` made while they
   // compiled.
   task.space.constraint("the test's five", [](const Config &c) {
-    return c["BLOCK_M"] == 64 && c["BLOCK_K"] == 64 && c["num_warps"] == 4 && c["num_stages"] == 3 &&
+    return c["BLOCK_M"] == 64 && c["BLOCK_K"] == 64 && c["GROUP_M"] == 8 && c["num_warps"] == 4 && c["num_stages"] == 3 &&
            (c["BLOCK_N"] == 64 || c["BLOCK_N"] == 128) && (c["SPLIT_K"] == 1 || c["SPLIT_K"] == 4) &&
            (c["PERSISTENT"] == 0 || c["BLOCK_N"] == 128);
   });
