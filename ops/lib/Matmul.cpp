@@ -352,6 +352,10 @@ constexpr int64_t kMaxSplits = 64;
 /// What every workspace allocation's address is a multiple of.
 constexpr uint64_t kWorkspaceAlignment = 256;
 
+/// Whether the epilogue multiplies by alpha: a kernel for alpha 1 has no
+/// alpha (a structure, and a plan, of its own).
+bool scales(const MatmulArgs &m) { return m.alpha != 1.0; }
+
 bool isMatmulFloat(DType t) { return t == DType::f32 || t == DType::f16 || t == DType::bf16; }
 
 /// Whether the copy engine can read a 2-D operand as stored: one of its
@@ -444,11 +448,12 @@ Config with_copy_engine_schedule(Config tile) {
   if (tile.get("SPLIT_K", 1) != 1)
     return tile;
   const int64_t BM = tile.get("BLOCK_M", 0), BN = tile.get("BLOCK_N", 0);
-  // Its persistent programs walk bands of 16 tile rows: a wave of 132
-  // 128x256 tiles then spans 16 rows by about 8 columns instead of 8 by 16,
-  // and at 4096^3 on an H200 read 144 MB from DRAM instead of 186 (cuBLAS:
-  // 148), in the same cycles, 0.5-0.9 % faster back to back under the power
-  // cap (bench/results/2026-11-26-h200-matmul-instructions.md).
+  // The 128x256 tile's persistent programs walk bands of 16 tile rows (the
+  // default is 8): a wave of 132 tiles then spans 16 rows by about 8
+  // columns instead of 8 by 16, and at 4096^3 on an H200 read 144 MB from
+  // DRAM instead of 186 (cuBLAS: 148), in the same cycles, 0.5-0.9 % faster
+  // back to back under the power cap
+  // (bench/results/2026-11-26-h200-matmul-instructions.md).
   if (BM == 128 && BN == 256 && !tile.has("PERSISTENT")) {
     tile.set("PERSISTENT", 1);
     tile.set("GROUP_M", 16);
@@ -605,7 +610,7 @@ MatmulLaunch prepare_matmul(const MatmulArgs &m, const Stream &stream, const Con
   s.batched = rank == 3 && batches > 1;
   s.evenK = K % BK == 0;
   s.activation = m.activation;
-  s.scaled = m.alpha != 1.0;
+  s.scaled = scales(m);
   const int64_t wantDescriptors = config.get("DESCRIPTORS", defaultDescriptors);
   if (wantDescriptors != 0 && wantDescriptors != 1)
     throw Error(op + ": DESCRIPTORS must be 0 or 1, got " + std::to_string(wantDescriptors));
@@ -740,7 +745,7 @@ MatmulLaunch prepare_matmul(const MatmulArgs &m, const Stream &stream, const Con
 }
 
 int32_t matmul_plan_choices(const MatmulArgs &args) {
-  return (args.alpha != 1.0 ? 256 : 0) + static_cast<int32_t>(args.activation) * 16 + static_cast<int32_t>(args.precision);
+  return (scales(args) ? 256 : 0) + static_cast<int32_t>(args.activation) * 16 + static_cast<int32_t>(args.precision);
 }
 
 void MatmulLaunch::rebind(const MatmulArgs &m) {

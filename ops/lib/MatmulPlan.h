@@ -61,8 +61,8 @@ bool copy_engine_tile(int64_t blockM, int64_t M);
 /// `tile` says otherwise.
 Config with_copy_engine_schedule(Config tile);
 
-/// What, besides the views, a matmul's plan depends on (the activation and
-/// the precision), for its PlanKey.
+/// What, besides the views, a matmul's plan depends on (the activation, the
+/// precision and whether alpha is 1), for its PlanKey.
 int32_t matmul_plan_choices(const MatmulArgs &args);
 
 /// Checks the arguments and plans the launch; `config` overrides the tile.
