@@ -4,6 +4,7 @@
 
 #include <kiln/error.h>
 
+#include <algorithm>
 #include <cctype>
 #include <cmath>
 #include <cstdio>
@@ -15,7 +16,14 @@ namespace {
 
 using NodePtr = std::shared_ptr<const Expr::Node>;
 
-Expr make(Expr::Node node) { return Expr(std::make_shared<const Expr::Node>(std::move(node))); }
+Expr make(Expr::Node node) {
+  for (const NodePtr &arg : node.args)
+    node.depth = std::max(node.depth, arg->depth + 1);
+  if (node.depth > kMaxExprDepth)
+    throw Error("expression nests deeper than " + std::to_string(kMaxExprDepth) +
+                " operations; split it into several ops");
+  return Expr(std::make_shared<const Expr::Node>(std::move(node)));
+}
 
 /// The dtype values are computed in: 16- and 8-bit floats widen to f32.
 DType computeDType(DType stored) {
@@ -244,7 +252,12 @@ public:
 
 private:
   [[noreturn]] void fail(const std::string &why) const {
-    throw Error("expression '" + text_ + "', at " + std::to_string(pos_ + 1) + ": " + why);
+    // Long texts are quoted around the failure, not whole.
+    constexpr size_t context = 40;
+    size_t from = pos_ > context ? pos_ - context : 0;
+    std::string quoted = (from ? "..." : "") + text_.substr(from, 2 * context) +
+                         (from + 2 * context < text_.size() ? "..." : "");
+    throw Error("expression '" + quoted + "', at " + std::to_string(pos_ + 1) + ": " + why);
   }
   void skip() {
     while (pos_ < text_.size() && std::isspace(static_cast<unsigned char>(text_[pos_])))
@@ -310,7 +323,19 @@ private:
         return e;
     }
   }
+  /// Counts the parser's own recursion (parentheses, calls, signs), which
+  /// comes before any node is made.
+  struct Nesting {
+    explicit Nesting(Parser &p) : parser(p) {
+      if (++parser.depth_ > kMaxExprDepth)
+        parser.fail("nests deeper than " + std::to_string(kMaxExprDepth) + " levels");
+    }
+    ~Nesting() { --parser.depth_; }
+    Parser &parser;
+  };
+
   Expr unaryExpr() {
+    Nesting nesting(*this);
     if (accept("-"))
       return -unaryExpr();
     return primary();
@@ -399,6 +424,7 @@ private:
   const std::vector<DType> &inputs_;
   DType reduced_;
   size_t pos_ = 0;
+  int depth_ = 0;
 };
 
 } // namespace

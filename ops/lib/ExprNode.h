@@ -22,7 +22,13 @@ struct Expr::Node {
   DType stored = DType::f32; ///< input: the dtype in memory
   DType dtype = DType::f32;  ///< what the value is computed in (literals: f32 until they meet a value)
   std::vector<std::shared_ptr<const Node>> args;
+  int depth = 1; ///< the longest chain of nodes down to a leaf, this one included
 };
+
+/// The deepest expression accepted: evaluating, keying and tracing walk the
+/// graph recursively, so a bound keeps any text or C++ built expression off
+/// the end of the stack (a thread's can be as small as 256 KiB).
+constexpr int kMaxExprDepth = 512;
 
 /// Turns expressions into DSL values while a kernel traces; shared
 /// subexpressions are traced once.

@@ -530,10 +530,7 @@ MatmulLaunch prepare_matmul(const MatmulArgs &m, const Stream &stream, const Con
     views.push_back(&m.residual);
   }
   check_devices(views, stream, op);
-  std::vector<int64_t> os = m.out.effective_strides();
-  for (int d = 0; d < rank; ++d)
-    if (os[d] == 0 && m.out.shape[d] > 1)
-      throw Error(op + ": out " + m.out.describe() + " writes elements more than once (a zero stride)");
+  check_no_overlap(m.out, op, "out");
   if (batches > 65535)
     throw Error(op + ": at most 65535 batches, got " + std::to_string(batches));
   if (m.out.numel() == 0)

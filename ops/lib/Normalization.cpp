@@ -403,7 +403,8 @@ NormalizationLaunch prepare(const Request &r, const Stream &stream, const Config
   check_view(y, op, "y");
   if (x.rank() < 1)
     throw Error(op + ": x must have at least one dimension (a row)");
-  if (!is_float(x.dtype) || !is_float(y.dtype) || is_float8(x.dtype) || x.dtype == DType::f64)
+  auto computable = [](DType t) { return t == DType::f32 || t == DType::f16 || t == DType::bf16; };
+  if (!computable(x.dtype) || !computable(y.dtype))
     throw Error(op + ": x and y must be f32, f16 or bf16 (x is " + std::string(name(x.dtype)) + ", y " +
                 std::string(name(y.dtype)) + ")");
   if (y.shape != x.shape)
@@ -419,7 +420,7 @@ NormalizationLaunch prepare(const Request &r, const Stream &stream, const Config
     if (v.shape != std::vector<int64_t>{N})
       throw Error(op + ": " + (s == WEIGHT ? "weight " : "bias ") + v.describe() + " must be 1-D of x's last size " +
                   std::to_string(N));
-    if (!is_float(v.dtype) || is_float8(v.dtype) || v.dtype == DType::f64)
+    if (!computable(v.dtype))
       throw Error(op + ": " + (s == WEIGHT ? "weight" : "bias") + " must be f32, f16 or bf16");
     present.push_back(&v);
   }
@@ -435,12 +436,18 @@ NormalizationLaunch prepare(const Request &r, const Stream &stream, const Config
     present.push_back(&v);
   }
   check_devices(present, stream, op);
-  std::vector<int64_t> ys = y.effective_strides();
-  for (size_t d = 0; d < y.shape.size(); ++d)
-    if (ys[d] == 0 && y.shape[d] > 1)
-      throw Error(op + ": y " + y.describe() + " writes elements more than once (a zero stride)");
-  if (x.numel() == 0)
+  check_no_overlap(y, op, "y");
+  for (Slot s : {MEAN, RSTD})
+    if (r.has(s))
+      check_no_overlap(r.views[s], op, s == MEAN ? "mean" : "rstd");
+  if (x.numel() == 0) {
+    // No rows, or rows of no columns: nothing to write, except a mean or
+    // rstd of empty rows, which has no value (PyTorch's is NaN): refused.
+    for (Slot s : {MEAN, RSTD})
+      if (r.has(s) && r.views[s].numel() > 0)
+        throw Error(op + ": rows of length 0 have no " + (s == MEAN ? "mean" : "rstd") + " (x " + x.describe() + ")");
     return {};
+  }
 
   Plan p;
   p.N = N;
@@ -564,12 +571,12 @@ void NormalizationLaunch::rebind(const NormalizationArgs &a) {
 }
 
 void NormalizationLaunch::queue(const Stream &stream) const {
-  if (kernel.signature().size())
+  if (!args.empty())
     kernel.launch_with(grid, config, stream, args);
 }
 
 CompiledKernel NormalizationLaunch::compile(const std::string &arch) const {
-  return kernel.signature().size() ? kernel.compile(config, kernel.specialize(args), arch) : CompiledKernel{};
+  return !args.empty() ? kernel.compile(config, kernel.specialize(args), arch) : CompiledKernel{};
 }
 
 void normalize(Normalization op, const NormalizationArgs &args, const Stream &stream, const Config &config) {

@@ -13,7 +13,7 @@
 namespace kiln::ops {
 
 /// One launch of a normalization kernel, ready to queue or to compile; an
-/// empty kernel (no signature) when there is nothing to do.
+/// empty one (no arguments) when there is nothing to do.
 struct NormalizationLaunch {
   Kernel kernel;
   Config config;

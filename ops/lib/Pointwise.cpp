@@ -218,12 +218,8 @@ void Pointwise::run(const Stream &stream) const {
   for (size_t i = 0; i < inputs_.size(); ++i)
     strides.push_back(broadcast_strides(inputs_[i], shape, "pointwise", "input " + std::to_string(i)));
   for (size_t o = 0; o < outputs_.size(); ++o) {
-    std::vector<int64_t> s = outputs_[o].effective_strides();
-    for (size_t d = 0; d < shape.size(); ++d)
-      if (s[d] == 0 && shape[d] > 1)
-        throw Error("pointwise: output " + std::to_string(o) + " (" + outputs_[o].describe() +
-                    ") writes elements more than once (a zero stride)");
-    strides.push_back(s);
+    check_no_overlap(outputs_[o], "pointwise", "output " + std::to_string(o));
+    strides.push_back(outputs_[o].effective_strides());
   }
   int64_t count = 1;
   for (int64_t d : shape)

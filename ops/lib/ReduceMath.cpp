@@ -184,7 +184,9 @@ Tensor ReduceMath::finish(const std::vector<Tensor> &state, const Tensor &length
   case Reduce::argmin:
     return state[1];
   case Reduce::var:
-    return state[2] / (length - correction_).to(acc_);
+    // PyTorch's divisor, max(0, length - correction): an empty or too short
+    // reduction gives NaN (0 / 0), never a negative variance.
+    return state[2] / maximum(length - correction_, 0).to(acc_);
   default:
     return state[0];
   }

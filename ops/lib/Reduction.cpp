@@ -282,9 +282,7 @@ void Reduction::run(const Stream &stream) const {
     throw Error(op + ": the output " + output_.describe() + " must have the input's shape without dim " +
                 std::to_string(dim) + " (or with it as 1)");
   }
-  for (size_t d = 0; d < keptShape.size(); ++d)
-    if (outStrides[d] == 0 && keptShape[d] > 1)
-      throw Error(op + ": the output " + output_.describe() + " writes elements more than once (a zero stride)");
+  check_no_overlap(output_, op, "the output");
 
   Plan p;
   p.R = shape[dim];
@@ -341,7 +339,8 @@ void Reduction::run(const Stream &stream) const {
   int64_t splits = 1;
   if (p.R >= 8 * BR && keptBlocks < programsWanted)
     splits = std::clamp<int64_t>(programsWanted / keptBlocks, 1, std::min<int64_t>(cdiv(p.R, 4 * BR), 1024));
-  const int64_t splitLength = cdiv(cdiv(p.R, splits), BR) * BR;
+  // At least one block long: an empty R (a sum of nothing) is one split.
+  const int64_t splitLength = std::max<int64_t>(cdiv(cdiv(p.R, splits), BR), 1) * BR;
   splits = cdiv(std::max<int64_t>(p.R, 1), splitLength);
   if (keptBlocks >= (int64_t(1) << 31) || splits > 65535)
     throw Error(op + ": too many programs for one grid");

@@ -2,8 +2,10 @@
 
 #include "ops/lib/Space.h"
 
+#include <algorithm>
 #include <map>
 #include <mutex>
+#include <utility>
 
 namespace kiln::ops {
 
@@ -30,6 +32,41 @@ void check_view(const TensorView &view, const std::string &op, const std::string
   for (int64_t s : view.strides)
     if (s < 0)
       fail("has a negative stride (not supported)");
+  // Honest extents only (a view that lies about its memory is the caller's
+  // bug), but sizes whose arithmetic overflows are refused here, before any
+  // planning multiplies them.
+  constexpr int64_t most = int64_t(1) << 62;
+  int64_t count = 1, reach = 0;
+  std::vector<int64_t> strides = view.effective_strides();
+  for (size_t i = 0; i < view.shape.size(); ++i)
+    if (__builtin_mul_overflow(count, view.shape[i], &count) || count > most)
+      fail("has more than 2^62 elements");
+  if (count == 0)
+    return;
+  for (size_t i = 0; i < view.shape.size(); ++i) {
+    int64_t step;
+    if (__builtin_mul_overflow(view.shape[i] - 1, strides[i], &step) || __builtin_add_overflow(reach, step, &reach) ||
+        reach >= most / static_cast<int64_t>(size_in_bytes(view.dtype)))
+      fail("spans more than 2^62 bytes");
+  }
+}
+
+void check_no_overlap(const TensorView &view, const std::string &op, const std::string &role) {
+  if (view.numel() == 0)
+    return;
+  std::vector<int64_t> strides = view.effective_strides();
+  std::vector<std::pair<int64_t, int64_t>> steps; // (stride, size) of each dimension that moves
+  for (size_t i = 0; i < view.shape.size(); ++i)
+    if (view.shape[i] > 1)
+      steps.emplace_back(strides[i], view.shape[i]);
+  std::sort(steps.begin(), steps.end());
+  int64_t reach = 0; // the farthest offset the dimensions so far reach
+  for (auto [stride, size] : steps) {
+    if (stride <= reach)
+      throw Error(op + ": " + role + " (" + view.describe() + ") writes elements more than once (" +
+                  (stride == 0 ? "a zero stride" : "its strides overlap") + ")");
+    reach += (size - 1) * stride; // check_view bounds it
+  }
 }
 
 void check_devices(const std::vector<const TensorView *> &views, const Stream &stream, const std::string &op) {
@@ -172,6 +209,9 @@ Tensor offset_of(const std::vector<Tensor> &coords, const std::vector<Tensor> &s
 }
 
 int64_t next_pow2(int64_t n) {
+  constexpr int64_t most = int64_t(1) << 62;
+  if (n >= most)
+    return most;
   int64_t p = 1;
   while (p < n)
     p *= 2;

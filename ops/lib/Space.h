@@ -23,6 +23,11 @@ namespace kiln::ops {
 /// address, a rank of at most 8, strides (if given) one per dimension and
 /// not negative, no negative sizes.
 void check_view(const TensorView &view, const std::string &op, const std::string &role);
+/// Throws unless every element of the output `view` has memory of its own:
+/// ordered by stride, each dimension must step past all that the smaller
+/// ones reach (a sufficient test; a zero stride or rows that overlap fail
+/// it). An empty view writes nothing and passes.
+void check_no_overlap(const TensorView &view, const std::string &op, const std::string &role);
 /// Every view on the stream's device kind.
 void check_devices(const std::vector<const TensorView *> &views, const Stream &stream, const std::string &op);
 
@@ -85,7 +90,8 @@ std::vector<Tensor> unflatten(const Tensor &flat, const std::vector<Tensor> &siz
 /// sum(coords[i] * strides[i]); a zero scalar when there are none.
 Tensor offset_of(const std::vector<Tensor> &coords, const std::vector<Tensor> &strides, DType index);
 
-/// The next power of two >= n (n >= 1).
+/// The next power of two >= n (1 for n <= 1); above 2^62, where none fits,
+/// 2^62: callers only compare it with or cap it by far smaller tile sizes.
 int64_t next_pow2(int64_t n);
 
 } // namespace kiln::ops

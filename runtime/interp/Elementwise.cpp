@@ -305,7 +305,10 @@ Instr compile_elementwise(Compiler &c, mlir::Operation *op) {
       .Case([&](arith::TruncFOp trunc) {
         DType to = float_dtype(mlir::getElementTypeOrSelf(trunc.getType()));
         Rounding rounding = rounding_of(trunc.getRoundingmode());
-        return unary(in(0), out(), [=](Word a) { return from_double(round_to(to, as_double(a), rounding)); });
+        // Every conversion to an 8-bit float saturates, as tile.fp_to_fp does.
+        bool saturate = is_float8(to);
+        return unary(in(0), out(),
+                     [=](Word a) { return from_double(round_to(to, as_double(a), rounding, saturate)); });
       })
       .Case([&](arith::SIToFPOp) {
         unsigned w = width_of(op->getOperand(0));

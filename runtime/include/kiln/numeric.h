@@ -18,8 +18,10 @@ enum class Rounding {
 /// `value` rounded to the nearest value of float dtype `type` (f16, bf16,
 /// f32, f64, f8e4m3, f8e5m2). Beyond the largest finite value: infinity for
 /// types that have one, NaN for f8e4m3 (it has none) -- or, with
-/// `saturate`, the largest finite value of the same sign (the fp8
-/// conversions of the GPU: `cvt.satfinite`). NaN stays NaN.
+/// `saturate`, the largest finite value of the same sign. Kiln's own
+/// conversions to 8-bit floats (DSL, interpreter, GPU) always saturate, as
+/// `cvt.rn.satfinite`: pass `saturate` (or use to_f8e4m3_bits below) to
+/// match them. NaN stays NaN.
 double round_to(DType type, double value, Rounding rounding = Rounding::nearest_even,
                 bool saturate = false);
 
