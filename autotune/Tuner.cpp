@@ -1,6 +1,7 @@
 //===- Tuner.cpp - search, parallel compiles, timing, the store ------------===//
 
 #include <kiln/autotune.h>
+#include <kiln/cache.h>
 #include <kiln/error.h>
 #include <kiln/version.h>
 
@@ -20,10 +21,39 @@
 namespace kiln::autotune {
 
 int64_t bucket(int64_t n) {
+  if (n > (int64_t(1) << 62)) // no larger power of two fits: doubling would overflow
+    return n;
   int64_t p = 1;
   while (p < n)
     p *= 2;
   return p;
+}
+
+std::string config_text_problem(const std::string &text) {
+  try {
+    return Config::parse(text).values().empty() ? "it names no value" : "";
+  } catch (const std::exception &e) {
+    return e.what();
+  }
+}
+
+std::string space_problem(const ConfigSpace &space, const Config &config) {
+  const auto &axes = space.axes();
+  for (const auto &[name, value] : config.values())
+    if (std::none_of(axes.begin(), axes.end(), [&](const auto &axis) { return axis.first == name; }))
+      return "'" + name + "' is not one of the axes tuned";
+  for (const auto &[name, values] : axes) {
+    if (!config.has(name))
+      return "it gives no value for " + name;
+    const int64_t value = config.get(name, 0);
+    if (std::find(values.begin(), values.end(), value) == values.end()) {
+      std::string listed;
+      for (int64_t v : values)
+        listed += (listed.empty() ? "" : ", ") + std::to_string(v);
+      return name + "=" + std::to_string(value) + " is not among the values tuned (" + listed + ")";
+    }
+  }
+  return space.check(config);
 }
 
 std::string store_key(const Task &task, const Device &device) {
@@ -36,9 +66,20 @@ std::string store_key(const Task &task, const Device &device) {
 
 std::optional<Config> tuned(const Task &task, const Device &device, const TuningStore &store) {
   auto entry = store.find(store_key(task, device));
-  if (!entry || entry->best.empty())
+  if (!entry)
     return std::nullopt;
-  return Config::parse(entry->best);
+  std::string why = config_text_problem(entry->best);
+  Config config;
+  if (why.empty()) {
+    config = Config::parse(entry->best);
+    why = space_problem(task.space, config);
+  }
+  if (!why.empty()) {
+    warn_once("ignoring the tuned config '" + entry->best + "' of " + task.op + " " + task.key +
+              " in the tuning store " + store.path() + ": " + why);
+    return std::nullopt;
+  }
+  return config;
 }
 
 Mode mode_from_environment() {
@@ -462,7 +503,7 @@ Report tune(const Task &task, const Stream &stream, const Options &options, cons
   if (report.best) {
     entry.best = report.best->str();
     entry.best_ms = report.best_ms;
-    store.record(report.store_key, entry);
+    report.stored = store.record(report.store_key, entry);
   }
   report.seconds = since(t0);
   return report;

@@ -1,57 +1,81 @@
 // The content-addressed store: <root>/<key[0:2]>/<key>/{meta.json, files...}.
-// A writer builds the entry in a private temporary folder and renames it
-// into place: rename is atomic, and fails harmlessly when another process
-// got there first. A reader checks every file against the SHA-256 recorded
-// in meta.json before trusting the entry.
+// A writer builds the entry in a temporary folder only it can enter
+// (mkdtemp; its files created with O_EXCL) and renames it into place:
+// rename is atomic, and fails harmlessly when another process got there
+// first. A reader checks that the entry is its user's own and every file
+// against the SHA-256 recorded in meta.json before trusting the entry.
+// Also the trust rules both stores share (cache.h).
 
 #include <kiln/cache.h>
 
 #include <nlohmann/json.hpp>
 
 #include <atomic>
+#include <cerrno>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
-#include <fstream>
 #include <iostream>
+#include <mutex>
 #include <random>
-#include <sstream>
+#include <set>
+#include <vector>
 
+#include <fcntl.h>
+#include <pwd.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 namespace fs = std::filesystem;
 
 namespace kiln {
 
-std::string cache_root() {
-  if (const char *dir = std::getenv("KILN_CACHE_DIR"); dir && *dir)
-    return dir;
-  if (const char *xdg = std::getenv("XDG_CACHE_HOME"); xdg && *xdg)
-    return std::string(xdg) + "/kiln";
-  if (const char *home = std::getenv("HOME"); home && *home)
-    return std::string(home) + "/.cache/kiln";
-  return "/tmp/kiln-cache";
-}
-
-BlobStore::BlobStore(std::string directory) : directory_(std::move(directory)) {}
-
-std::string BlobStore::path(const std::string &key) const {
-  return directory_ + "/" + key.substr(0, 2) + "/" + key;
-}
-
 namespace {
 
-std::string readFile(const fs::path &file) {
-  std::ifstream in(file, std::ios::binary);
-  std::ostringstream text;
-  text << in.rdbuf();
-  return text.str();
+/// The effective user's home directory from the password database (where
+/// no environment names one: daemons, some containers), or "".
+std::string homeOfEffectiveUser() {
+  long size = ::sysconf(_SC_GETPW_R_SIZE_MAX);
+  std::vector<char> buffer(size > 0 ? static_cast<size_t>(size) : 16384);
+  passwd entry{};
+  passwd *found = nullptr;
+  if (::getpwuid_r(::geteuid(), &entry, buffer.data(), buffer.size(), &found) != 0 || !found || !found->pw_dir)
+    return "";
+  return found->pw_dir;
 }
 
-bool writeFile(const fs::path &file, std::string_view data) {
-  std::ofstream out(file, std::ios::binary);
-  out.write(data.data(), static_cast<std::streamsize>(data.size()));
-  return static_cast<bool>(out);
+std::string octal(mode_t mode) {
+  char text[8];
+  std::snprintf(text, sizeof text, "%04o", static_cast<unsigned>(mode & 07777));
+  return text;
+}
+
+/// Why a file or directory with these attributes is not the effective
+/// user's alone, or "".
+std::string ownershipProblem(const std::string &path, const struct stat &st) {
+  if (st.st_uid != ::geteuid())
+    return path + " belongs to user " + std::to_string(st.st_uid) + ", not to this process's user " +
+           std::to_string(::geteuid());
+  if (st.st_mode & (S_IWGRP | S_IWOTH))
+    return path + " is writable by other users (mode " + octal(st.st_mode) + ")";
+  return "";
+}
+
+/// Creates `file` (which must not exist, nor be a link) holding `data`.
+bool writeNewFile(const fs::path &file, std::string_view data) {
+  int fd = ::open(file.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+  if (fd < 0)
+    return false;
+  bool ok = true;
+  for (size_t done = 0; ok && done < data.size();) {
+    ssize_t n = ::write(fd, data.data() + done, data.size() - done);
+    if (n < 0 && errno == EINTR)
+      continue;
+    ok = n > 0;
+    done += ok ? static_cast<size_t>(n) : 0;
+  }
+  return ::close(fd) == 0 && ok;
 }
 
 std::string uniqueSuffix() {
@@ -60,13 +84,116 @@ std::string uniqueSuffix() {
   return std::to_string(getpid()) + "-" + std::to_string(counter++) + "-" + std::to_string(random());
 }
 
+/// Keys name directories: hex digits only, so that no key reaches outside
+/// the store.
+bool isKey(const std::string &key) {
+  return key.size() >= 2 && key.find_first_not_of("0123456789abcdef") == std::string::npos;
+}
+
+/// A file name of an entry: one plain name inside the entry's folder.
+bool isPlainName(const std::string &name) {
+  return !name.empty() && name != "." && name != ".." && name.find('/') == std::string::npos;
+}
+
 } // namespace
 
+std::string cache_root() {
+  if (const char *dir = std::getenv("KILN_CACHE_DIR"); dir && *dir)
+    return dir;
+  if (const char *xdg = std::getenv("XDG_CACHE_HOME"); xdg && *xdg)
+    return std::string(xdg) + "/kiln";
+  if (const char *home = std::getenv("HOME"); home && *home)
+    return std::string(home) + "/.cache/kiln";
+  if (std::string home = homeOfEffectiveUser(); !home.empty())
+    return home + "/.cache/kiln";
+  return "";
+}
+
+std::string private_directory_problem(const std::string &directory) {
+  if (directory.empty())
+    return "there is no cache directory (the user has no home directory; set KILN_CACHE_DIR)";
+  fs::path dir = fs::path(directory).lexically_normal();
+  if (!dir.has_filename()) // "a/b/" names a/b: lstat must not follow b if it is a link
+    dir = dir.parent_path();
+  fs::path made;
+  for (const fs::path &part : dir) {
+    made /= part;
+    if (::mkdir(made.c_str(), 0700) != 0 && errno != EEXIST)
+      return "cannot create " + made.string() + ": " + std::strerror(errno);
+  }
+  struct stat st;
+  if (::lstat(dir.c_str(), &st) != 0)
+    return "cannot inspect " + dir.string() + ": " + std::strerror(errno);
+  if (S_ISLNK(st.st_mode))
+    return dir.string() + " is a symbolic link";
+  if (!S_ISDIR(st.st_mode))
+    return dir.string() + " is not a directory";
+  return ownershipProblem(dir.string(), st);
+}
+
+CacheFile read_cache_file(const std::string &path) {
+  CacheFile file;
+  // O_NONBLOCK: a FIFO planted under the name must not block the open.
+  int fd = ::open(path.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
+  if (fd < 0) {
+    if (errno != ENOENT) {
+      file.status = CacheFile::refused;
+      file.why = errno == ELOOP ? path + " is a symbolic link" : "cannot open " + path + ": " + std::strerror(errno);
+    }
+    return file;
+  }
+  struct stat st;
+  if (::fstat(fd, &st) != 0)
+    file.why = "cannot inspect " + path + ": " + std::strerror(errno);
+  else if (!S_ISREG(st.st_mode))
+    file.why = path + " is not a regular file";
+  else
+    file.why = ownershipProblem(path, st);
+  if (file.why.empty()) {
+    char buffer[1 << 16];
+    for (;;) {
+      ssize_t n = ::read(fd, buffer, sizeof buffer);
+      if (n < 0 && errno == EINTR)
+        continue;
+      if (n < 0)
+        file.why = "cannot read " + path + ": " + std::strerror(errno);
+      if (n <= 0)
+        break;
+      file.contents.append(buffer, static_cast<size_t>(n));
+    }
+  }
+  ::close(fd);
+  file.status = file.why.empty() ? CacheFile::read : CacheFile::refused;
+  return file;
+}
+
+void warn_once(const std::string &message) {
+  static std::mutex mutex;
+  static std::set<std::string> said;
+  std::lock_guard<std::mutex> lock(mutex);
+  if (said.insert(message).second)
+    std::cerr << "kiln: " << message << "\n";
+}
+
+BlobStore::BlobStore(std::string directory) : directory_(std::move(directory)) {}
+
+std::string BlobStore::path(const std::string &key) const {
+  return directory_ + "/" + key.substr(0, 2) + "/" + key;
+}
+
 std::optional<BlobStore::Entry> BlobStore::load(const std::string &key) const {
-  fs::path dir = path(key);
-  std::error_code ec;
-  if (!fs::is_directory(dir, ec))
+  if (!isKey(key))
     return std::nullopt;
+  fs::path dir = path(key);
+  struct stat st;
+  if (::lstat(dir.c_str(), &st) != 0)
+    return std::nullopt;
+  // Another user's entry (or a link to one) is not this store's to trust,
+  // nor to move.
+  if (!S_ISDIR(st.st_mode) || st.st_uid != ::geteuid()) {
+    warn_once("ignoring the cache entry " + dir.string() + ": it is not a directory of this user's");
+    return std::nullopt;
+  }
   auto reject = [&](const std::string &why) -> std::optional<Entry> {
     // Set the entry aside (a later writer rebuilds it); say so once.
     fs::path aside = fs::path(directory_) / ("corrupt-" + key + "-" + uniqueSuffix());
@@ -76,18 +203,34 @@ std::optional<BlobStore::Entry> BlobStore::load(const std::string &key) const {
     std::cerr << "kiln: ignoring corrupt cache entry " << dir.string() << " (" << why << ")\n";
     return std::nullopt;
   };
+  // A file the entry holds; its refusal (a link, another user's file)
+  // rejects the entry.
+  auto contentsOf = [&](const std::string &name, std::string &why) -> std::optional<std::string> {
+    CacheFile file = read_cache_file((dir / name).string());
+    if (file.status == CacheFile::read)
+      return std::move(file.contents);
+    why = file.status == CacheFile::missing ? name + " is missing" : file.why;
+    return std::nullopt;
+  };
   Entry entry;
-  nlohmann::json manifest;
   try {
-    manifest = nlohmann::json::parse(readFile(dir / "meta.json"));
+    std::string why;
+    std::optional<std::string> meta = contentsOf("meta.json", why);
+    if (!meta)
+      return reject("unreadable manifest: " + why);
+    nlohmann::json manifest = nlohmann::json::parse(*meta);
     if (manifest.at("key").get<std::string>() != key)
       return reject("its manifest names another key");
     entry.metadata = manifest.at("metadata").get<std::string>();
     for (auto &[name, digest] : manifest.at("files").items()) {
-      std::string data = readFile(dir / name);
-      if (sha256_hex(data) != digest.get<std::string>())
+      if (!isPlainName(name) || name == "meta.json")
+        return reject("its manifest names the file '" + name + "'");
+      std::optional<std::string> data = contentsOf(name, why);
+      if (!data)
+        return reject(why);
+      if (sha256_hex(*data) != digest.get<std::string>())
         return reject("checksum mismatch in " + name);
-      entry.files[name] = std::vector<char>(data.begin(), data.end());
+      entry.files[name] = std::vector<char>(data->begin(), data->end());
     }
   } catch (const std::exception &e) {
     return reject(std::string("unreadable manifest: ") + e.what());
@@ -96,15 +239,27 @@ std::optional<BlobStore::Entry> BlobStore::load(const std::string &key) const {
 }
 
 bool BlobStore::store(const std::string &key, const Entry &entry) const {
-  fs::path final = path(key);
-  std::error_code ec;
-  fs::create_directories(final.parent_path(), ec);
-  fs::path temp = final.parent_path() / (".tmp-" + key + "-" + uniqueSuffix());
-  fs::create_directories(temp, ec);
-  if (ec) {
-    std::cerr << "kiln: cannot write the cache at " << directory_ << ": " << ec.message() << "\n";
+  if (!isKey(key)) {
+    std::cerr << "kiln: not caching under the key '" << key << "': cache keys are lowercase hex digits\n";
     return false;
   }
+  for (const auto &[name, data] : entry.files)
+    if (!isPlainName(name) || name == "meta.json") {
+      std::cerr << "kiln: not caching the entry " << key << ": '" << name << "' is not a file name it may hold\n";
+      return false;
+    }
+  fs::path final = path(key);
+  for (const std::string &dir : {directory_, final.parent_path().string()})
+    if (std::string problem = private_directory_problem(dir); !problem.empty()) {
+      warn_once("not caching compiled kernels in " + directory_ + ": " + problem);
+      return false;
+    }
+  std::string pattern = (final.parent_path() / (".tmp-" + key + "-XXXXXX")).string();
+  if (!::mkdtemp(pattern.data())) {
+    std::cerr << "kiln: cannot write the cache at " << directory_ << ": " << std::strerror(errno) << "\n";
+    return false;
+  }
+  fs::path temp = pattern;
   nlohmann::json manifest;
   manifest["key"] = key;
   manifest["metadata"] = entry.metadata;
@@ -112,19 +267,24 @@ bool BlobStore::store(const std::string &key, const Entry &entry) const {
   bool ok = true;
   for (const auto &[name, data] : entry.files) {
     std::string_view bytes(data.data(), data.size());
-    ok = ok && writeFile(temp / name, bytes);
+    ok = ok && writeNewFile(temp / name, bytes);
     manifest["files"][name] = sha256_hex(bytes);
   }
-  ok = ok && writeFile(temp / "meta.json", manifest.dump(2));
+  ok = ok && writeNewFile(temp / "meta.json", manifest.dump(2));
+  std::error_code ec;
   if (!ok) {
     fs::remove_all(temp, ec);
     std::cerr << "kiln: cannot write the cache entry " << final.string() << "\n";
     return false;
   }
-  fs::rename(temp, final, ec);
-  if (ec) // another process stored it first: theirs is as good as ours
-    fs::remove_all(temp, ec);
-  return true;
+  if (::rename(temp.c_str(), final.c_str()) == 0)
+    return true;
+  int error = errno;
+  fs::remove_all(temp, ec);
+  if (error == EEXIST || error == ENOTEMPTY) // another process stored it first: theirs is as good as ours
+    return true;
+  std::cerr << "kiln: cannot place the cache entry " << final.string() << ": " << std::strerror(error) << "\n";
+  return false;
 }
 
 } // namespace kiln

@@ -9,6 +9,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include <cerrno>
 #include <cstdio>
 #include <cstring>
 #include <fstream>
@@ -60,22 +61,38 @@ first use and KILN_PRINT_AUTOTUNING=1 says what they chose.
 
 int64_t number(const std::string &flag, const char *text) {
   char *end = nullptr;
+  errno = 0;
   long long v = std::strtoll(text, &end, 10);
-  if (!end || *end || v <= 0)
+  if (!end || *end || v <= 0 || errno == ERANGE)
     fail(flag + " needs a positive integer, not '" + text + "'");
   return v;
 }
 
-/// Memory for a tensor on the device, filled with random values in [-2, 2).
-struct DeviceTensor {
-  Buffer buffer;
-  ops::TensorView view;
-  DeviceTensor(const Device &device, DType dtype, std::vector<int64_t> shape, unsigned seed, bool random) {
+/// The problem's tensors. A tuning run gets device memory, its inputs
+/// filled with random values in [-2, 2). A dry run only compiles, and the
+/// code depends on the tensors' shapes, dtypes and alignment, not on their
+/// data: its views point at placeholder addresses (aligned, apart from one
+/// another) and nothing is allocated, so that any problem size compiles.
+class Operands {
+public:
+  Operands(const Device &device, bool dryRun) : device_(device), dryRun_(dryRun) {}
+
+  ops::TensorView make(DType dtype, std::vector<int64_t> shape, unsigned seed, bool random) {
     int64_t n = 1;
     for (int64_t d : shape)
       n *= d;
     const size_t width = size_in_bytes(dtype);
-    std::vector<uint8_t> bytes(n * width);
+    if (dryRun_) {
+      ops::TensorView view;
+      view.address = nextPlaceholder_;
+      view.dtype = dtype;
+      view.shape = std::move(shape);
+      view.device = device_.kind();
+      nextPlaceholder_ += (static_cast<uint64_t>(n) * width + kPlaceholderAlignment) / kPlaceholderAlignment *
+                          kPlaceholderAlignment;
+      return view;
+    }
+    Buffer buffer = Buffer::allocate(device_, n * width);
     if (random) {
       // 4096 values encoded once, then drawn at random: fast enough for
       // 4096x4096 operands (encoding every element took seconds).
@@ -85,14 +102,32 @@ struct DeviceTensor {
       for (uint64_t &raw : table)
         raw = encode_float(dtype, round_to(dtype, dist(rng), Rounding::nearest_even, false));
       std::minstd_rand pick(seed);
+      std::vector<uint8_t> bytes(n * width);
       for (int64_t i = 0; i < n; ++i)
         std::memcpy(bytes.data() + i * width, &table[pick() % table.size()], width);
+      buffer.copy_from_host(bytes.data(), bytes.size());
+    } else {
+      buffer.fill_bytes(0);
     }
-    buffer = Buffer::allocate(device, bytes.size());
-    buffer.copy_from_host(bytes.data(), bytes.size());
-    view = ops::TensorView::of(buffer, dtype, std::move(shape));
+    buffers_.push_back(buffer);
+    return ops::TensorView::of(buffer, dtype, std::move(shape));
   }
+
+private:
+  /// As aligned as any allocation, so that placeholders specialize as
+  /// device memory does.
+  static constexpr uint64_t kPlaceholderAlignment = 4096;
+  Device device_;
+  bool dryRun_;
+  std::vector<Buffer> buffers_; ///< what the views of a tuning run point into
+  uint64_t nextPlaceholder_ = uint64_t(1) << 40;
 };
+
+/// How many configs a dry run compiled.
+int compiledCount(const autotune::Report &report) {
+  return static_cast<int>(std::count_if(report.configs.begin(), report.configs.end(),
+                                        [](const autotune::Measured &m) { return m.rejected == "not timed (dry run)"; }));
+}
 
 nlohmann::json reportJson(const autotune::Task &task, const autotune::Report &report) {
   nlohmann::json configs = nlohmann::json::array();
@@ -127,10 +162,17 @@ int main(int argc, char **argv) {
     TuningStore store;
     if (!args.empty() && args[0] == "export") {
       std::string text = store.export_best();
-      if (args.size() > 1)
-        std::ofstream(args[1]) << text;
-      else
-        std::cout << text;
+      if (args.size() < 2) {
+        std::cout << text << std::flush;
+        if (!std::cout)
+          fail("cannot write the export to stdout");
+        return 0;
+      }
+      std::ofstream out(args[1], std::ios::trunc);
+      out << text;
+      out.close();
+      if (!out)
+        fail("cannot write the export to " + args[1]);
       return 0;
     }
     if (!args.empty() && args[0] == "import") {
@@ -141,7 +183,7 @@ int main(int argc, char **argv) {
         fail("cannot read " + args[1]);
       std::stringstream text;
       text << in.rdbuf();
-      store.import_best(text.str());
+      store.import_best(text.str(), autotune::config_text_problem);
       std::printf("imported into %s\n", store.path().c_str());
       return 0;
     }
@@ -224,39 +266,41 @@ int main(int argc, char **argv) {
            "); --dry-run compiles the candidates without one");
     Device device = gpu ? Device::cuda(0) : Device::interp();
     Stream stream(device);
-    // On the interpreter (a dry run) only the shapes matter: no data.
-    std::vector<DeviceTensor> tensors;
+    Operands operands(device, dryRun);
     autotune::Task task;
     const std::string target = gpu ? target_for(device) : arch;
     if (isMatmul) {
-      tensors.emplace_back(device, dtype, std::vector<int64_t>{m, k}, 1, gpu);
-      tensors.emplace_back(device, dtype, std::vector<int64_t>{k, n}, 2, gpu);
-      tensors.emplace_back(device, dtype, std::vector<int64_t>{m, n}, 3, false);
-      tensors.emplace_back(device, dtype, std::vector<int64_t>{n}, 4, gpu);
-      ops::MatmulArgs margs{tensors[0].view, tensors[1].view, tensors[2].view};
+      ops::MatmulArgs margs;
+      margs.a = operands.make(dtype, {m, k}, 1, true);
+      margs.b = operands.make(dtype, {k, n}, 2, true);
+      margs.out = operands.make(dtype, {m, n}, 3, false);
       margs.activation = activations[activation];
       margs.precision = precisions[precisionName];
       if (bias)
-        margs.bias = tensors[3].view;
+        margs.bias = operands.make(dtype, {n}, 4, true);
       task = ops::tuning_task(margs, stream, target);
     } else {
-      tensors.emplace_back(device, dtype, std::vector<int64_t>{rows, cols}, 1, gpu);
-      tensors.emplace_back(device, dtype, std::vector<int64_t>{rows, cols}, 2, false);
-      tensors.emplace_back(device, dtype, std::vector<int64_t>{cols}, 3, gpu);
-      tensors.emplace_back(device, dtype, std::vector<int64_t>{cols}, 4, gpu);
-      ops::NormalizationArgs nargs{tensors[0].view, tensors[1].view, {}, {}, {}, {}, 1e-5};
+      ops::NormalizationArgs nargs;
+      nargs.x = operands.make(dtype, {rows, cols}, 1, true);
+      nargs.y = operands.make(dtype, {rows, cols}, 2, false);
+      nargs.eps = 1e-5;
       if (op == "layer_norm" || op == "rms_norm")
-        nargs.weight = tensors[2].view;
+        nargs.weight = operands.make(dtype, {cols}, 3, true);
       if (op == "layer_norm")
-        nargs.bias = tensors[3].view;
+        nargs.bias = operands.make(dtype, {cols}, 4, true);
       task = ops::tuning_task(ops[op], nargs, stream, target);
     }
     if (!only.empty()) {
-      // Axes a --config leaves out take their first value (SPLIT_K=1, ...).
-      for (Config &c : only)
+      // Axes a --config leaves out take their first value (SPLIT_K=1, ...);
+      // a config that is still no point of the space is a mistake to name,
+      // not a silent empty run.
+      for (Config &c : only) {
         for (const auto &[axis, values] : task.space.axes())
-          if (!c.has(axis) && !values.empty())
+          if (!c.has(axis))
             c.set(axis, values.front());
+        if (std::string why = autotune::space_problem(task.space, c); !why.empty())
+          fail("--config " + c.str() + " is not a config " + op + " tunes: " + why);
+      }
       task.space.constraint("not among the --config configs", [only](const Config &c) {
         return std::find(only.begin(), only.end(), c) != only.end();
       });
@@ -265,21 +309,28 @@ int main(int argc, char **argv) {
       options.progress = &std::cerr;
 
     autotune::Report report = dryRun ? autotune::compile_all(task, options) : autotune::tune(task, stream, options, store);
+    std::string failure;
+    if (dryRun && compiledCount(report) == 0)
+      failure = "no config compiled";
+    else if (!dryRun && !report.best)
+      failure = "no config ran correctly";
+    else if (!dryRun && !report.stored)
+      failure = "the tuning store " + store.path() + " was not written (the reason is above)";
     if (json) {
       std::cout << reportJson(task, report).dump(1) << "\n";
-      return 0;
-    }
-    std::printf("%s %s (%s) on %s%s\n", op.c_str(), task.key.c_str(), dtypeName.c_str(),
-                gpu ? device.name().c_str() : ("no GPU, compiled for " + arch).c_str(), dryRun ? " (dry run)" : "");
-    autotune::print_report(std::cout, task, report);
-    if (!dryRun) {
+    } else {
+      std::printf("%s %s (%s) on %s%s\n", op.c_str(), task.key.c_str(), dtypeName.c_str(),
+                  gpu ? device.name().c_str() : ("no GPU, compiled for " + arch).c_str(), dryRun ? " (dry run)" : "");
+      autotune::print_report(std::cout, task, report);
       if (report.best)
-        std::printf("best: %s (%.4f ms), stored in %s\n", report.best->str().c_str(), report.best_ms,
-                    store.path().c_str());
-      else
-        std::printf("no config ran correctly\n");
+        std::printf("best: %s (%.4f ms)%s\n", report.best->str().c_str(), report.best_ms,
+                    report.stored ? (", stored in " + store.path()).c_str() : "");
     }
-    return !dryRun && !report.best ? 1 : 0;
+    if (!failure.empty()) {
+      std::fflush(stdout);
+      fail(failure);
+    }
+    return 0;
   } catch (const std::exception &e) {
     fail(e.what());
   }

@@ -5,7 +5,8 @@
 // compiling by what cannot fit (the rings in shared memory, the
 // accumulator in registers, a warp's 16x16 share of the tile), keyed by the
 // bucketed problem; each config is checked against the default tile's
-// output. Calls without a config take the tuned one (Tuned.h).
+// output. Calls without a config take the tuned one (Tuned.h) when it is a
+// point of this space: a stored config is not trusted to fit.
 //
 //===----------------------------------------------------------------------===//
 
@@ -37,46 +38,24 @@ Sizes sizesOf(const MatmulArgs &m) {
   return s;
 }
 
-} // namespace
-
-std::string matmul_problem_key(const MatmulArgs &m) {
-  Sizes s = sizesOf(m);
-  std::string key = "m=" + std::to_string(autotune::bucket(s.M)) + ",n=" + std::to_string(autotune::bucket(s.N)) +
-                    ",k=" + std::to_string(autotune::bucket(s.K)) + ",dtype=" + std::string(name(m.a.dtype)) +
-                    ",out=" + std::string(name(m.out.dtype));
-  if (m.a.dtype == DType::f32 && m.precision != Precision::ieee)
-    key += std::string(",") + name(m.precision);
-  if (s.batches > 1)
-    key += ",batch=" + std::to_string(autotune::bucket(s.batches));
-  // Operands stored transposed (columns not contiguous) load and lower
-  // differently, so they tune apart: aT for a stored [K][M], bT for b [N][K].
-  for (auto [view, tag] : {std::pair{&m.a, ",aT"}, {&m.b, ",bT"}})
-    if (view->rank() >= 2 && view->effective_strides().back() != 1)
-      key += tag;
-  if (m.bias.address)
-    key += ",bias";
-  if (m.residual.address)
-    key += ",residual";
-  if (m.activation != Activation::none)
-    key += std::string(",") + name(m.activation);
-  return key;
+/// The target configs are compiled for: `target`, else the stream's GPU's,
+/// else none (the interpreter).
+std::string archFor(const Stream &stream, const std::string &target) {
+  if (!target.empty())
+    return target;
+  return stream.device().kind() == DeviceKind::cuda ? target_for(stream.device()) : std::string();
 }
 
-autotune::Task tuning_task(const MatmulArgs &args, const Stream &stream, const std::string &target) {
-  if (overlaps(args.out, args.a) || overlaps(args.out, args.b) || overlaps(args.out, args.residual))
-    throw Error("matmul: tuning runs every config on the same tensors, so out must not overlap a, b or residual");
-  autotune::Task task;
-  task.op = "matmul";
-  task.key = matmul_problem_key(args);
+/// The tile space of these tensors on `arch`: what the autotuner searches,
+/// and what a stored config must be a point of to be used.
+ConfigSpace matmulSpace(const MatmulArgs &args, const std::string &arch) {
   const Sizes sz = sizesOf(args);
   const int64_t bytes = size_in_bytes(args.a.dtype);
   const bool tensorCores = on_tensor_cores(args.a.dtype, args.precision);
   const int64_t rowsAtMost = std::max<int64_t>(16, next_pow2(sz.M));
-  std::string arch = !target.empty() ? target
-                     : stream.device().kind() == DeviceKind::cuda ? target_for(stream.device())
-                                                                   : std::string();
   const bool hopper = compute_capability_of(arch) >= 90;
-  task.space.axis("BLOCK_M", {16, 32, 64, 128, 256})
+  ConfigSpace space;
+  space.axis("BLOCK_M", {16, 32, 64, 128, 256})
       .axis("BLOCK_N", {32, 64, 128, 256})
       .axis("BLOCK_K", {16, 32, 64, 128})
       .axis("num_warps", {4, 8})
@@ -117,12 +96,52 @@ autotune::Task tuning_task(const MatmulArgs &args, const Stream &stream, const s
                     return c["cluster_size"] == 1 || (hopper && c["PERSISTENT"] > 0 && c["warp_specialize"] == 1);
                   });
   if (tensorCores)
-    task.space.constraint("tensor cores: at least 32-wide K steps, at least 2 stages (pipelined copies)",
-                          [](const Config &c) { return c["BLOCK_K"] >= 32 && c["num_stages"] >= 2; });
+    space.constraint("tensor cores: at least 32-wide K steps, at least 2 stages (pipelined copies)",
+                     [](const Config &c) { return c["BLOCK_K"] >= 32 && c["num_stages"] >= 2; });
   else
-    task.space.constraint("f32 (FMA): tiles of at most 64x64x16, unpipelined", [](const Config &c) {
+    space.constraint("f32 (FMA): tiles of at most 64x64x16, unpipelined", [](const Config &c) {
       return c["BLOCK_M"] <= 64 && c["BLOCK_N"] <= 64 && c["BLOCK_K"] == 16 && c["num_stages"] == 1;
     });
+  return space;
+}
+
+} // namespace
+
+std::string matmul_problem_key(const MatmulArgs &m) {
+  Sizes s = sizesOf(m);
+  std::string key = "m=" + std::to_string(autotune::bucket(s.M)) + ",n=" + std::to_string(autotune::bucket(s.N)) +
+                    ",k=" + std::to_string(autotune::bucket(s.K)) + ",dtype=" + std::string(name(m.a.dtype)) +
+                    ",out=" + std::string(name(m.out.dtype));
+  if (m.a.dtype == DType::f32 && m.precision != Precision::ieee)
+    key += std::string(",") + name(m.precision);
+  if (s.batches > 1)
+    key += ",batch=" + std::to_string(autotune::bucket(s.batches));
+  // Operands stored transposed (columns not contiguous) load and lower
+  // differently, so they tune apart: aT for a stored [K][M], bT for b [N][K].
+  for (auto [view, tag] : {std::pair{&m.a, ",aT"}, {&m.b, ",bT"}})
+    if (view->rank() >= 2 && view->effective_strides().back() != 1)
+      key += tag;
+  if (m.bias.address)
+    key += ",bias";
+  if (m.residual.address)
+    key += ",residual";
+  if (m.activation != Activation::none)
+    key += std::string(",") + name(m.activation);
+  return key;
+}
+
+autotune::Task tuning_task(const MatmulArgs &args, const Stream &stream, const std::string &target) {
+  if (overlaps(args.out, args.a) || overlaps(args.out, args.b) || overlaps(args.out, args.residual))
+    throw Error("matmul: tuning runs every config on the same tensors, so out must not overlap a, b or residual");
+  autotune::Task task;
+  task.op = "matmul";
+  task.key = matmul_problem_key(args);
+  const Sizes sz = sizesOf(args);
+  const int64_t bytes = size_in_bytes(args.a.dtype);
+  const bool tensorCores = on_tensor_cores(args.a.dtype, args.precision);
+  const std::string arch = archFor(stream, target);
+  const bool hopper = compute_capability_of(arch) >= 90;
+  task.space = matmulSpace(args, arch);
 
   if (!arch.empty())
     task.compile = [args, stream, arch](const Config &c) { return prepare_matmul(args, stream, c).compile(arch); };
@@ -174,7 +193,9 @@ autotune::Task tuning_task(const MatmulArgs &args, const Stream &stream, const s
 
 Config chosen_matmul_config(const MatmulArgs &args, const Stream &stream) {
   bool tunable = !overlaps(args.out, args.a) && !overlaps(args.out, args.b) && !overlaps(args.out, args.residual);
-  return chosen_config("matmul", matmul_problem_key(args), stream, tunable, [&] { return tuning_task(args, stream); });
+  return chosen_config(
+      "matmul", matmul_problem_key(args), stream, tunable, [&] { return matmulSpace(args, archFor(stream, "")); },
+      [&] { return tuning_task(args, stream); });
 }
 
 } // namespace kiln::ops

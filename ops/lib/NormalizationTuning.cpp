@@ -4,7 +4,7 @@
 // program, chunk, layer norm's reduction), keyed by the bucketed problem;
 // each plan is checked against the default plan's output on the device
 // (DeviceCheck.h). Calls without a plan take the tuned one from the store
-// (chosen_config, Space.h).
+// (chosen_config, Tuned.h) when it is a point of this space.
 //
 //===----------------------------------------------------------------------===//
 
@@ -35,13 +35,9 @@ std::string problemKey(Normalization op, const NormalizationArgs &a) {
   return key;
 }
 
-} // namespace
-
-autotune::Task tuning_task(Normalization op, const NormalizationArgs &args, const Stream &stream,
-                           const std::string &target) {
-  autotune::Task task;
-  task.op = name(op);
-  task.key = problemKey(op, args);
+/// The plan space of `op` on these tensors: what the autotuner searches,
+/// and what a stored plan must be a point of to be used.
+ConfigSpace planSpace(Normalization op, const NormalizationArgs &args) {
   const int64_t N = args.x.shape.empty() ? 1 : args.x.shape.back();
   const int64_t whole = next_pow2(N);
   int64_t rows = 1;
@@ -51,7 +47,8 @@ autotune::Task tuning_task(Normalization op, const NormalizationArgs &args, cons
   if (std::find(chunks.begin(), chunks.end(), whole) == chunks.end())
     chunks.push_back(whole);
   std::sort(chunks.begin(), chunks.end());
-  task.space.axis("ONE_PASS", {1, 0})
+  ConfigSpace space;
+  space.axis("ONE_PASS", {1, 0})
       .axis("num_warps", {4, 8, 16, 32})
       .axis("BLOCK_M", {1, 2, 4, 8, 16, 32})
       .axis("BLOCK_N", chunks)
@@ -70,9 +67,20 @@ autotune::Task tuning_task(Normalization op, const NormalizationArgs &args, cons
       .constraint("the programs asked to share a multiprocessor fit its 2048 threads",
                   [](const Config &c) { return c["min_blocks_per_sm"] * c["num_warps"] * 32 <= 2048; });
   if (op == Normalization::layer_norm)
-    task.space.axis("SHIFTED", {0, 1});
-  task.space.axis("AHEAD", {1, 0})
+    space.axis("SHIFTED", {0, 1});
+  space.axis("AHEAD", {1, 0})
       .constraint("only two walks fetch ahead", [](const Config &c) { return !c["ONE_PASS"] || c["AHEAD"]; });
+  return space;
+}
+
+} // namespace
+
+autotune::Task tuning_task(Normalization op, const NormalizationArgs &args, const Stream &stream,
+                           const std::string &target) {
+  autotune::Task task;
+  task.op = name(op);
+  task.key = problemKey(op, args);
+  task.space = planSpace(op, args);
 
   std::string arch = !target.empty() ? target
                      : stream.device().kind() == DeviceKind::cuda ? target_for(stream.device())
@@ -102,7 +110,7 @@ autotune::Task tuning_task(Normalization op, const NormalizationArgs &args, cons
 
 Config chosen_plan(Normalization op, const NormalizationArgs &args, const Stream &stream) {
   return chosen_config(name(op), problemKey(op, args), stream, !overlaps(args.x, args.y),
-                       [&] { return tuning_task(op, args, stream); });
+                       [&] { return planSpace(op, args); }, [&] { return tuning_task(op, args, stream); });
 }
 
 } // namespace kiln::ops

@@ -7,6 +7,7 @@
 #include <iostream>
 #include <map>
 #include <mutex>
+#include <optional>
 
 namespace kiln::ops {
 
@@ -18,12 +19,9 @@ bool overlaps(const TensorView &a, const TensorView &b) {
 }
 
 Config chosen_config(const std::string &op, const std::string &key, const Stream &stream, bool tunable,
-                     const std::function<autotune::Task()> &make_task) {
+                     const std::function<ConfigSpace()> &space, const std::function<autotune::Task()> &make_task) {
   static std::mutex mutex;
   static std::map<std::string, Config> chosen; // by op, problem and device: no driver call on a repeat
-  autotune::Task probe;
-  probe.op = op;
-  probe.key = key;
   const Device &device = stream.device();
   const std::string memo = op + "|" + key + "|" + std::to_string(static_cast<int>(device.kind())) + ":" +
                            std::to_string(device.ordinal());
@@ -33,10 +31,14 @@ Config chosen_config(const std::string &op, const std::string &key, const Stream
       return it->second;
   }
   TuningStore store;
+  autotune::Task probe;
+  probe.op = op;
+  probe.key = key;
+  probe.space = space();
   Config config;
   std::string source = "defaults";
-  if (auto entry = store.find(autotune::store_key(probe, device))) {
-    config = Config::parse(entry->best);
+  if (std::optional<Config> stored = autotune::tuned(probe, device, store)) {
+    config = *stored;
     source = "tuned earlier";
   } else if (autotune::Mode mode = autotune::mode_from_environment();
              mode != autotune::Mode::off && device.kind() == DeviceKind::cuda && tunable) {

@@ -1,16 +1,24 @@
 // The autotuner on synthetic costs (no GPU): exhaustive and pattern search,
 // pruning reasons, compile failures and timeouts, reuse of stored timings,
-// and an end-to-end tuning of a real kernel on the interpreter.
+// and an end-to-end tuning of a real kernel on the interpreter. Stored
+// configs are not trusted: one that does not parse or lies outside the
+// space is ignored (by the ops library too), and an import with an invalid
+// entry writes nothing.
 #include <kiln/autotune.h>
 #include <kiln/kiln.h>
+#include <kiln/ops/library.h>
 
 #include <gtest/gtest.h>
 
 #include <atomic>
 #include <cmath>
+#include <cstdint>
+#include <cstdlib>
 #include <filesystem>
+#include <fstream>
 #include <random>
 #include <sstream>
+#include <stdexcept>
 #include <thread>
 
 using namespace kiln;
@@ -25,9 +33,11 @@ public:
     std::random_device random;
     dir_ = fs::temp_directory_path() / ("kiln-autotune-test-" + std::to_string(random()));
     fs::create_directories(dir_);
+    fs::permissions(dir_, fs::perms::owner_all); // private whatever the umask: the store refuses others' access
   }
   ~TempStore() { fs::remove_all(dir_); }
   TuningStore store() const { return TuningStore((dir_ / "autotune.json").string()); }
+  const fs::path &path() const { return dir_; }
 
 private:
   fs::path dir_;
@@ -62,6 +72,38 @@ Options countingSynthetic(std::atomic<int> &measured) {
   return options;
 }
 
+/// Sets KILN_CACHE_DIR for the scope of a test: the ops library's store.
+class CacheDirScope {
+public:
+  explicit CacheDirScope(const fs::path &dir) {
+    if (const char *old = std::getenv("KILN_CACHE_DIR"))
+      old_ = old;
+    setenv("KILN_CACHE_DIR", dir.c_str(), 1);
+  }
+  ~CacheDirScope() {
+    if (old_.empty())
+      unsetenv("KILN_CACHE_DIR");
+    else
+      setenv("KILN_CACHE_DIR", old_.c_str(), 1);
+  }
+
+private:
+  std::string old_;
+};
+
+size_t occurrences(const std::string &text, const std::string &part) {
+  size_t count = 0;
+  for (size_t at = text.find(part); at != std::string::npos; at = text.find(part, at + 1))
+    ++count;
+  return count;
+}
+
+/// Records `best` as the winner of `task` on the interpreter, as a store
+/// edited by hand or planted would hold it.
+void plant(const TuningStore &store, const Task &task, const std::string &best) {
+  ASSERT_TRUE(store.record(store_key(task, Device::interp()), {best, 0.001, {{best, 0.001}}, ""}));
+}
+
 } // namespace
 
 TEST(Autotune, BucketsAreThePowerOfTwoAtOrAbove) {
@@ -69,6 +111,159 @@ TEST(Autotune, BucketsAreThePowerOfTwoAtOrAbove) {
   EXPECT_EQ(bucket(3000), 4096);
   EXPECT_EQ(bucket(4096), 4096);
   EXPECT_EQ(bucket(4097), 8192);
+}
+
+TEST(Autotune, BucketsAreTotal) {
+  EXPECT_EQ(bucket(0), 1);
+  EXPECT_EQ(bucket(-7), 1);
+  EXPECT_EQ(bucket(INT64_MIN), 1);
+  EXPECT_EQ(bucket(int64_t(1) << 62), int64_t(1) << 62);
+  EXPECT_EQ(bucket((int64_t(1) << 62) + 1), (int64_t(1) << 62) + 1);
+  EXPECT_EQ(bucket(INT64_MAX), INT64_MAX); // looped forever once doubling passed 2^62
+}
+
+TEST(Autotune, ConfigsAreCheckedAgainstTheirSpace) {
+  Task task = syntheticTask();
+  EXPECT_EQ(space_problem(task.space, Config::parse("BLOCK=256,STAGES=3,WARPS=4")), "");
+  EXPECT_EQ(space_problem(task.space, Config::parse("BLOCK=1048576,STAGES=3,WARPS=4")),
+            "BLOCK=1048576 is not among the values tuned (16, 32, 64, 128, 256, 512, 1024, 2048)");
+  EXPECT_EQ(space_problem(task.space, Config::parse("BLOCK=256,EXTRA=1,STAGES=3,WARPS=4")),
+            "'EXTRA' is not one of the axes tuned");
+  EXPECT_EQ(space_problem(task.space, Config::parse("BLOCK=256,STAGES=3")), "it gives no value for WARPS");
+  EXPECT_EQ(space_problem(task.space, Config::parse("BLOCK=16,STAGES=3,WARPS=16")),
+            "BLOCK / WARPS must be at least 16");
+  EXPECT_EQ(config_text_problem("BLOCK=256,WARPS=4"), "");
+  EXPECT_NE(config_text_problem("BLOCK=lots").find("is not an integer"), std::string::npos);
+  EXPECT_EQ(config_text_problem(""), "it names no value");
+}
+
+TEST(Autotune, AStoredConfigOutsideTheSpaceIsIgnoredWithOneWarning) {
+  Task task = syntheticTask();
+  Device cpu = Device::interp();
+  for (const std::string bad : {"BLOCK=1048576,STAGES=3,WARPS=4", "BLOCK=lots", "BLOCK=256,EXTRA=1,STAGES=3,WARPS=4",
+                                "BLOCK=16,STAGES=3,WARPS=16"}) {
+    TempStore dir;
+    TuningStore store = dir.store();
+    plant(store, task, bad);
+    testing::internal::CaptureStderr();
+    EXPECT_FALSE(tuned(task, cpu, store).has_value()) << bad;
+    EXPECT_FALSE(tuned(task, cpu, store).has_value()) << bad;
+    std::string said = testing::internal::GetCapturedStderr();
+    EXPECT_EQ(occurrences(said, "ignoring the tuned config '" + bad + "'"), 1u) << said;
+  }
+  TempStore dir;
+  plant(dir.store(), task, "BLOCK=512,STAGES=2,WARPS=8");
+  auto best = tuned(task, cpu, dir.store());
+  ASSERT_TRUE(best.has_value());
+  EXPECT_EQ(best->str(), "BLOCK=512,STAGES=2,WARPS=8");
+}
+
+TEST(Autotune, AnImportWithAnInvalidEntryWritesNothing) {
+  TempStore dir;
+  TuningStore store = dir.store();
+  const std::string text = R"({"kiln_tuning_export": 1, "best": {
+    "good": {"config": "BLOCK=256", "ms": 0.5},
+    "garbled": {"config": "BLOCK=lots", "ms": 0.5},
+    "negative": {"config": "BLOCK=256", "ms": -1},
+    "text_ms": {"config": "BLOCK=256", "ms": "fast"},
+    "no_config": {"ms": 0.5}}})";
+  try {
+    store.import_best(text, config_text_problem);
+    ADD_FAILURE() << "an export with invalid entries was imported";
+  } catch (const std::runtime_error &e) {
+    std::string why = e.what();
+    EXPECT_NE(why.find("nothing was imported"), std::string::npos) << why;
+    for (const char *key : {"'garbled': its config 'BLOCK=lots' is not a config", "'negative'", "'text_ms'", "'no_config'"})
+      EXPECT_NE(why.find(key), std::string::npos) << key << " in: " << why;
+    EXPECT_EQ(why.find("'good'"), std::string::npos) << why;
+  }
+  EXPECT_FALSE(fs::exists(store.path())) << "an import that failed wrote the store";
+}
+
+TEST(Autotune, AnImportThatCannotBeWrittenThrows) {
+  TempStore dir;
+  std::ofstream(dir.path() / "a-file") << "not a directory";
+  TuningStore store((dir.path() / "a-file" / "autotune.json").string());
+  const std::string text = R"({"kiln_tuning_export": 1, "best": {"k": {"config": "BLOCK=256", "ms": 0.5}}})";
+  try {
+    store.import_best(text, config_text_problem);
+    ADD_FAILURE() << "imported into a store that cannot be written";
+  } catch (const std::runtime_error &e) {
+    EXPECT_NE(std::string(e.what()).find("is not a directory"), std::string::npos) << e.what();
+  }
+}
+
+TEST(Autotune, ATuningRunSaysWhetherItsResultsWereStored) {
+  TempStore dir;
+  fs::path shared = dir.path() / "shared";
+  fs::create_directories(shared);
+  fs::permissions(shared, fs::perms::all); // others may write: refused
+  Task task = syntheticTask();
+  std::atomic<int> measured{0};
+  Options options = countingSynthetic(measured);
+  Stream cpu(Device::interp());
+  testing::internal::CaptureStderr();
+  Report refused = tune(task, cpu, options, TuningStore((shared / "autotune.json").string()));
+  std::string said = testing::internal::GetCapturedStderr();
+  ASSERT_TRUE(refused.best.has_value());
+  EXPECT_FALSE(refused.stored);
+  EXPECT_NE(said.find("writable by other users"), std::string::npos) << said;
+  EXPECT_TRUE(tune(task, cpu, options, dir.store()).stored);
+}
+
+TEST(AutotunedOps, AStoredPlanOutsideTheOpsSpaceFallsBackToTheDefaults) {
+  // A planted BLOCK_M=1048576 made every call take minutes, then fail.
+  TempStore dir;
+  CacheDirScope scope(dir.path());
+  const int64_t rows = 3, cols = 1500;
+  std::vector<float> x(rows * cols), y(rows * cols, NAN);
+  for (size_t i = 0; i < x.size(); ++i)
+    x[i] = static_cast<float>((i * 37) % 101) / 25 - 2;
+  ops::NormalizationArgs args;
+  args.x = ops::TensorView::of_host(x.data(), {rows, cols});
+  args.y = ops::TensorView::of_host(y.data(), {rows, cols});
+  Stream cpu(Device::interp());
+  const std::string planted = "AHEAD=1,BLOCK_M=1048576,BLOCK_N=2048,ONE_PASS=1,min_blocks_per_sm=0,num_warps=4";
+  plant(TuningStore(), ops::tuning_task(ops::Normalization::log_softmax, args, cpu), planted);
+  testing::internal::CaptureStderr();
+  ops::normalize(ops::Normalization::log_softmax, args, cpu);
+  std::string said = testing::internal::GetCapturedStderr();
+  EXPECT_NE(said.find("ignoring the tuned config '" + planted + "'"), std::string::npos) << said;
+  EXPECT_NE(said.find("BLOCK_M=1048576 is not among the values tuned"), std::string::npos) << said;
+  for (int64_t r = 0; r < rows; ++r) {
+    double total = 0;
+    for (int64_t c = 0; c < cols; ++c)
+      total += std::exp(static_cast<double>(y[r * cols + c]));
+    EXPECT_NEAR(total, 1.0, 1e-4) << "row " << r;
+  }
+}
+
+TEST(AutotunedOps, AnUnparsableStoredMatmulConfigFallsBackToTheDefaults) {
+  TempStore dir;
+  CacheDirScope scope(dir.path());
+  const int64_t M = 33, N = 20, K = 9;
+  std::vector<float> a(M * K), b(K * N), out(M * N, NAN);
+  for (size_t i = 0; i < a.size(); ++i)
+    a[i] = static_cast<float>(i % 7) - 3;
+  for (size_t i = 0; i < b.size(); ++i)
+    b[i] = static_cast<float>(i % 5) - 2;
+  ops::MatmulArgs args;
+  args.a = ops::TensorView::of_host(a.data(), {M, K});
+  args.b = ops::TensorView::of_host(b.data(), {K, N});
+  args.out = ops::TensorView::of_host(out.data(), {M, N});
+  Stream cpu(Device::interp());
+  plant(TuningStore(), ops::tuning_task(args, cpu), "BLOCK_M=lots");
+  testing::internal::CaptureStderr();
+  ops::matmul(args, cpu);
+  std::string said = testing::internal::GetCapturedStderr();
+  EXPECT_NE(said.find("ignoring the tuned config 'BLOCK_M=lots'"), std::string::npos) << said;
+  for (int64_t i = 0; i < M; ++i)
+    for (int64_t j = 0; j < N; ++j) {
+      double expected = 0;
+      for (int64_t k = 0; k < K; ++k)
+        expected += static_cast<double>(a[i * K + k]) * b[k * N + j];
+      EXPECT_NEAR(out[i * N + j], expected, 1e-4) << i << "," << j;
+    }
 }
 
 TEST(Autotune, ExhaustiveFindsTheBestAndRecordsPruningReasons) {

@@ -1,6 +1,9 @@
 // The on-disk kernel cache: entries round-trip, corrupt entries are
 // detected and rebuilt, concurrent writers lose nothing, and Kernel::compile
-// finds what an earlier compile stored under the same key only.
+// finds what an earlier compile stored under the same key only. The stores'
+// trust rules: links planted at predictable names are never followed,
+// directories others can write are refused, files of other users ignored,
+// malformed tuning entries skipped one by one.
 #include <kiln/cache.h>
 #include <kiln/kiln.h>
 #include <kiln/tuning_store.h>
@@ -11,9 +14,14 @@
 
 #include <filesystem>
 #include <fstream>
+#include <optional>
 #include <random>
+#include <set>
+#include <sstream>
 #include <string>
 
+#include <pwd.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -29,6 +37,7 @@ public:
     std::random_device random;
     path_ = fs::temp_directory_path() / ("kiln-cache-test-" + std::to_string(getpid()) + "-" + std::to_string(random()));
     fs::create_directories(path_);
+    fs::permissions(path_, fs::perms::owner_all); // private whatever the umask: the stores refuse others' access
   }
   ~TempDir() { fs::remove_all(path_); }
   std::string str() const { return path_.string(); }
@@ -68,6 +77,53 @@ std::vector<fs::path> entries(const fs::path &root) {
         found.push_back(entry.path());
   return found;
 }
+
+std::string contentsOf(const fs::path &file) {
+  std::ifstream in(file, std::ios::binary);
+  std::ostringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+/// The files a tuning store at `store` was set aside as.
+std::vector<fs::path> setAside(const fs::path &store) {
+  std::vector<fs::path> found;
+  for (const auto &item : fs::directory_iterator(store.parent_path()))
+    if (item.path().filename().string().rfind(store.filename().string() + ".corrupt-", 0) == 0)
+      found.push_back(item.path());
+  return found;
+}
+
+size_t occurrences(const std::string &text, const std::string &part) {
+  size_t count = 0;
+  for (size_t at = text.find(part); at != std::string::npos; at = text.find(part, at + 1))
+    ++count;
+  return count;
+}
+
+/// Sets an environment variable (or unsets it, for nullptr) for the scope
+/// of a test.
+class EnvScope {
+public:
+  EnvScope(const char *name, const char *value) : name_(name) {
+    if (const char *old = std::getenv(name))
+      old_ = std::string(old);
+    if (value)
+      setenv(name, value, 1);
+    else
+      unsetenv(name);
+  }
+  ~EnvScope() {
+    if (old_)
+      setenv(name_.c_str(), old_->c_str(), 1);
+    else
+      unsetenv(name_.c_str());
+  }
+
+private:
+  std::string name_;
+  std::optional<std::string> old_;
+};
 
 /// Sets KILN_CACHE_DIR for the scope of a test.
 class CacheDirScope {
@@ -347,4 +403,221 @@ TEST(TuningStore, ExportAndImportBestConfigs) {
   EXPECT_EQ(to.find("k1")->measured.size(), 1u) << "an export carries best configs only";
   EXPECT_THROW(to.import_best("{\"best\": 1}"), std::runtime_error);
   EXPECT_THROW(to.import_best("not json"), std::runtime_error);
+}
+
+TEST(TuningStore, MalformedEntriesAreSkippedAndTheOthersStillLoad) {
+  TempDir dir;
+  std::string path = (dir.path() / "autotune.json").string();
+  std::ofstream(path) << R"({"version": 1, "entries": {
+    "good": {"best": "A=1", "best_ms": 0.5, "measured": {"A=1": 0.5, "A=2": 0.9}, "updated": "2026-01-01T00:00:00Z"},
+    "text_ms": {"best": "A=1", "best_ms": "fast", "measured": {"A=1": 0.5}},
+    "negative_ms": {"best": "A=1", "best_ms": -1, "measured": {"A=1": 0.5}},
+    "no_best": {"best_ms": 0.5, "measured": {"A=1": 0.5}},
+    "empty_best": {"best": "", "best_ms": 0.5, "measured": {}},
+    "text_timing": {"best": "A=1", "best_ms": 0.5, "measured": {"A=1": "slow"}},
+    "not_an_object": 3}})";
+  TuningStore store(path);
+  testing::internal::CaptureStderr();
+  ASSERT_TRUE(store.find("good").has_value());
+  EXPECT_EQ(store.find("good")->best, "A=1");
+  for (const char *key : {"text_ms", "negative_ms", "no_best", "empty_best", "text_timing", "not_an_object"})
+    EXPECT_FALSE(store.find(key).has_value()) << key;
+  EXPECT_FALSE(store.find("text_ms").has_value());
+  auto all = store.all();
+  std::string said = testing::internal::GetCapturedStderr();
+  ASSERT_EQ(all.size(), 1u);
+  EXPECT_EQ(all.count("good"), 1u);
+  for (const char *key : {"text_ms", "negative_ms", "no_best", "empty_best", "text_timing", "not_an_object"})
+    EXPECT_EQ(occurrences(said, std::string("ignoring the entry '") + key + "'"), 1u) << key << " in:\n" << said;
+  EXPECT_NE(said.find("best_ms is not a time"), std::string::npos) << said;
+  // An update replaces the malformed entry it is for, and keeps the rest:
+  // nothing is set aside.
+  testing::internal::CaptureStderr();
+  ASSERT_TRUE(store.record("text_ms", {"A=3", 0.25, {{"A=3", 0.25}}, ""}));
+  testing::internal::GetCapturedStderr();
+  EXPECT_EQ(store.find("text_ms")->best, "A=3");
+  EXPECT_EQ(store.find("good")->measured.size(), 2u);
+  EXPECT_TRUE(setAside(path).empty());
+  EXPECT_NE(store.export_best().find("\"good\""), std::string::npos);
+  EXPECT_EQ(store.export_best().find("negative_ms"), std::string::npos) << "an export carried a malformed entry";
+}
+
+TEST(TuningStore, TwoCorruptStoresSetAsideKeepBothCopies) {
+  // Set aside within the same second: each keeps a name of its own.
+  TempDir dir;
+  fs::path path = dir.path() / "autotune.json";
+  TuningStore store(path.string());
+  testing::internal::CaptureStderr();
+  std::ofstream(path) << "first corrupt store";
+  ASSERT_TRUE(store.record("a", {"A=1", 1.0, {{"A=1", 1.0}}, ""}));
+  std::ofstream(path, std::ios::trunc) << "second corrupt store";
+  ASSERT_TRUE(store.record("b", {"B=1", 1.0, {{"B=1", 1.0}}, ""}));
+  testing::internal::GetCapturedStderr();
+  std::vector<fs::path> asides = setAside(path);
+  ASSERT_EQ(asides.size(), 2u);
+  std::set<std::string> kept{contentsOf(asides[0]), contentsOf(asides[1])};
+  EXPECT_EQ(kept, (std::set<std::string>{"first corrupt store", "second corrupt store"}));
+  EXPECT_TRUE(store.find("b").has_value());
+}
+
+TEST(TuningStore, ALinkAtTheOldTemporaryNameLeavesItsTargetAlone) {
+  // The temporary used to be "<store>.tmp-<pid>", opened through whatever
+  // stood there: a link planted at it had its target overwritten.
+  TempDir dir;
+  fs::path path = dir.path() / "autotune.json", victim = dir.path() / "victim";
+  std::ofstream(victim) << "precious";
+  fs::path planted = path.string() + ".tmp-" + std::to_string(getpid());
+  fs::create_symlink(victim, planted);
+  TuningStore store(path.string());
+  ASSERT_TRUE(store.record("k", {"A=1", 1.0, {{"A=1", 1.0}}, ""}));
+  EXPECT_EQ(contentsOf(victim), "precious");
+  EXPECT_TRUE(fs::is_symlink(planted));
+  EXPECT_FALSE(fs::is_symlink(path));
+  EXPECT_EQ(store.find("k")->best, "A=1");
+  for (const auto &item : fs::directory_iterator(dir.path()))
+    EXPECT_TRUE(item.path() == planted || item.path().filename().string().find(".tmp-") == std::string::npos)
+        << "a temporary was left behind: " << item.path();
+}
+
+TEST(TuningStore, ALinkAtTheLockNameIsNotFollowed) {
+  TempDir dir;
+  fs::path path = dir.path() / "autotune.json", target = dir.path() / "made-through-the-link";
+  fs::create_symlink(target, path.string() + ".lock");
+  testing::internal::CaptureStderr();
+  EXPECT_FALSE(TuningStore(path.string()).record("k", {"A=1", 1.0, {{"A=1", 1.0}}, ""}));
+  std::string said = testing::internal::GetCapturedStderr();
+  EXPECT_NE(said.find("cannot lock the tuning store"), std::string::npos) << said;
+  EXPECT_FALSE(fs::exists(fs::symlink_status(target))) << "the lock's link was followed";
+}
+
+TEST(TuningStore, ALinkedStoreIsNeitherReadNorWrittenThrough) {
+  TempDir dir;
+  fs::path path = dir.path() / "autotune.json", victim = dir.path() / "elsewhere.json";
+  const std::string planted =
+      R"({"version": 1, "entries": {"k": {"best": "A=9", "best_ms": 0.1, "measured": {"A=9": 0.1}}}})";
+  std::ofstream(victim) << planted;
+  fs::create_symlink(victim, path);
+  TuningStore store(path.string());
+  testing::internal::CaptureStderr();
+  EXPECT_FALSE(store.find("k").has_value()) << "read through a link";
+  ASSERT_TRUE(store.record("mine", {"A=1", 1.0, {{"A=1", 1.0}}, ""}));
+  std::string said = testing::internal::GetCapturedStderr();
+  EXPECT_NE(said.find("is a symbolic link"), std::string::npos) << said;
+  EXPECT_EQ(contentsOf(victim), planted);
+  EXPECT_FALSE(fs::is_symlink(path));
+  EXPECT_EQ(store.find("mine")->best, "A=1");
+  EXPECT_FALSE(store.find("k").has_value());
+}
+
+TEST(TuningStore, AnotherUsersStoreIsIgnored) {
+  if (geteuid() != 0)
+    GTEST_SKIP() << "giving a file to another user needs root";
+  TempDir dir;
+  fs::path path = dir.path() / "autotune.json";
+  TuningStore store(path.string());
+  ASSERT_TRUE(store.record("k", {"A=1", 1.0, {{"A=1", 1.0}}, ""}));
+  if (chown(path.c_str(), 65534, 65534) != 0)
+    GTEST_SKIP() << "chown is not allowed here";
+  testing::internal::CaptureStderr();
+  EXPECT_FALSE(store.find("k").has_value());
+  std::string said = testing::internal::GetCapturedStderr();
+  EXPECT_NE(said.find("belongs to user 65534"), std::string::npos) << said;
+}
+
+TEST(CacheDirectory, ADirectoryOthersCanWriteIsRefused) {
+  TempDir dir;
+  fs::path shared = dir.path() / "shared";
+  fs::create_directories(shared);
+  fs::permissions(shared, fs::perms::all); // 0777, as /tmp/kiln-cache could be
+  EXPECT_NE(private_directory_problem(shared.string()).find("writable by other users"), std::string::npos);
+  testing::internal::CaptureStderr();
+  EXPECT_FALSE(TuningStore((shared / "autotune.json").string()).record("k", {"A=1", 1.0, {{"A=1", 1.0}}, ""}));
+  EXPECT_FALSE(BlobStore(shared.string()).store(keyOf("k"), entryWith("{}", "payload")));
+  std::string said = testing::internal::GetCapturedStderr();
+  EXPECT_NE(said.find("writable by other users"), std::string::npos) << said;
+  EXPECT_TRUE(fs::is_empty(shared)) << "wrote into a directory others can write";
+  // Made private, it is used.
+  fs::permissions(shared, fs::perms::owner_all);
+  EXPECT_TRUE(BlobStore(shared.string()).store(keyOf("k"), entryWith("{}", "payload")));
+}
+
+TEST(CacheDirectory, ALinkedDirectoryIsRefusedAndMissingOnesAreMadePrivate) {
+  TempDir dir;
+  fs::path real = dir.path() / "real", link = dir.path() / "link";
+  fs::create_directories(real);
+  fs::permissions(real, fs::perms::owner_all);
+  fs::create_directory_symlink(real, link);
+  EXPECT_NE(private_directory_problem(link.string()).find("is a symbolic link"), std::string::npos);
+  testing::internal::CaptureStderr();
+  EXPECT_FALSE(BlobStore(link.string()).store(keyOf("k"), entryWith("{}", "payload")));
+  testing::internal::GetCapturedStderr();
+  EXPECT_TRUE(fs::is_empty(real));
+
+  fs::path made = dir.path() / "a" / "b";
+  EXPECT_EQ(private_directory_problem(made.string() + "/"), "");
+  for (const fs::path &each : {dir.path() / "a", made})
+    EXPECT_EQ(fs::status(each).permissions() & fs::perms::all, fs::perms::owner_all) << each;
+}
+
+TEST(CacheRoot, WithoutEnvironmentItIsTheUsersOwnHome) {
+  EnvScope cache("KILN_CACHE_DIR", nullptr), xdg("XDG_CACHE_HOME", nullptr), home("HOME", nullptr);
+  const passwd *user = getpwuid(geteuid());
+  if (!user || !user->pw_dir || !*user->pw_dir)
+    EXPECT_EQ(cache_root(), "") << "no home: caching is off";
+  else
+    EXPECT_EQ(cache_root(), std::string(user->pw_dir) + "/.cache/kiln");
+  EXPECT_EQ(cache_root().rfind("/tmp", 0), std::string::npos);
+}
+
+TEST(BlobStore, ALinkAtAnEntrysPlaceIsNotFollowed) {
+  TempDir dir;
+  fs::path root = dir.path() / "kernels", victim = dir.path() / "victim";
+  fs::create_directories(victim);
+  std::ofstream(victim / "precious") << "precious";
+  std::string key = keyOf("linked");
+  fs::create_directories(root / key.substr(0, 2));
+  fs::permissions(root, fs::perms::owner_all);
+  fs::permissions(root / key.substr(0, 2), fs::perms::owner_all);
+  fs::create_directory_symlink(victim, root / key.substr(0, 2) / key);
+  BlobStore store(root.string());
+  testing::internal::CaptureStderr();
+  EXPECT_FALSE(store.load(key).has_value());
+  store.store(key, entryWith("{}", "payload"));
+  std::string said = testing::internal::GetCapturedStderr();
+  EXPECT_NE(said.find("is not a directory of this user's"), std::string::npos) << said;
+  std::vector<std::string> inVictim;
+  for (const auto &item : fs::directory_iterator(victim))
+    inVictim.push_back(item.path().filename().string());
+  EXPECT_EQ(inVictim, std::vector<std::string>{"precious"}) << "written through the link";
+  EXPECT_EQ(contentsOf(victim / "precious"), "precious");
+}
+
+TEST(BlobStore, KeysAndFileNamesStayInsideTheStore) {
+  TempDir dir;
+  BlobStore store((dir.path() / "kernels").string());
+  testing::internal::CaptureStderr();
+  EXPECT_FALSE(store.store("../escape", entryWith("{}", "payload")));
+  BlobStore::Entry outside;
+  outside.files["../outside"] = {'x'};
+  EXPECT_FALSE(store.store(keyOf("outside"), outside));
+  testing::internal::GetCapturedStderr();
+  EXPECT_FALSE(store.load("../escape").has_value());
+  EXPECT_FALSE(fs::exists(dir.path() / "escape"));
+  EXPECT_FALSE(fs::exists(dir.path() / "kernels" / "outside"));
+}
+
+TEST(BlobStore, AnotherUsersEntryIsIgnored) {
+  if (geteuid() != 0)
+    GTEST_SKIP() << "giving a file to another user needs root";
+  TempDir dir;
+  BlobStore store(dir.str());
+  std::string key = keyOf("theirs");
+  ASSERT_TRUE(store.store(key, entryWith("{}", "payload")));
+  fs::path kernel = entries(dir.path()).at(0) / "kernel.ptx";
+  if (chown(kernel.c_str(), 65534, 65534) != 0)
+    GTEST_SKIP() << "chown is not allowed here";
+  testing::internal::CaptureStderr();
+  EXPECT_FALSE(store.load(key).has_value());
+  std::string said = testing::internal::GetCapturedStderr();
+  EXPECT_NE(said.find("belongs to user 65534"), std::string::npos) << said;
 }

@@ -24,8 +24,17 @@
 namespace kiln::autotune {
 
 /// Sizes in (2^(k-1), 2^k] share a tuned entry: the power of two at or
-/// above n (so a new sequence length reuses its neighbours' tuning).
+/// above n (so a new sequence length reuses its neighbours' tuning); 1 for
+/// n <= 1, and n itself above 2^62, where no larger power of two fits.
 int64_t bucket(int64_t n);
+
+/// Why `text` is not a config (it does not parse as one, or names no
+/// value), or "".
+std::string config_text_problem(const std::string &text);
+/// Why `config` is not a point of `space`: it names something that is not
+/// an axis, gives an axis no value or one not on it, or breaks a constraint
+/// (that constraint's reason); "" when it is a point.
+std::string space_problem(const ConfigSpace &space, const Config &config);
 
 /// What is tuned, and how to run it.
 struct Task {
@@ -90,6 +99,7 @@ struct Report {
   double compile_seconds = 0;
   int space = 0, pruned = 0, compiled = 0, timed = 0;
   std::string store_key;
+  bool stored = false;        ///< the timings reached the store
 };
 
 /// The store key of a task on a device: op, key, the GPU's name, compute
@@ -104,7 +114,10 @@ Report tune(const Task &task, const Stream &stream, const Options &options, cons
 /// each, timing nothing and storing nothing: `autotune --dry-run`.
 Report compile_all(const Task &task, const Options &options);
 
-/// The stored best config of `task` on `device`, if it was tuned.
+/// The stored best config of `task` on `device`, if it was tuned and is a
+/// point of the task's space. A stored config that does not parse or lies
+/// outside the space (a store edited by hand or planted: BLOCK_M=1048576)
+/// is ignored, with a warning once a process.
 std::optional<Config> tuned(const Task &task, const Device &device, const TuningStore &store);
 
 /// KILN_AUTOTUNE: off (use stored results, tune nothing; the default),
