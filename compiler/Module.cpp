@@ -53,7 +53,68 @@ std::string Module::kernel_name() const {
   return {};
 }
 
+void checkNesting(llvm::StringRef text, llvm::StringRef buffer_name) {
+  if (text.starts_with("ML\xefR")) // bytecode's magic number
+    return;
+  // Angle brackets also spell arrows (->) and comparisons (>=, <=): a '>'
+  // closes only an open '<', and a closing bracket of another kind closes
+  // the '<' left open inside it.
+  llvm::SmallVector<char, 32> open;
+  size_t line = 1;
+  for (size_t i = 0; i < text.size(); ++i) {
+    const char c = text[i];
+    const char next = i + 1 < text.size() ? text[i + 1] : '\0';
+    switch (c) {
+    case '\n':
+      ++line;
+      break;
+    case '"':
+      for (++i; i < text.size() && text[i] != '"'; ++i)
+        if (text[i] == '\\')
+          ++i;
+        else if (text[i] == '\n')
+          ++line;
+      break;
+    case '/':
+      if (next == '/')
+        while (i + 1 < text.size() && text[i + 1] != '\n')
+          ++i;
+      break;
+    case '<':
+      if (next == '=')
+        break;
+      [[fallthrough]];
+    case '(':
+    case '[':
+    case '{':
+      open.push_back(c);
+      if (open.size() > kMaxIRNesting)
+        throw Error(buffer_name.str() + ":" + std::to_string(line) + ": error: brackets nest more than " +
+                    std::to_string(kMaxIRNesting) + " deep here; Kiln refuses IR nested so deep (MLIR's parser " +
+                    "recurses on each level and would overflow the stack)");
+      break;
+    case '>':
+      if (i > 0 && text[i - 1] != '-' && !open.empty() && open.back() == '<')
+        open.pop_back();
+      break;
+    case ')':
+    case ']':
+    case '}': {
+      const char opener = c == ')' ? '(' : c == ']' ? '[' : '{';
+      while (!open.empty() && open.back() == '<')
+        open.pop_back();
+      if (!open.empty() && open.back() == opener)
+        open.pop_back();
+      break;
+    }
+    default:
+      break;
+    }
+  }
+}
+
 Module Module::parse(const std::string &text, const std::string &buffer_name) {
+  checkNesting(text, buffer_name);
   auto impl = std::make_shared<Impl>();
   impl->context = threadKilnContext();
   std::string diagnostics;

@@ -7,6 +7,7 @@
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/IR/OwningOpRef.h"
+#include "llvm/ADT/StringRef.h"
 
 namespace kiln {
 
@@ -25,5 +26,15 @@ struct Module::Impl {
 /// tracing builds loaded) and MLIR's own thread pool off: Kiln compiles many
 /// small modules, on as many threads as its callers use.
 std::shared_ptr<mlir::MLIRContext> threadKilnContext();
+
+/// How deep IR text may nest brackets ((), [], {}, <>). MLIR's parser
+/// recurses on each level, and input nested some thousands deep overflows
+/// the stack, a crash no caller can catch; kernels' IR nests under ten.
+constexpr size_t kMaxIRNesting = 256;
+
+/// Throws kiln::Error naming the line of `buffer_name` where `text` first
+/// nests brackets deeper than kMaxIRNesting (outside strings and comments).
+/// MLIR bytecode is left to its reader.
+void checkNesting(llvm::StringRef text, llvm::StringRef buffer_name);
 
 } // namespace kiln

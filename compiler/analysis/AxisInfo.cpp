@@ -247,21 +247,34 @@ void AxisInfoAnalysis::visit(Operation *op) {
   auto resultRank = [&] { return op->getNumResults() ? rankOf(op->getResult(0).getType()) : 1u; };
 
   // Structured control flow: loop-carried values meet their initial and
-  // yielded facts (two rounds reach the fixpoint of these monotone rules).
+  // yielded facts (two rounds reach the fixpoint of these monotone rules;
+  // the second only when the first changed a carried fact). Each level's
+  // rounds multiply the visits of the loops inside it, so loops nested
+  // deeper than kMaxRefinedLoopDepth start from nothing known, which needs
+  // one round.
   if (auto loop = dyn_cast<scf::ForOp>(op)) {
     AxisInfo lb = get(loop.getLowerBound()), step = get(loop.getStep());
     AxisInfo iv = AxisInfo::unknown(1);
     iv.divisibility[0] = gcd(lb.divisibility[0], step.divisibility[0]);
     set(loop.getInductionVar(), iv);
+    const bool refined = loopDepth_ < kMaxRefinedLoopDepth;
     for (auto [arg, init] : llvm::zip(loop.getRegionIterArgs(), loop.getInitArgs()))
-      set(arg, get(init));
+      set(arg, refined ? get(init) : AxisInfo::unknown(rankOf(arg.getType())));
+    ++loopDepth_;
     for (int round = 0; round < 2; ++round) {
       visitRegion(loop.getRegion());
       auto yield = cast<scf::YieldOp>(loop.getBody()->getTerminator());
+      bool changed = false;
       for (auto [arg, init, next] :
-           llvm::zip(loop.getRegionIterArgs(), loop.getInitArgs(), yield.getOperands()))
-        set(arg, meet(get(init), get(next)));
+           llvm::zip(loop.getRegionIterArgs(), loop.getInitArgs(), yield.getOperands())) {
+        AxisInfo carried = meet(get(init), get(next));
+        changed = changed || !(carried == get(arg));
+        set(arg, std::move(carried));
+      }
+      if (!refined || !changed)
+        break;
     }
+    --loopDepth_;
     for (auto [result, arg] : llvm::zip(loop.getResults(), loop.getRegionIterArgs()))
       set(result, get(arg));
     return;

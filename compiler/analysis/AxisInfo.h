@@ -67,7 +67,11 @@ private:
   void visit(mlir::Operation *op);
   void set(mlir::Value value, AxisInfo info);
 
+  /// Loop nests deeper than this are analyzed in one round (see visit).
+  static constexpr int kMaxRefinedLoopDepth = 8;
+
   llvm::DenseMap<mlir::Value, AxisInfo> infos_;
+  int loopDepth_ = 0; ///< scf.for loops around the operation visited
 };
 
 } // namespace kiln::gpu

@@ -6,6 +6,8 @@
 #include "compiler/analysis/AxisInfo.h"
 #include "compiler/dialect/gpu/Mma.h"
 
+#include <kiln/target.h>
+
 #include "mlir/Conversion/ArithToLLVM/ArithToLLVM.h"
 #include "mlir/Conversion/ControlFlowToLLVM/ControlFlowToLLVM.h"
 #include "mlir/Conversion/MathToLLVM/MathToLLVM.h"
@@ -126,6 +128,15 @@ struct ConvertKGpuToLLVM : impl::ConvertKGpuToLLVMBase<ConvertKGpuToLLVM> {
       }
       shared += staging;
       module->setAttr(kBulkStoresAttr, UnitAttr::get(context));
+    }
+    // More than the target gives a program would fail only at launch, and
+    // less plainly (or, on a GPU with more, only there).
+    if (const int64_t limit = max_shared_memory_per_program(computeCapability); shared > limit) {
+      module.emitError() << "the kernel needs " << shared << " bytes of shared memory; a GPU of compute capability "
+                         << computeCapability / 10 << "." << computeCapability % 10 << " gives a program at most "
+                         << limit << " (fewer pipeline stages or smaller blocks need less)";
+      signalPassFailure();
+      return;
     }
     module->setAttr("kgpu.shared_memory", IntegerAttr::get(IntegerType::get(context, 32), shared));
 

@@ -89,19 +89,13 @@ std::optional<Stage> parse_stage(std::string_view text) {
 
 std::vector<std::string_view> stage_names() { return {stageNames.begin(), stageNames.end()}; }
 
-int compute_capability_of(std::string_view arch) {
-  int cc = 0;
-  for (char c : arch)
-    if (c >= '0' && c <= '9')
-      cc = cc * 10 + (c - '0');
-  return cc;
-}
-
 namespace {
 
 /// Runs the passes that take `module` from the stage before `first` through
 /// `last` (both at most Stage::llvm, where the pipeline leaves MLIR).
 void runStages(Module &module, Stage first, Stage last, const CompileOptions &options) {
+  if (last >= Stage::gpu)
+    check_target(options.arch);
   mlir::MLIRContext &context = *module.impl().context;
   mlir::PassManager pm(&context);
   auto wanted = [&](Stage stage) { return first <= stage && stage <= last; };

@@ -1,5 +1,7 @@
 //===- Config.cpp - Config, ConfigSpace, Specialization -------------------===//
 
+#include "dsl/lib/Trace.h"
+
 #include <kiln/config.h>
 #include <kiln/error.h>
 #include <kiln/kernel.h>
@@ -8,18 +10,38 @@
 
 namespace kiln {
 
+namespace {
+void noteLookup(std::string_view name) {
+  if (detail::TraceContext *trace = detail::TraceContext::active())
+    trace->note_config_key(name);
+}
+} // namespace
+
 int64_t Config::operator[](Key key) const {
+  noteLookup(key.name);
   auto it = values_.find(key.name);
   if (it == values_.end())
-    throw TraceError(key.loc, "the config has no entry '" + std::string(key.name) + "' (it has: " +
-                                  (values_.empty() ? std::string("nothing") : str()) +
-                                  "); give it in the launch config or the kernel's defaults");
+    detail::fail(key.loc, "the config has no entry '" + std::string(key.name) + "' (it has: " +
+                              (values_.empty() ? std::string("nothing") : str()) +
+                              "); give it in the launch config or the kernel's defaults");
   return it->second;
 }
 
 int64_t Config::get(std::string_view name, int64_t fallback) const {
+  noteLookup(name);
   auto it = values_.find(name);
   return it == values_.end() ? fallback : it->second;
+}
+
+bool Config::has(std::string_view name) const {
+  noteLookup(name);
+  return values_.find(name) != values_.end();
+}
+
+const std::vector<std::string> &Config::compiler_keys() {
+  static const std::vector<std::string> keys{"cluster_size", "min_blocks_per_sm", "num_stages", "num_warps",
+                                             "warp_specialize"};
+  return keys;
 }
 
 Config Config::merged(const Config &other) const {

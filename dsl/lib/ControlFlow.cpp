@@ -20,8 +20,6 @@ namespace scf = mlir::scf;
 
 namespace {
 
-std::string where(Loc loc) { return std::string(loc.file_name()) + ":" + std::to_string(loc.line()); }
-
 /// Checks a value flowing into a Var and shapes literals and scalars to it.
 Tensor value_for_var(const Tensor &current, const Operand &value, Loc declared, Loc loc) {
   Tensor v = value.kind() == Operand::Kind::tensor
@@ -159,6 +157,7 @@ detail::ForLoop::ForLoop(const Operand &lo, const Operand &hi, const Operand &st
                          std::vector<Tensor> carried, Loc loc)
     : state_(nullptr) {
   TraceContext &trace = TraceContext::current(loc);
+  trace.check_nesting(loc, "this for_range");
   DType dtype = DType::i32;
   for (auto [bound, what] : {std::pair{&lo, "for_range's start"}, std::pair{&hi, "for_range's end"},
                              std::pair{&step, "for_range's step"}})
@@ -244,6 +243,7 @@ struct detail::IfBranch::State {
 detail::IfBranch::IfBranch(const Tensor &condition, size_t explicit_results, Loc loc)
     : state_(nullptr) {
   TraceContext &trace = TraceContext::current(loc);
+  trace.check_nesting(loc, "this if_");
   mlir::Value cond = TraceAccess::use(condition, loc, "if_'s condition");
   if (!condition.is_scalar() || condition.is_pointer() || condition.dtype() != DType::i1)
     fail(loc, "if_ needs a scalar i1 condition, got " + condition.describe() +
@@ -356,6 +356,7 @@ struct detail::WhileLoop::State {
 
 detail::WhileLoop::WhileLoop(std::vector<Tensor> carried, Loc loc) : state_(nullptr) {
   TraceContext &trace = TraceContext::current(loc);
+  trace.check_nesting(loc, "this while_");
   for (const Tensor &t : carried)
     TraceAccess::use(t, loc, "a carried value");
   state_ = new State{trace, loc, {}, VarSnapshot(trace), carried, 0, {}};

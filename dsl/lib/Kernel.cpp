@@ -12,6 +12,9 @@
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/Verifier.h"
 
+#include <optional>
+#include <set>
+
 namespace kiln {
 
 using namespace detail;
@@ -44,6 +47,10 @@ Kernel &Kernel::space(ConfigSpace space) {
   return *this;
 }
 const ConfigSpace &Kernel::config_space() const { return impl_->space; }
+Kernel &Kernel::library(std::string what) {
+  impl_->library = std::move(what);
+  return *this;
+}
 
 namespace {
 
@@ -85,7 +92,10 @@ void validate(const Kernel &kernel, const Config &config) {
 
 } // namespace
 
-Module Kernel::trace(const Config &config_in, const Specialization &spec) const {
+Module Kernel::trace(const Config &config_in, const Specialization &spec, std::vector<std::string> *keys_read) const {
+  std::optional<LibraryScope> library;
+  if (!impl_->library.empty())
+    library.emplace(impl_->library);
   Config config = impl_->defaults.merged(config_in);
   validate(*this, config);
   if (!spec.args.empty() && spec.args.size() != impl_->signature.size())
@@ -122,6 +132,11 @@ Module Kernel::trace(const Config &config_in, const Specialization &spec) const 
                        : TraceAccess::wrap(entry->getArgument(i), type, Loc()));
   }
   impl_->body(config, args);
+  if (keys_read) {
+    std::set<std::string, std::less<>> names(trace.config_keys());
+    names.insert(Config::compiler_keys().begin(), Config::compiler_keys().end());
+    keys_read->assign(names.begin(), names.end());
+  }
   b.setInsertionPointToEnd(entry);
   tile::ReturnOp::create(b, func_loc);
 
@@ -130,15 +145,16 @@ Module Kernel::trace(const Config &config_in, const Specialization &spec) const 
   std::string message;
   mlir::ScopedDiagnosticHandler handler(&context, [&](mlir::Diagnostic &diagnostic) {
     if (diagnostic.getSeverity() == mlir::DiagnosticSeverity::Error && message.empty()) {
-      std::string where;
-      if (auto file = mlir::dyn_cast<mlir::FileLineColLoc>(diagnostic.getLocation()))
+      std::string where; // (a library's lines mean nothing to its users)
+      if (auto file = mlir::dyn_cast<mlir::FileLineColLoc>(diagnostic.getLocation()); file && !library)
         where = file.getFilename().str() + ":" + std::to_string(file.getLine()) + ": ";
       message = where + "error: " + diagnostic.str();
     }
     return mlir::success();
   });
   if (mlir::failed(mlir::verify(*impl->module)))
-    throw Error("kernel '" + name() + "' traced to invalid IR: " + message);
+    throw Error((library ? impl_->library + ": " : std::string()) + "kernel '" + name() +
+                "' traced to invalid IR: " + message);
   return Module(std::move(impl));
 }
 

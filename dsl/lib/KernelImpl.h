@@ -31,6 +31,7 @@ struct Kernel::Impl {
   Body body;
   Config defaults;
   ConfigSpace space;
+  std::string library; ///< see Kernel::library; empty for users' kernels
 
   /// Compiled code per "config|specialization" (and, for GPUs, device).
   std::mutex mutex;

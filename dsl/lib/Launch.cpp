@@ -17,6 +17,7 @@
 #include <kiln/cache.h>
 #include <kiln/compiler.h>
 #include <kiln/error.h>
+#include <kiln/target.h>
 #include <kiln/version.h>
 
 #include <nlohmann/json.hpp>
@@ -24,6 +25,8 @@
 #include <cstdlib>
 #include <cstring>
 #include <iostream>
+#include <optional>
+#include <string_view>
 
 namespace kiln {
 
@@ -66,17 +69,6 @@ Specialization Kernel::specialize(std::span<const Arg> args) const {
 
 namespace {
 
-
-/// A cubin runs only on its own major architecture; PTX of an older target
-/// runs anywhere newer, compiled by the driver.
-bool cubinRunsOn(const std::string &arch, int cc) {
-  int target = 0;
-  for (char c : arch)
-    if (c >= '0' && c <= '9')
-      target = target * 10 + (c - '0');
-  return target / 10 == cc / 10 && target <= cc;
-}
-
 /// Every descriptor's arguments (on any device): the tensor-map
 /// placeholder of the right rank, and sizes and strides that stay inside
 /// the memory passed (the interpreter would stop at the first access
@@ -114,6 +106,28 @@ void checkDescriptors(const std::vector<ElementType> &signature, std::span<const
       bad("the descriptor's sizes and strides reach past its memory (" + std::to_string(memory.bytes()) +
           " bytes)");
   }
+}
+
+/// The targets KILN_CHECK_PTX names ("sm_90a,sm_80"), each checked.
+std::vector<Target> checkPtxTargets() {
+  std::vector<Target> targets;
+  const char *list = std::getenv("KILN_CHECK_PTX");
+  if (!list)
+    return targets;
+  std::string_view rest = list;
+  while (!rest.empty()) {
+    const size_t comma = rest.find(',');
+    std::string_view name = rest.substr(0, comma);
+    rest = comma == std::string_view::npos ? std::string_view() : rest.substr(comma + 1);
+    if (name.empty())
+      continue;
+    try {
+      targets.push_back(check_target(name));
+    } catch (const Error &error) {
+      throw Error(std::string("KILN_CHECK_PTX: ") + error.what());
+    }
+  }
+  return targets;
 }
 
 std::string dumpDir() {
@@ -226,8 +240,13 @@ private:
 } // namespace
 
 std::string target_for(const Device &device) {
-  if (const char *target = std::getenv("KILN_TARGET"); target && *target)
-    return target; // e.g. sm_80 on a Hopper GPU, to run an older target's code
+  if (const char *target = std::getenv("KILN_TARGET"); target && *target) {
+    try { // e.g. sm_80 on a Hopper GPU, to run an older target's code
+      return check_target(target).name;
+    } catch (const Error &error) {
+      throw Error(std::string("KILN_TARGET: ") + error.what());
+    }
+  }
   int cc = device.compute_capability();
   return "sm_" + std::to_string(cc) + (cc == 90 ? "a" : "");
 }
@@ -254,9 +273,13 @@ CompiledKernel compileThroughDiskCache(const Kernel &k, const Config &config, co
   options.warp_specialize = config.warp_specialize();
   std::string key = sha256_hex(std::string(version()) + "\n" + build_id() + "\n" + arch + "\n" +
                                config.str() + "\n" + spec.str() + "\n" + module.str(false));
-  BlobStore store(cache_root() + "/kernels");
-  if (options.dump_dir.empty()) // a dump asks for every stage: compile afresh
-    if (auto entry = store.load(key)) {
+  // No cache root (a user without a home directory): compile every time.
+  const std::string root = cache_root();
+  std::optional<BlobStore> store;
+  if (!root.empty())
+    store.emplace(root + "/kernels");
+  if (store && options.dump_dir.empty()) // a dump asks for every stage: compile afresh
+    if (auto entry = store->load(key)) {
       try {
         auto meta = nlohmann::json::parse(entry->metadata);
         CompiledKernel kernel;
@@ -301,13 +324,15 @@ CompiledKernel compileThroughDiskCache(const Kernel &k, const Config &config, co
   entry.files["kernel.ptx"] = std::vector<char>(kernel.ptx.begin(), kernel.ptx.end());
   if (!kernel.cubin.empty())
     entry.files["kernel.cubin"] = kernel.cubin;
-  store.store(key, entry);
+  if (store)
+    store->store(key, entry);
   return kernel;
 }
 
 } // namespace
 
 CompiledKernel Kernel::compile(const Config &config_in, const Specialization &spec, const std::string &arch) const {
+  check_target(arch);
   Config config = impl_->defaults.merged(config_in);
   CompileOptions options;
   options.dump_dir = dumpDir();
@@ -351,17 +376,10 @@ void Kernel::launch_with(const Grid &grid, const Config &config_in, const Stream
       program = interp::Program::compile(module);
       // KILN_CHECK_PTX=sm_90a,sm_80: also compile each kernel the
       // interpreter runs for those GPUs, through ptxas (CI has no GPU).
-      if (const char *targets = std::getenv("KILN_CHECK_PTX"); targets && *targets) {
-        std::string list = targets;
-        for (size_t start = 0; start < list.size();) {
-          size_t end = list.find(',', start);
-          std::string arch = list.substr(start, end == std::string::npos ? std::string::npos : end - start);
-          // (Clusters exist from sm_90: a cluster kernel has no older target.)
-          if (!arch.empty() && (config.cluster_size() == 1 || compute_capability_of(arch) >= 90))
-            compile(config, spec, arch);
-          start = end == std::string::npos ? list.size() : end + 1;
-        }
-      }
+      for (const Target &target : checkPtxTargets())
+        // (Clusters exist from sm_90: a cluster kernel has no older target.)
+        if (config.cluster_size() == 1 || target.compute_capability() >= 90)
+          compile(config, spec, target.name);
       std::lock_guard<std::mutex> lock(impl_->mutex);
       impl_->interpreted.emplace(key, program);
     }
@@ -417,7 +435,9 @@ std::shared_ptr<const GpuKernel> Kernel::loadedFor(const Config &config_in, cons
       std::string arch = target_for(device);
       CompiledKernel compiled = compile(config, spec, arch);
       std::vector<char> image = compiled.cubin;
-      if (image.empty() || !cubinRunsOn(arch, cc)) { // the driver compiles the PTX
+      // A cubin loads only on its own GPU generation; PTX of an older
+      // target runs on newer GPUs, compiled by the driver.
+      if (image.empty() || !cubin_runs_on(check_target(arch), cc)) {
         image.assign(compiled.ptx.begin(), compiled.ptx.end());
         image.push_back('\0');
       }

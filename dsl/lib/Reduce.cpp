@@ -43,6 +43,7 @@ template <class ReturnOp>
 void trace_combine(mlir::Region &region, const std::vector<Tensor> &xs, const CombineMany &combine,
                    Loc loc, const char *kind) {
   TraceContext &trace = TraceContext::current(loc);
+  trace.check_nesting(loc, kind);
   mlir::OpBuilder &b = trace.builder();
   mlir::OpBuilder::InsertionGuard guard(b);
   llvm::SmallVector<mlir::Type> types;

@@ -77,6 +77,7 @@ Tensor full(const Shape &shape, const Operand &value, DType dtype, Loc loc) {
     if (d <= 0 || (d & (d - 1)) != 0)
       fail(loc, "full/zeros: block shape " + to_string(shape) +
                     " must have power-of-two dimensions");
+  check_block_size(number(dtype), shape, loc);
   if (value.kind() == Operand::Kind::tensor) {
     Tensor v = convert(value.tensor(), dtype, loc);
     if (!v.is_scalar())
@@ -119,12 +120,13 @@ Tensor expand_dims(const Tensor &x, int axis, Loc loc) {
 Tensor reshape(const Tensor &x, const Shape &shape, Loc loc) {
   TraceContext &trace = TraceContext::current(loc);
   mlir::Value value = TraceAccess::use(x, loc);
-  int64_t count = 1;
-  for (int64_t d : shape) {
+  for (int64_t d : shape)
     if (d <= 0 || (d & (d - 1)) != 0)
       fail(loc, "reshape to " + to_string(shape) + ": dimensions must be powers of two");
+  check_block_size(x.type(), shape, loc);
+  int64_t count = 1;
+  for (int64_t d : shape)
     count *= d;
-  }
   if (x.is_scalar() || count != x.numel())
     fail(loc, "reshape of " + x.describe() + " (" + std::to_string(x.numel()) +
                   " elements) to " + to_string(shape) + " (" + std::to_string(count) +
@@ -138,6 +140,7 @@ Tensor reshape(const Tensor &x, const Shape &shape, Loc loc) {
 
 Tensor broadcast_to(const Tensor &x, const Shape &shape, Loc loc) {
   TraceAccess::use(x, loc);
+  check_block_size(x.type(), shape, loc);
   Shape common = broadcast_shape(x.shape(), shape, loc, "broadcast_to");
   if (common != shape)
     fail(loc, "broadcast_to: " + x.describe() + " does not broadcast to " + to_string(shape));

@@ -4,10 +4,13 @@
 
 #include "compiler/dialect/tile/Tile.h"
 
+#include <kiln/kernel.h>
+
 #include "mlir/IR/BuiltinTypes.h"
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/Verifier.h"
 
+#include <algorithm>
 #include <atomic>
 
 namespace kiln {
@@ -50,6 +53,14 @@ namespace kiln::detail {
 namespace {
 thread_local TraceContext *currentTrace = nullptr;
 std::atomic<uint32_t> nextTraceId{1};
+
+/// What the outermost LibraryScope of this thread says errors name.
+struct LibraryOrigin {
+  bool active = false;
+  Loc caller;       ///< used when `what` is empty
+  std::string what; ///< else errors read "<what>: <message>"
+};
+thread_local LibraryOrigin libraryOrigin;
 } // namespace
 
 /// "a" or "an" as spoken before `word` ("an f32", "a u8", "an 8x16").
@@ -70,7 +81,29 @@ std::string describe(const ElementType &type, const Shape &shape) {
   return std::string(article(text)) + " " + text;
 }
 
-[[noreturn]] void fail(Loc loc, const std::string &message) { throw TraceError(loc, message); }
+Loc reported_location(Loc loc) { return libraryOrigin.active ? libraryOrigin.caller : loc; }
+
+std::string where(Loc loc) {
+  if (!loc.file_name() || !*loc.file_name())
+    return "library code";
+  return std::string(loc.file_name()) + ":" + std::to_string(loc.line());
+}
+
+void check_block_size(const ElementType &type, const Shape &shape, Loc loc) {
+  int64_t elements = 1;
+  for (int64_t size : shape) {
+    if (size > kMaxBlockElements / elements) // (the product may pass 2^63)
+      fail(loc, "this makes " + describe(type, shape) + ", more than the " + std::to_string(kMaxBlockElements) +
+                    " (2^20) elements a block may hold");
+    elements *= std::max<int64_t>(size, 1);
+  }
+}
+
+[[noreturn]] void fail(Loc loc, const std::string &message) {
+  if (libraryOrigin.active && !libraryOrigin.what.empty())
+    throw TraceError(Loc(), libraryOrigin.what + ": " + message);
+  throw TraceError(reported_location(loc), message);
+}
 
 void verify_op(mlir::Operation *op, Loc loc) {
   std::string message;
@@ -102,9 +135,20 @@ TraceContext &TraceContext::current(Loc loc) {
 }
 
 mlir::Location TraceContext::location(Loc loc) {
+  // A library function called in a user's kernel stands for the user's line
+  // (in the interpreter's errors, say); a library's kernel keeps its own.
+  if (libraryOrigin.active && libraryOrigin.what.empty())
+    loc = libraryOrigin.caller;
   if (!loc.file_name() || !*loc.file_name())
     return mlir::UnknownLoc::get(&context_);
   return mlir::FileLineColLoc::get(&context_, loc.file_name(), loc.line(), loc.column());
+}
+
+void TraceContext::check_nesting(Loc loc, const char *what) const {
+  if (scopes_.size() > kMaxNestedBodies) // (the kernel body is not nested)
+    fail(loc, std::string(what) + " would nest region bodies " + std::to_string(kMaxNestedBodies + 1) +
+                  " deep; kernels may nest loops, branches and combine functions at most " +
+                  std::to_string(kMaxNestedBodies) + " deep");
 }
 
 uint32_t TraceContext::open_scope(const char *kind, Loc loc, bool isolated) {
@@ -172,10 +216,6 @@ mlir::Type ir_type(mlir::MLIRContext &context, const ElementType &type, const Sh
   return mlir::RankedTensorType::get(shape, element);
 }
 
-static std::string where(Loc loc) {
-  return std::string(loc.file_name()) + ":" + std::to_string(loc.line());
-}
-
 mlir::Value TraceAccess::use(const Tensor &t, Loc loc, const char *role) {
   TraceContext &trace = TraceContext::current(loc);
   if (!t.valid())
@@ -206,12 +246,33 @@ Tensor TraceAccess::wrap(mlir::Value value, const ElementType &type, Loc loc) {
   Tensor t;
   t.value_ = value.getAsOpaquePointer();
   t.type_ = type;
-  if (auto tensor = mlir::dyn_cast<mlir::RankedTensorType>(value.getType()))
+  if (auto tensor = mlir::dyn_cast<mlir::RankedTensorType>(value.getType())) {
     t.shape_.assign(tensor.getShape().begin(), tensor.getShape().end());
+    check_block_size(type, t.shape_, loc);
+  }
   t.trace_ = trace.id();
   t.scope_ = trace.innermost_scope();
-  t.defined_at_ = loc;
+  t.defined_at_ = reported_location(loc);
   return t;
 }
 
 } // namespace kiln::detail
+
+namespace kiln {
+
+LibraryScope::LibraryScope(Loc caller) : outermost_(!detail::libraryOrigin.active) {
+  if (outermost_)
+    detail::libraryOrigin = {true, caller, {}};
+}
+
+LibraryScope::LibraryScope(std::string what) : outermost_(!detail::libraryOrigin.active) {
+  if (outermost_)
+    detail::libraryOrigin = {true, Loc(), std::move(what)};
+}
+
+LibraryScope::~LibraryScope() {
+  if (outermost_)
+    detail::libraryOrigin = {};
+}
+
+} // namespace kiln

@@ -17,10 +17,21 @@
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/MLIRContext.h"
 
+#include <set>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace kiln::detail {
+
+/// Region bodies (loops, branches, combine functions) nest at most this
+/// deep in a kernel: kernels need a handful, and each level costs stack in
+/// every recursive walk over the IR after tracing.
+constexpr size_t kMaxNestedBodies = 64;
+/// A block holds at most 2^20 elements (Triton's limit too): a program's
+/// block lives in its threads' registers, and larger ones only spill while
+/// compiles take minutes and gigabytes.
+constexpr int64_t kMaxBlockElements = int64_t(1) << 20;
 
 /// One open region body (a loop or branch body) of the trace.
 struct Scope {
@@ -48,6 +59,8 @@ public:
   mlir::Location location(Loc loc);
   uint32_t id() const { return id_; }
 
+  /// Refuses a new region body at `loc` when kMaxNestedBodies are open.
+  void check_nesting(Loc loc, const char *what) const;
   uint32_t open_scope(const char *kind, Loc loc, bool isolated = false);
   void close_scope(uint32_t scope);
   uint32_t innermost_scope() const { return scopes_.back().id; }
@@ -61,6 +74,10 @@ public:
   /// The Vars alive now, oldest first.
   std::vector<Var *> &vars() { return vars_; }
 
+  /// Config names the kernel looked up while traced.
+  void note_config_key(std::string_view name) { config_keys_.emplace(name); }
+  const std::set<std::string, std::less<>> &config_keys() const { return config_keys_; }
+
 private:
   mlir::MLIRContext &context_;
   mlir::OpBuilder builder_;
@@ -69,10 +86,25 @@ private:
   std::vector<Scope> scopes_;
   std::vector<Scope> closed_scopes_;
   std::vector<Var *> vars_;
+  std::set<std::string, std::less<>> config_keys_;
   TraceContext *previous_;
 };
 
+/// Throws the TraceError of `message` at `loc`, or where the outermost
+/// LibraryScope on this thread says.
 [[noreturn]] void fail(Loc loc, const std::string &message);
+
+/// The line errors name for `loc`: itself, the caller of the outermost
+/// LibraryScope, or none (a library kernel's: an empty location).
+Loc reported_location(Loc loc);
+/// "file:line" of a location errors name, "library code" for none.
+std::string where(Loc loc);
+
+/// Refuses, at `loc`, a block of `shape` holding more than
+/// kMaxBlockElements. Every handle an operation makes is checked (see
+/// TraceAccess::wrap); operations that take a shape from their caller check
+/// it before building anything.
+void check_block_size(const ElementType &type, const Shape &shape, Loc loc);
 
 /// Runs the verifier of `op` (built by the DSL) and turns a failure into a
 /// TraceError at `loc` carrying the verifier's message: the safety net

@@ -1,7 +1,11 @@
-// Config, ConfigSpace and the kernel registry.
+// Config, ConfigSpace, the kernel registry and GPU target names.
+#include <kiln/compiler.h>
 #include <kiln/kiln.h>
 
 #include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
 
 using namespace kiln;
 
@@ -62,4 +66,75 @@ TEST(Kernel, SignatureComesFromTheParameterTypes) {
   EXPECT_EQ(to_string(kernel.signature()[1]), "*u8");
   EXPECT_EQ(to_string(kernel.signature()[2]), "i64");
   EXPECT_EQ(to_string(kernel.signature()[3]), "f32");
+}
+
+TEST(Kernel, TracingTellsWhichConfigNamesItRead) {
+  Kernel kernel = jit(
+      [](const Config &cfg, Ptr<f32> p) {
+        const int64_t scale = cfg.has("UNROLL") ? 2 : cfg.get("SCALE", 1);
+        store(p + arange(0, cfg["BLOCK"]), static_cast<double>(scale));
+      },
+      "config_keys");
+  std::vector<std::string> read;
+  kernel.trace({{"BLOCK", 16}, {"BLOK", 32}}, {}, &read);
+  EXPECT_EQ(read, (std::vector<std::string>{"BLOCK", "SCALE", "UNROLL", "cluster_size", "min_blocks_per_sm",
+                                            "num_stages", "num_warps", "warp_specialize"}));
+  EXPECT_EQ(Config::compiler_keys(), (std::vector<std::string>{"cluster_size", "min_blocks_per_sm", "num_stages",
+                                                                "num_warps", "warp_specialize"}));
+}
+
+TEST(Target, ParsesNvidiaAndAmdNames) {
+  std::optional<Target> hopper = parse_target("sm_90a");
+  ASSERT_TRUE(hopper);
+  EXPECT_EQ(hopper->vendor, GpuVendor::nvidia);
+  EXPECT_EQ(hopper->compute_capability(), 90);
+  EXPECT_EQ(hopper->suffix, 'a');
+  EXPECT_EQ(parse_target("sm_100")->compute_capability(), 100);
+  EXPECT_EQ(parse_target("sm_121")->minor, 1);
+  EXPECT_EQ(parse_target("sm_100f")->suffix, 'f');
+  std::optional<Target> mi250 = parse_target("gfx90a");
+  ASSERT_TRUE(mi250);
+  EXPECT_EQ(mi250->vendor, GpuVendor::amd);
+  EXPECT_EQ(mi250->major, 9);
+  EXPECT_EQ(mi250->minor, 0);
+  EXPECT_EQ(mi250->stepping, 10);
+  EXPECT_EQ(parse_target("gfx1100")->major, 11);
+  for (const char *name : {"", "sm_", "sm_9", "sm_bogus", "sm_90b", "sm_1000", "sm_080", "gfx", "gfx9", "gfx90g",
+                           "gfx12345", "compute_90", "SM_90", "sm_90 "})
+    EXPECT_FALSE(parse_target(name)) << "'" << name << "'";
+}
+
+TEST(Target, CheckingSaysWhyKilnCannotCompileForATarget) {
+  auto refusal = [](const std::string &name) {
+    try {
+      check_target(name);
+    } catch (const Error &e) {
+      return std::string(e.what());
+    }
+    return std::string("accepted");
+  };
+  EXPECT_EQ(refusal("sm_75"), "accepted");
+  EXPECT_EQ(refusal("sm_90a"), "accepted");
+  EXPECT_EQ(refusal("sm_bogus"), "'sm_bogus' is not a GPU target (NVIDIA targets read sm_XY with an optional 'a' or "
+                                 "'f', as sm_80 or sm_90a; AMD ones gfxNNN, as gfx90a)");
+  EXPECT_EQ(refusal("sm_20"),
+            "sm_20 (compute capability 2.0) is older than Kiln supports: its NVIDIA lowering needs sm_75 or newer");
+  EXPECT_EQ(refusal("gfx90a"), "gfx90a is an AMD GPU: the AMD back end is not built yet");
+}
+
+TEST(Target, ComparesComputeCapabilities) {
+  EXPECT_EQ(compute_capability_of("sm_90a"), 90);
+  EXPECT_EQ(compute_capability_of("sm_80"), 80);
+  EXPECT_EQ(compute_capability_of("gfx90a"), 0);
+  EXPECT_EQ(compute_capability_of("bogus"), 0);
+  EXPECT_TRUE(cubin_runs_on(*parse_target("sm_80"), 86));   // a newer minor version
+  EXPECT_FALSE(cubin_runs_on(*parse_target("sm_86"), 80));  // an older one
+  EXPECT_FALSE(cubin_runs_on(*parse_target("sm_80"), 90));  // another generation: PTX instead
+  EXPECT_TRUE(cubin_runs_on(*parse_target("sm_90a"), 90));
+  EXPECT_FALSE(cubin_runs_on(*parse_target("sm_90a"), 100)); // 'a': exactly its GPU
+  EXPECT_EQ(max_shared_memory_per_program(90), 227 * 1024);
+  EXPECT_EQ(max_shared_memory_per_program(80), 163 * 1024);
+  EXPECT_EQ(max_shared_memory_per_program(86), 99 * 1024);
+  EXPECT_EQ(max_shared_memory_per_program(120), 99 * 1024);
+  EXPECT_EQ(max_shared_memory_per_program(75), 64 * 1024);
 }

@@ -2,6 +2,11 @@
 // dtypes involved.
 #include "TraceTestSupport.h"
 
+#include <kiln/compiler.h>
+
+#include <cstdlib>
+#include <functional>
+
 using namespace kiln;
 using kiln::testing::trace_error;
 
@@ -402,4 +407,141 @@ TEST(DslErrors, InvalidConfigsAreRejectedWithAReason) {
   } catch (const Error &e) {
     EXPECT_TRUE(kiln::testing::contains(e.what(), "config BLOCK=64 is invalid for kernel 'configured': BLOCK must be at least 128"));
   }
+}
+
+TEST(DslErrors, BlocksHoldAtMost2To20Elements) {
+  int line = 0;
+  auto range = trace_error([&](Ptr<f32> p) {
+    line = __LINE__; Tensor r = arange(0, int64_t(1) << 30);
+  });
+  EXPECT_ERROR_AT(range, line,
+                  "this makes a 1073741824 i32 block, more than the 1048576 (2^20) elements a block may hold");
+  auto filled = trace_error([&](Ptr<f32> p) { // (the product passes 2^63)
+    line = __LINE__; Tensor z = zeros({int64_t(1) << 40, int64_t(1) << 40}, f32);
+  });
+  EXPECT_ERROR_AT(filled, line, "more than the 1048576 (2^20) elements a block may hold");
+  auto product = trace_error([&](Ptr<f16> p) {
+    Tensor a = zeros({2048, 16}, f16), b = zeros({16, 1024}, f16);
+    line = __LINE__; Tensor c = dot(a, b);
+  });
+  EXPECT_ERROR_AT(product, line, "this makes a 2048x1024 f32 block, more than the 1048576 (2^20) elements");
+}
+
+TEST(DslErrors, RegionBodiesNestAtMost64Deep) {
+  int line = 0;
+  auto e = trace_error([&](Ptr<i32> p) {
+    std::function<void(int)> nest = [&](int depth) {
+      if (depth == 65) {
+        store(p, 1);
+        return;
+      }
+      line = __LINE__; for_range(0, 2, 1, [&](const Tensor &) { nest(depth + 1); });
+    };
+    nest(0);
+  });
+  EXPECT_ERROR_AT(e, line, "this for_range would nest region bodies 65 deep; kernels may nest loops, branches "
+                           "and combine functions at most 64 deep");
+}
+
+TEST(DslErrors, DeepExpressionsTraceCompileAndRun) {
+  // Each operation is built as it is called, and every walk after tracing
+  // (passes, lowering, the interpreter) goes op by op: no recursion along
+  // the chain of operands to overflow the stack.
+  Kernel deep = jit(
+      [](Ptr<f32> p) {
+        Tensor x = load(p + arange(0, 32));
+        for (int i = 0; i < 10000; ++i)
+          x = abs(x);
+        for (int i = 0; i < 100000; ++i)
+          x = x + 1.0;
+        store(p + arange(0, 32), x);
+      },
+      "deep_expressions");
+  std::vector<float> data(32, -1.0f);
+  deep.launch(Grid(1), {}, Stream(Device::interp()), data);
+  EXPECT_EQ(data[0], 100001.0f);
+  EXPECT_NE(emit(deep.trace(), Stage::llvm).find("llvm.fadd"), std::string::npos);
+}
+
+namespace {
+/// A function a library offers for use inside kernels.
+Tensor add_eight_wide(const Tensor &x, Loc loc = Loc::current()) {
+  LibraryScope library(loc);
+  return x + arange(0, 8);
+}
+} // namespace
+
+TEST(DslErrors, LibraryFunctionsNameTheirCallersLine) {
+  int line = 0;
+  auto e = trace_error([&](Ptr<f32> p) {
+    Tensor x = load(p + arange(0, 4));
+    line = __LINE__; Tensor y = add_eight_wide(x);
+  });
+  EXPECT_ERROR_AT(e, line, "'+': shapes 4 and 8 do not broadcast");
+}
+
+TEST(DslErrors, LibraryKernelsNameTheCallNotTheLibrarysLines) {
+  Kernel copy = jit([](Ptr<f32> p) { store(p + arange(0, 4), load(p + arange(0, 8))); }, "library_copy")
+                    .library("ops::copy");
+  try {
+    copy.trace();
+    FAIL() << "the trace should fail";
+  } catch (const TraceError &e) {
+    EXPECT_STREQ(e.file(), "");
+    EXPECT_EQ(std::string(e.what()).rfind("ops::copy: ", 0), 0u) << e.what();
+  }
+  Kernel missing = jit([](const Config &cfg, Ptr<f32> p) { store(p + arange(0, cfg["BLOCK"]), 1.0); }, "library_config")
+                       .library("ops::fill");
+  try {
+    missing.trace();
+    FAIL() << "the trace should fail";
+  } catch (const TraceError &e) {
+    EXPECT_EQ(std::string(e.what()).rfind("ops::fill: the config has no entry 'BLOCK'", 0), 0u) << e.what();
+  }
+}
+
+TEST(DslErrors, TargetsFromTheEnvironmentAreChecked) {
+  Kernel kernel = jit([](Ptr<f32> p) { store(p + arange(0, 4), 1.0); }, "environment_targets");
+  std::vector<float> data(4);
+  setenv("KILN_CHECK_PTX", "sm_90a,sm_bogus", 1);
+  try {
+    kernel.launch(Grid(1), {}, Stream(Device::interp()), data);
+    ADD_FAILURE() << "the launch should fail";
+  } catch (const Error &e) {
+    EXPECT_TRUE(kiln::testing::contains(e.what(), "KILN_CHECK_PTX: 'sm_bogus' is not a GPU target"));
+  }
+  unsetenv("KILN_CHECK_PTX");
+  setenv("KILN_TARGET", "gfx90a", 1);
+  try {
+    target_for(Device::interp());
+    ADD_FAILURE() << "KILN_TARGET=gfx90a should be refused";
+  } catch (const Error &e) {
+    EXPECT_STREQ(e.what(), "KILN_TARGET: gfx90a is an AMD GPU: the AMD back end is not built yet");
+  }
+  unsetenv("KILN_TARGET");
+  try {
+    kernel.compile({}, {}, "sm_20");
+    ADD_FAILURE() << "sm_20 should be refused";
+  } catch (const Error &e) {
+    EXPECT_TRUE(kiln::testing::contains(e.what(), "sm_20 (compute capability 2.0) is older than Kiln supports"));
+  }
+}
+
+TEST(DslErrors, LLVMFatalErrorsBecomeErrors) {
+  // A cluster barrier does not exist on sm_80: LLVM's instruction selection
+  // reports that as a fatal error, which would end the process.
+  Module module = Module::parse("tile.func @cluster_barrier() {\n  nvvm.cluster.arrive\n  tile.return\n}\n");
+  CompileOptions ampere;
+  ampere.arch = "sm_80";
+  try {
+    emit(module, Stage::ptx, ampere);
+    ADD_FAILURE() << "LLVM should fail for sm_80";
+  } catch (const Error &e) {
+    EXPECT_STREQ(e.what(), "compiling the kernel for sm_80, LLVM failed: "
+                           "Cannot select: intrinsic %llvm.nvvm.barrier.cluster.arrive");
+  }
+  // The process, and LLVM in it, carry on.
+  CompileOptions hopper;
+  hopper.arch = "sm_90a";
+  EXPECT_NE(emit(module, Stage::ptx, hopper).find("barrier.cluster.arrive"), std::string::npos);
 }

@@ -3,6 +3,7 @@
 #include "compiler/backend/nvptx/NVPTX.h"
 
 #include <kiln/error.h>
+#include <kiln/target.h>
 
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/Target/LLVMIR/Dialect/Builtin/BuiltinToLLVMIRTranslation.h"
@@ -10,12 +11,16 @@
 #include "mlir/Target/LLVMIR/Dialect/NVVM/NVVMToLLVMIRTranslation.h"
 #include "mlir/Target/LLVMIR/Export.h"
 
+#include "llvm/Config/llvm-config.h"
 #include "llvm/IR/LegacyPassManager.h"
 #include "llvm/IR/Module.h"
 #include "llvm/IR/Verifier.h"
 #include "llvm/MC/TargetRegistry.h"
+#include "llvm/MC/MCSubtargetInfo.h"
 #include "llvm/Passes/PassBuilder.h"
 #include "llvm/Support/CommandLine.h"
+#include "llvm/Support/CrashRecoveryContext.h"
+#include "llvm/Support/ErrorHandling.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/Program.h"
 #include "llvm/Support/TargetSelect.h"
@@ -23,20 +28,41 @@
 #include "llvm/Target/TargetMachine.h"
 #include "llvm/TargetParser/Triple.h"
 
+#include <unistd.h>
+
 #include <cstdlib>
+#include <cstring>
+#include <exception>
 #include <fstream>
 #include <mutex>
+#include <optional>
 #include <regex>
 #include <sstream>
+#include <utility>
 
 namespace kiln::nvptx {
 
 namespace {
 
 constexpr const char *kTriple = "nvptx64-nvidia-cuda";
-/// PTX ISA 8.4: what sm_90a and the fp8 conversions need; ptxas from CUDA
-/// 12.4 on accepts it.
-constexpr const char *kPtxFeatures = "+ptx84";
+
+/// The PTX ISA version to write: 8.4, what sm_90a and the fp8 conversions
+/// need (ptxas from CUDA 12.4 on accepts it), or the newer one a newer GPU
+/// needs (asked for less, LLVM ends the process).
+std::string ptxFeatures(const std::string &arch) {
+  const std::optional<Target> target = parse_target(arch);
+  const int cc = target ? target->compute_capability() : 0;
+  int version = 84;
+  if (cc == 88 || cc == 110)
+    version = 90;
+  else if (cc == 103 || cc == 121 || (target && target->suffix == 'f'))
+    version = 88;
+  else if (cc == 120)
+    version = 87;
+  else if (cc == 100 || cc == 101)
+    version = 86;
+  return "+ptx" + std::to_string(version);
+}
 
 void initializeNVPTX() {
   static std::once_flag once;
@@ -56,6 +82,84 @@ void initializeNVPTX() {
   });
 }
 
+/// Where the fatal error of the guarded compile running on this thread
+/// goes; null outside one.
+thread_local std::string *fatalErrorOfThisThread = nullptr;
+
+void onLLVMFatalError(void *, const char *reason, bool) {
+  llvm::CrashRecoveryContext *recovery = llvm::CrashRecoveryContext::GetCurrent();
+  if (recovery && fatalErrorOfThisThread) {
+    *fatalErrorOfThisThread = reason;
+    recovery->HandleExit(1); // back to RunSafely in recoverFatalErrors
+  }
+  // Another LLVM user's error in this process: LLVM's own message (not
+  // through a raw_ostream, which may itself report fatal errors), then its
+  // exit.
+  std::string message = std::string("LLVM ERROR: ") + reason + "\n";
+  [[maybe_unused]] ssize_t written = ::write(2, message.data(), message.size());
+}
+
+/// Runs `work` so that an LLVM fatal error in it (report_fatal_error, which
+/// would print and then abort() or exit() the host process) or a crash
+/// (abort, a bad access) returns here: the reason LLVM gave, or nullopt
+/// when `work` finished. LLVM's state after such an error is not safe to
+/// destroy: the caller abandons what `work` made.
+/// LLVM's crash recovery works through process-wide signal handlers. A
+/// library must leave its host's handlers alone, so they are installed only
+/// while some thread compiles (counted), and the host's are back after.
+class RecoveryWindow {
+public:
+  RecoveryWindow() {
+    std::lock_guard<std::mutex> lock(mutex());
+    if (users()++ == 0)
+      llvm::CrashRecoveryContext::Enable();
+  }
+  ~RecoveryWindow() {
+    std::lock_guard<std::mutex> lock(mutex());
+    if (--users() == 0)
+      llvm::CrashRecoveryContext::Disable();
+  }
+  RecoveryWindow(const RecoveryWindow &) = delete;
+  RecoveryWindow &operator=(const RecoveryWindow &) = delete;
+
+private:
+  static std::mutex &mutex() {
+    static std::mutex m;
+    return m;
+  }
+  static int &users() {
+    static int n = 0;
+    return n;
+  }
+};
+
+std::optional<std::string> recoverFatalErrors(llvm::function_ref<void()> work) {
+  static std::once_flag once;
+  std::call_once(once, [] { llvm::install_fatal_error_handler(onLLVMFatalError); });
+  RecoveryWindow window; // the handlers that return a crash inside RunSafely to it
+  std::string reason;
+  struct Restore {
+    std::string *outer;
+    ~Restore() { fatalErrorOfThisThread = outer; }
+  } restore{std::exchange(fatalErrorOfThisThread, &reason)};
+  std::exception_ptr thrown; // (kept from unwinding through LLVM's frames)
+  llvm::CrashRecoveryContext recovery;
+  const bool finished = recovery.RunSafely([&] {
+    try {
+      work();
+    } catch (...) {
+      thrown = std::current_exception();
+    }
+  });
+  if (thrown)
+    std::rethrow_exception(thrown);
+  if (finished)
+    return std::nullopt;
+  if (reason.empty())
+    reason = "it crashed (" + std::string(strsignal(recovery.RetCode - 128)) + ")";
+  return reason;
+}
+
 std::unique_ptr<llvm::TargetMachine> targetMachine(const std::string &arch) {
   initializeNVPTX();
   std::string error;
@@ -63,9 +167,14 @@ std::unique_ptr<llvm::TargetMachine> targetMachine(const std::string &arch) {
   const llvm::Target *target = llvm::TargetRegistry::lookupTarget(triple, error);
   if (!target)
     throw Error("the NVPTX back end is not available: " + error);
+  // Given a processor it does not know, LLVM warns on stderr, compiles for
+  // its oldest one and fails later in instruction selection.
+  std::unique_ptr<llvm::MCSubtargetInfo> processors(target->createMCSubtargetInfo(triple, "", ""));
+  if (!processors || !processors->isCPUStringValid(arch))
+    throw Error("LLVM's NVPTX back end (LLVM " LLVM_VERSION_STRING ") does not know the GPU " + arch);
   llvm::TargetOptions options;
   return std::unique_ptr<llvm::TargetMachine>(target->createTargetMachine(
-      triple, arch, kPtxFeatures, options, llvm::Reloc::PIC_, std::nullopt, llvm::CodeGenOptLevel::Aggressive));
+      triple, arch, ptxFeatures(arch), options, llvm::Reloc::PIC_, std::nullopt, llvm::CodeGenOptLevel::Aggressive));
 }
 
 /// Translates and optimizes; the returned module lives in `context`.
@@ -100,33 +209,65 @@ std::unique_ptr<llvm::Module> translate(mlir::ModuleOp module, llvm::LLVMContext
   return llvmModule;
 }
 
+/// What LLVM compiles a kernel with, owned here so that a failed compile
+/// can abandon it (see recoverFatalErrors). (The module, which lives in the
+/// context, is destroyed first.)
+struct LLVMState {
+  std::unique_ptr<llvm::LLVMContext> context = std::make_unique<llvm::LLVMContext>();
+  std::unique_ptr<llvm::TargetMachine> machine;
+  std::unique_ptr<llvm::Module> module;
+
+  void abandon() {
+    (void)module.release();
+    (void)machine.release();
+    (void)context.release();
+  }
+};
+
+/// Makes the target machine for `arch` in `state`, then runs `work`, both
+/// under recoverFatalErrors (a PTX version the target does not take ends
+/// LLVM as the machine is made); when LLVM fails, abandons the state and
+/// throws its reason.
+void compileGuarded(LLVMState &state, const std::string &arch, llvm::function_ref<void()> work) {
+  initializeNVPTX(); // (once, and outside: a jump out of std::call_once would break it)
+  if (std::optional<std::string> reason = recoverFatalErrors([&] {
+        state.machine = targetMachine(arch);
+        work();
+      })) {
+    state.abandon();
+    throw Error("compiling the kernel for " + arch + ", LLVM failed: " + *reason);
+  }
+}
+
 } // namespace
 
 std::string toLLVMIR(mlir::ModuleOp module, const std::string &arch) {
-  llvm::LLVMContext context;
-  auto machine = targetMachine(arch);
-  auto llvmModule = translate(module, context, *machine);
+  LLVMState state;
   std::string text;
-  llvm::raw_string_ostream os(text);
-  llvmModule->print(os, nullptr);
+  compileGuarded(state, arch, [&] {
+    state.module = translate(module, *state.context, *state.machine);
+    llvm::raw_string_ostream os(text);
+    state.module->print(os, nullptr);
+  });
   return text;
 }
 
 std::string toPTX(mlir::ModuleOp module, const std::string &arch, std::string *llvmIR) {
-  llvm::LLVMContext context;
-  auto machine = targetMachine(arch);
-  auto llvmModule = translate(module, context, *machine);
-  if (llvmIR) {
-    llvmIR->clear();
-    llvm::raw_string_ostream os(*llvmIR);
-    llvmModule->print(os, nullptr);
-  }
+  LLVMState state;
   llvm::SmallString<0> ptx;
-  llvm::raw_svector_ostream stream(ptx);
-  llvm::legacy::PassManager codegen;
-  if (machine->addPassesToEmitFile(codegen, stream, nullptr, llvm::CodeGenFileType::AssemblyFile))
-    throw Error("the NVPTX back end cannot emit PTX for " + arch);
-  codegen.run(*llvmModule);
+  compileGuarded(state, arch, [&] {
+    state.module = translate(module, *state.context, *state.machine);
+    if (llvmIR) {
+      llvmIR->clear();
+      llvm::raw_string_ostream os(*llvmIR);
+      state.module->print(os, nullptr);
+    }
+    llvm::raw_svector_ostream stream(ptx);
+    llvm::legacy::PassManager codegen;
+    if (state.machine->addPassesToEmitFile(codegen, stream, nullptr, llvm::CodeGenFileType::AssemblyFile))
+      throw Error("the NVPTX back end cannot emit PTX for " + arch);
+    codegen.run(*state.module);
+  });
   return std::string(ptx.str());
 }
 

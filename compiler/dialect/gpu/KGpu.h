@@ -4,7 +4,7 @@
 
 #include "compiler/dialect/gpu/LinearLayout.h"
 #include "compiler/dialect/tile/Tile.h"
-#include <kiln/compiler.h> // compute_capability_of, for passes that read the target
+#include <kiln/target.h> // compute_capability_of, for passes that read the target
 
 #include "mlir/IR/BuiltinAttributes.h"
 #include "mlir/IR/BuiltinOps.h"

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <kiln/module.h>
+#include <kiln/target.h>
 
 #include <cstdint>
 #include <optional>
@@ -23,9 +24,6 @@ std::string_view name(Stage stage);
 std::optional<Stage> parse_stage(std::string_view text);
 /// The names of every stage, in order ("traced", "tile", ...).
 std::vector<std::string_view> stage_names();
-
-/// The compute capability a GPU target names: 90 for "sm_90a", 80 for "sm_80".
-int compute_capability_of(std::string_view arch);
 
 struct CompileOptions {
   std::string arch = "sm_90a"; ///< target of the GPU stages

@@ -14,7 +14,8 @@ public:
 };
 
 /// A mistake in a kernel found while tracing it: `what()` reads
-/// "file:line: error: message", naming the user's own source line.
+/// "file:line: error: message", naming the user's own source line; with no
+/// location (a library's own kernel, see LibraryScope), the message alone.
 class TraceError : public Error {
 public:
   TraceError(std::source_location where, const std::string &message);

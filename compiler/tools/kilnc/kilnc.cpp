@@ -12,8 +12,11 @@
 #include <kiln/compiler.h>
 #include <kiln/kiln.h>
 
+#include <algorithm>
+#include <cerrno>
 #include <cstdio>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <iostream>
 #include <sstream>
@@ -26,11 +29,11 @@ usage: kilnc [options] [input.mlir]
 
   --list                 list the registered kernels, their signatures and default configs
   --kernel NAME          trace the registered kernel NAME (instead of reading input.mlir)
-  --config K=V[,K=V]     config entries, merged over the kernel's defaults (repeatable)
+  --config K=V[,K=V]     config entries the kernel reads, merged over its defaults (repeatable)
   --spec CHARS           argument specialization, one character per parameter:
                          'd' divisible by 16 (pointers: 16-byte aligned), '1' equal to 1, '.' nothing
   --emit STAGE           traced, tile, gpu, llvm, llvm-ir, ptx or cubin-info (default: tile)
-  --arch ARCH            GPU target (default: sm_90a)
+  --arch ARCH            NVIDIA GPU target, sm_75 or newer: sm_80, sm_90a, sm_100, ... (default: sm_90a)
   --locations            print source locations of operations
   -o FILE                write to FILE instead of stdout
   --help                 this text
@@ -39,8 +42,14 @@ usage: kilnc [options] [input.mlir]
 struct Options {
   bool list = false, locations = false;
   std::string kernel, spec, emit = "tile", arch = "sm_90a", output = "-", input;
-  kiln::Config config;
+  kiln::Config config; ///< the --config entries alone (the kernel's defaults go under them)
 };
+
+/// Flushes stdout; what printf and fwrite could not write shows only here.
+void finishStdout() {
+  if (std::fflush(stdout) != 0 || std::ferror(stdout))
+    throw kiln::Error(std::string("cannot write the output: ") + std::strerror(errno));
+}
 
 Options parse(int argc, char **argv) {
   Options o;
@@ -57,6 +66,7 @@ Options parse(int argc, char **argv) {
     std::string name = arg.substr(0, arg.find('='));
     if (arg == "--help" || arg == "-h") {
       std::fputs(usage, stdout);
+      finishStdout();
       std::exit(0);
     } else if (arg == "--list") {
       o.list = true;
@@ -98,6 +108,7 @@ int listKernels() {
     std::printf("%-14s defaults: %s\n", "", entry.kernel.default_config().str().c_str());
     std::printf("%-14s %s\n", "", entry.description.c_str());
   }
+  finishStdout();
   return 0;
 }
 
@@ -116,6 +127,42 @@ kiln::Specialization parseSpecialization(const std::string &text, const kiln::Ke
   return spec;
 }
 
+/// A --config entry the kernel never looked up steers nothing: most often
+/// a mistyped name, which would otherwise compile the defaults unnoticed.
+void checkConfigKeysRead(const kiln::Config &given, const std::vector<std::string> &read,
+                         const std::string &kernel) {
+  std::string unread;
+  for (const auto &[name, value] : given.values())
+    if (!std::binary_search(read.begin(), read.end(), name))
+      unread += (unread.empty() ? "'" : ", '") + name + "'";
+  if (unread.empty())
+    return;
+  std::string known;
+  for (const std::string &name : read)
+    known += (known.empty() ? "" : ", ") + name;
+  throw kiln::Error("--config: kernel '" + kernel + "' does not read " + unread + " (it reads " + known + ")");
+}
+
+std::string readInput(const std::string &path) {
+  std::stringstream text;
+  if (path.empty() || path == "-") {
+    text << std::cin.rdbuf();
+    if (std::cin.bad())
+      throw kiln::Error("cannot read the standard input");
+    return text.str();
+  }
+  std::error_code error;
+  if (std::filesystem::is_directory(path, error))
+    throw kiln::Error("cannot read " + path + ": it is a directory, not a file of IR");
+  std::ifstream in(path);
+  if (!in)
+    throw kiln::Error("cannot read " + path + ": " + std::strerror(errno));
+  text << in.rdbuf();
+  if (in.bad())
+    throw kiln::Error("cannot read " + path + ": " + std::strerror(errno));
+  return text.str();
+}
+
 kiln::Module loadModule(Options &o) {
   if (!o.kernel.empty()) {
     const kiln::RegisteredKernel *entry = kiln::find_kernel(o.kernel);
@@ -125,19 +172,19 @@ kiln::Module loadModule(Options &o) {
         known += (known.empty() ? "" : ", ") + k.name;
       throw kiln::Error("no kernel named '" + o.kernel + "' (registered: " + known + ")");
     }
-    o.config = entry->kernel.default_config().merged(o.config);
-    return entry->kernel.trace(o.config, parseSpecialization(o.spec, entry->kernel));
+    const kiln::Config given = o.config;
+    o.config = entry->kernel.default_config().merged(given);
+    std::vector<std::string> read;
+    kiln::Module module = entry->kernel.trace(o.config, parseSpecialization(o.spec, entry->kernel), &read);
+    checkConfigKeysRead(given, read, o.kernel);
+    return module;
   }
-  std::stringstream text;
-  if (o.input.empty() || o.input == "-") {
-    text << std::cin.rdbuf();
-  } else {
-    std::ifstream in(o.input);
-    if (!in)
-      throw kiln::Error("cannot read " + o.input + ": " + std::strerror(errno));
-    text << in.rdbuf();
-  }
-  return kiln::Module::parse(text.str(), o.input.empty() ? "<stdin>" : o.input);
+  const std::string name = o.input.empty() || o.input == "-" ? "<stdin>" : o.input;
+  kiln::Module module = kiln::Module::parse(readInput(o.input), name);
+  if (module.kernel_name().empty())
+    throw kiln::Error(name + " holds no tile.func: there is no kernel to compile");
+  checkConfigKeysRead(o.config, kiln::Config::compiler_keys(), module.kernel_name()); // (IR reads no other)
+  return module;
 }
 
 } // namespace
@@ -147,6 +194,7 @@ int main(int argc, char **argv) {
     Options o = parse(argc, argv);
     if (o.list)
       return listKernels();
+    kiln::check_target(o.arch);
     auto stage = kiln::parse_stage(o.emit);
     if (!stage) {
       std::string names;
@@ -165,10 +213,13 @@ int main(int argc, char **argv) {
     std::string text = kiln::emit(module, *stage, options);
     if (o.output == "-") {
       std::fwrite(text.data(), 1, text.size(), stdout);
+      finishStdout();
     } else {
       std::ofstream out(o.output);
-      if (!(out << text))
-        throw kiln::Error("cannot write " + o.output);
+      out << text;
+      out.close(); // (what the buffer held is written, or fails, here)
+      if (!out)
+        throw kiln::Error("cannot write " + o.output + ": " + std::strerror(errno));
     }
     return 0;
   } catch (const kiln::Error &error) {

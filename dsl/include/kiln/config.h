@@ -32,9 +32,11 @@ public:
   Config(std::initializer_list<std::pair<const std::string, int64_t>> values) : values_(values) {}
 
   /// The value of `key`; a missing name is a TraceError at the caller's line.
+  /// Lookups (here, in get() and in has()) while a kernel is traced are
+  /// noted: Kernel::trace tells which names a kernel read.
   int64_t operator[](Key key) const;
   int64_t get(std::string_view name, int64_t fallback) const;
-  bool has(std::string_view name) const { return values_.find(name) != values_.end(); }
+  bool has(std::string_view name) const;
   Config &set(const std::string &name, int64_t value) {
     values_[name] = value;
     return *this;
@@ -54,6 +56,9 @@ public:
   /// Programs launched together as a thread-block cluster (1, 2, 4 or 8
   /// consecutive programs along grid axis 0; sm_90+): see cluster_id().
   int cluster_size() const { return static_cast<int>(get("cluster_size", 1)); }
+  /// The names the compiler reads (num_warps, num_stages, min_blocks_per_sm,
+  /// warp_specialize, cluster_size), sorted.
+  static const std::vector<std::string> &compiler_keys();
 
   const std::map<std::string, int64_t, std::less<>> &values() const { return values_; }
   /// "BLOCK=1024,num_warps=4" (names sorted): printable and a cache key.

@@ -88,9 +88,17 @@ public:
   Kernel &space(ConfigSpace space);
   const ConfigSpace &config_space() const;
 
+  /// Marks the kernel as a library's own (the ops library's, say): it is
+  /// traced under LibraryScope(what), on whichever thread traces it.
+  Kernel &library(std::string what);
+
   /// Traces the kernel for `config` (merged over the defaults) into a
-  /// verified module. Throws TraceError for mistakes in the kernel.
-  Module trace(const Config &config = {}, const Specialization &spec = {}) const;
+  /// verified module. Throws TraceError for mistakes in the kernel. With
+  /// `keys_read`, also gives the config names the trace looked up and those
+  /// the compiler reads (Config::compiler_keys()), sorted: an entry of the
+  /// config named nowhere there steers nothing (a mistyped name, say).
+  Module trace(const Config &config = {}, const Specialization &spec = {},
+               std::vector<std::string> *keys_read = nullptr) const;
 
   /// Runs the kernel on `grid` with `config` (merged over the defaults) on
   /// the stream's device: the interpreter runs it at once; a GPU queues it.
@@ -136,8 +144,32 @@ private:
 };
 
 /// The compile target of a GPU: "sm_90a" for Hopper, "sm_<cc>" otherwise;
-/// $KILN_TARGET when set.
+/// $KILN_TARGET when set (a kiln::Error when it names no target Kiln
+/// compiles for).
 std::string target_for(const Device &device);
+
+/// Marks the DSL operations that run on this thread while it lives as a
+/// library's own code: their trace-time errors name the library's caller,
+/// not the library's source lines, which mean nothing to its users. The
+/// outermost scope on a thread decides (a library calling itself stays the
+/// library).
+class LibraryScope {
+public:
+  /// For a function users call inside their kernels, which takes
+  /// `Loc loc = Loc::current()` and passes it here: errors, and the IR's
+  /// locations, name that line of the user's.
+  explicit LibraryScope(Loc caller);
+  /// For a library's own kernel, traced for a call from host code: errors
+  /// read "<what>: <message>" with no source line (`what` names the call,
+  /// as "layer_norm"); the IR keeps the library's lines for its developers.
+  explicit LibraryScope(std::string what);
+  ~LibraryScope();
+  LibraryScope(const LibraryScope &) = delete;
+  LibraryScope &operator=(const LibraryScope &) = delete;
+
+private:
+  bool outermost_;
+};
 
 namespace detail {
 template <class T> struct FunctionArgs;
