@@ -344,7 +344,7 @@ Kernel makeKernel(const std::string &key, const Structure &s, const Params &q) {
       epilogue(t, acc);
     }
   };
-  return Kernel("kiln_matmul_" + sha256_hex(key).substr(0, 10), q.signature.types(), body);
+  return Kernel("kiln_matmul_" + sha256_hex(key).substr(0, 10), q.signature.types(), body).library("matmul");
 }
 
 /// The most K chunks split-K makes (each adds an f32 plane of out's size).

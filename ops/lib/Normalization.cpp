@@ -380,7 +380,8 @@ Kernel makeKernel(const std::string &key, const Request &r, const Plan &p, const
     }
   };
   return Kernel(std::string("kiln_") + normName(norm) + "_" + sha256_hex(key).substr(0, 10), q.signature.types(),
-                body);
+                body)
+      .library(normName(norm));
 }
 
 /// The longest row read once: 32 values a thread at 32 warps (measured on

@@ -177,7 +177,7 @@ Kernel makeKernel(const std::string &key, const Plan &p, const Params &q, const 
       store(args[q.pointers[t]] + tileOffsets(t), value, mask);
     }
   };
-  return Kernel("kiln_pointwise_" + sha256_hex(key).substr(0, 10), q.signature.types(), body);
+  return Kernel("kiln_pointwise_" + sha256_hex(key).substr(0, 10), q.signature.types(), body).library("pointwise");
 }
 
 } // namespace

@@ -208,7 +208,7 @@ Kernel makeKernel(const std::string &key, const Spec &s, const Params &q) {
     Tensor out = args[q.output] + keptOffset(s.inputs.size());
     store(out.is_scalar() ? broadcast_to(out, {BK}) : out, result, keptMask);
   };
-  return Kernel("kiln_reduce_" + sha256_hex(key).substr(0, 10), q.signature.types(), body);
+  return Kernel("kiln_reduce_" + sha256_hex(key).substr(0, 10), q.signature.types(), body).library(name(s.op));
 }
 
 int normalizeDim(int dim, size_t rank, const std::string &op) {
