@@ -200,7 +200,9 @@ Kernel makeKernel(const std::string &key, const Structure &s, const Params &q) {
       if (s.descriptors) {
         auto described = [&](int o) { return Descriptor(std::span<const Tensor>(args).subspan(q.descriptors[o], 6)); };
         Descriptor da = described(A), db = described(B);
-        Tensor row = t.pid_m * BM, column = t.pid_n * BN, k32 = k.to(DType::i32); // (sizes below 2^31)
+        // The copy engine's coordinates are i32 (each size is below 2^31),
+        // also where offsets past 2^31 make the index type i64.
+        Tensor row = (t.pid_m * BM).to(DType::i32), column = (t.pid_n * BN).to(DType::i32), k32 = k.to(DType::i32);
         Tensor a = s.aKContiguous ? da.load({row, k32}, {BM, BK}) : da.load({k32, row}, {BK, BM}).trans();
         Tensor b = s.bNContiguous ? db.load({k32, column}, {BK, BN}) : db.load({column, k32}, {BN, BK}).trans();
         return dot(a, b, acc, options);

@@ -331,3 +331,33 @@ TEST_F(LargeOffsets, MatmulOperandsAndOutputPast2To31) {
       EXPECT_NEAR(row(i)[16 + j], s, 1e-4) << i << "," << j;
     }
 }
+
+TEST(OpsEdgeCases, MatmulThroughDescriptorsWithOffsetsPast2To31) {
+  // The copy engine's coordinates stay i32 when offsets need i64: rows of a
+  // 2^26 elements apart make a 32-row operand span past 2^31 elements.
+  constexpr int64_t M = 32, K = 64, N = 32, rowStride = (int64_t(1) << 26) + 64;
+  const size_t bytes = size_t(2) * (M * rowStride + K);
+  void *memory = mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+  if (memory == MAP_FAILED)
+    GTEST_SKIP() << "cannot reserve " << bytes << " bytes of address space";
+  auto *a = static_cast<uint16_t *>(memory);
+  HostTensor dense = HostTensor::random(DType::bf16, {M, K}, 21);
+  for (int64_t i = 0; i < M; ++i)
+    for (int64_t k = 0; k < K; ++k)
+      a[i * rowStride + k] = static_cast<uint16_t>(encode_float(DType::bf16, dense.flat(i * K + k)));
+  HostTensor b = HostTensor::random(DType::bf16, {K, N}, 22);
+  HostTensor out = HostTensor::poisoned(DType::f32, {M, N});
+  MatmulArgs m;
+  m.a = strided(memory, {M, K}, {rowStride, 1}, DType::bf16);
+  m.b = b.view();
+  m.out = out.view();
+  matmul(m, cpu(), Config{{"DESCRIPTORS", 1}});
+  for (int64_t i = 0; i < M; ++i)
+    for (int64_t j = 0; j < N; ++j) {
+      double want = 0;
+      for (int64_t k = 0; k < K; ++k)
+        want += dense.flat(i * K + k) * b.flat(k * N + j);
+      EXPECT_NEAR(out.flat(i * N + j), want, 1e-3) << i << "," << j;
+    }
+  munmap(memory, bytes);
+}
