@@ -282,6 +282,37 @@ void storeSharedIf(OpBuilder &b, Location loc, Value address, Value value, Value
       "l," + reg + ",r", {where, value, flag});
 }
 
+void storeShared(OpBuilder &b, Location loc, Value address, Value value, Value predicate, int64_t alignment) {
+  if (!predicate) {
+    LLVM::StoreOp::create(b, loc, value, address, alignment);
+    return;
+  }
+  auto vector = dyn_cast<VectorType>(value.getType());
+  if (!vector) {
+    storeSharedIf(b, loc, address, value, predicate);
+    return;
+  }
+  const int64_t bits = vector.getNumElements() * vector.getElementType().getIntOrFloatBitWidth();
+  if (bits <= 64) { // one word: as an integer of its width
+    storeSharedIf(b, loc, address, LLVM::BitcastOp::create(b, loc, b.getIntegerType(bits), value), predicate);
+    return;
+  }
+  assert(bits == 128 && "shared stores are at most 16 bytes");
+  Value words = LLVM::BitcastOp::create(b, loc, VectorType::get({4}, b.getI32Type()), value);
+  SmallVector<Value> operands{LLVM::PtrToIntOp::create(b, loc, b.getI64Type(), address)};
+  for (int i = 0; i < 4; ++i)
+    operands.push_back(LLVM::ExtractElementOp::create(b, loc, words, i32Const(b, loc, i)));
+  operands.push_back(LLVM::ZExtOp::create(b, loc, b.getI32Type(), predicate));
+  ptx(b, loc, Type(), "{ .reg .pred p; setp.ne.b32 p, $5, 0; @p st.shared.v4.b32 [$0], {$1, $2, $3, $4}; }",
+      "l,r,r,r,r,r", operands);
+}
+
+Value ownerIfCopies(OpBuilder &b, Location loc, const LinearLayout &layout, const ThreadIds &ids) {
+  if (!layout.broadcastMask(HwDim::Lane) && !layout.broadcastMask(HwDim::Warp))
+    return Value();
+  return isOwner(b, loc, layout, ids);
+}
+
 int64_t storageBytes(Type llvmElement) {
   if (isa<LLVM::LLVMPointerType>(llvmElement))
     return 8;
@@ -405,20 +436,20 @@ SmallVector<Value> convertRegisters(OpBuilder &b, Location loc, Operation *ancho
       afterLoop(anchor) ? freshThreadIds(b, loc, threadsPerWarp) : threadIds(b, loc, threadsPerWarp);
   barrier(b, loc); // whoever used the scratch before is done
   SmallVector<Value> fromThread = threadCoords(b, loc, from, ids);
+  Value owner = ownerIfCopies(b, loc, from, ids);
   int writeWidth = stagingVector(from, stored, rowLength);
   for (int r = 0; r < from.registers(); r += writeWidth) {
     Value index = stagingIndex(b, loc, registerCoords(b, loc, from, r, fromThread), shape, rowLength);
     Value address = gep(b, loc, base, stored, index);
-    // Threads holding the same element write the same value: harmless.
     if (writeWidth == 1) {
-      LLVM::StoreOp::create(b, loc, toStorage(b, loc, values[r]), address);
+      storeShared(b, loc, address, toStorage(b, loc, values[r]), owner, elementBytes);
       continue;
     }
     auto vectorType = VectorType::get({writeWidth}, stored);
     Value vector = LLVM::PoisonOp::create(b, loc, vectorType);
     for (int i = 0; i < writeWidth; ++i)
       vector = LLVM::InsertElementOp::create(b, loc, vector, toStorage(b, loc, values[r + i]), i32Const(b, loc, i));
-    LLVM::StoreOp::create(b, loc, vector, address, writeWidth * elementBytes);
+    storeShared(b, loc, address, vector, owner, writeWidth * elementBytes);
   }
   barrier(b, loc);
   SmallVector<Value> toThread = threadCoords(b, loc, to, ids);

@@ -95,6 +95,9 @@ Value linearize(OpBuilder &b, Location loc, llvm::ArrayRef<Value> coord,
 /// True in the one thread of each group of threads holding the same elements
 /// (lanes and warps differing only in broadcast bits).
 Value isOwner(OpBuilder &b, Location loc, const gpu::LinearLayout &layout, const ThreadIds &ids);
+/// isOwner where `layout` has threads holding copies of one element, else
+/// null: every thread then writes its own elements (storeShared).
+Value ownerIfCopies(OpBuilder &b, Location loc, const gpu::LinearLayout &layout, const ThreadIds &ids);
 
 //===----------------------------------------------------------------------===//
 // Constants, shared memory, PTX
@@ -114,6 +117,12 @@ void barrier(OpBuilder &b, Location loc);
 /// Stores `value` (i8, i16, i32, i64 or float) to shared memory at `address`
 /// where `predicate` (i1) holds.
 void storeSharedIf(OpBuilder &b, Location loc, Value address, Value value, Value predicate);
+/// Stores `value` (a scalar as above, or a vector of 8, 16, 32, 64 or 128
+/// bits) to shared memory at `address`: plainly when `predicate` is null,
+/// else where it holds. Layouts whose threads hold copies of one element
+/// pass isOwner, so that one thread writes it: copies written at once are a
+/// data race in the memory model, however equal their values.
+void storeShared(OpBuilder &b, Location loc, Value address, Value value, Value predicate, int64_t alignment);
 
 /// Inline PTX; `resultType` may be null (no result) or a struct of several.
 Value ptx(OpBuilder &b, Location loc, Type resultType, llvm::StringRef text,

@@ -84,7 +84,6 @@ struct ReduceLowering : KilnPattern<tile::ReduceOp> {
     outShape.erase(outShape.begin() + axis);
     if (!warpBits.empty()) {
       ThreadIds ids = threadIds(rewriter, loc, ctx.threadsPerWarp);
-      LinearLayout sliced = layout.sliced(axis);
       SmallVector<Value> thread = threadCoords(rewriter, loc, layout, ids);
       thread.erase(thread.begin() + axis);
       int64_t warpsOnAxis = int64_t(1) << warpBits.size();
@@ -108,6 +107,19 @@ struct ReduceLowering : KilnPattern<tile::ReduceOp> {
         offsets.push_back(offset);
         offset += outElements * warpsOnAxis * std::max<int64_t>(4, storageBytes(elements[k]));
       }
+      // One writer a slot: after the butterflies every lane on the axis
+      // holds the same partial, and broadcast lanes or warps hold copies.
+      unsigned axisLanes = 0;
+      for (int bit = 0; bit < layout.bits(HwDim::Lane); ++bit)
+        if (onAxis(HwDim::Lane, bit))
+          axisLanes |= 1u << bit;
+      Value writer = isOwner(rewriter, loc, layout, ids);
+      if (axisLanes)
+        writer = LLVM::AndOp::create(
+            rewriter, loc, writer,
+            LLVM::ICmpOp::create(rewriter, loc, LLVM::ICmpPredicate::eq,
+                                 LLVM::AndOp::create(rewriter, loc, ids.lane, i32Const(rewriter, loc, axisLanes)),
+                                 i32Const(rewriter, loc, 0)));
       SmallVector<Value> slots;
       for (auto &[key, a] : acc) {
         Coord fixed = layout.applyOne(HwDim::Register, key);
@@ -123,7 +135,7 @@ struct ReduceLowering : KilnPattern<tile::ReduceOp> {
           Value at = LLVM::AddOp::create(rewriter, loc, slot, warpIndex);
           Type stored = slotType(elements[k]);
           Value address = gep(rewriter, loc, gep(rewriter, loc, base, rewriter.getI8Type(), i32Const(rewriter, loc, offsets[k])), stored, at);
-          LLVM::StoreOp::create(rewriter, loc, toSlot(rewriter, loc, a[k], stored), address);
+          storeSharedIf(rewriter, loc, address, toSlot(rewriter, loc, a[k], stored), writer);
         }
       }
       barrier(rewriter, loc);
@@ -143,7 +155,6 @@ struct ReduceLowering : KilnPattern<tile::ReduceOp> {
         a = total;
         ++i;
       }
-      (void)sliced;
     }
     // 4. The result registers, by coordinate.
     SmallVector<Value> results;

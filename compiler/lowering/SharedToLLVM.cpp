@@ -148,6 +148,7 @@ void storeRegisters(OpBuilder &b, Location loc, const SwizzledTile &tile, ArrayR
   const int64_t bytes = storageBytes(element);
   ThreadIds ids = threadIds(b, loc, threadsPerWarp);
   SmallVector<Value> thread = threadCoords(b, loc, layout, ids);
+  Value owner = ownerIfCopies(b, loc, layout, ids);
   int run = storeRun(layout, contiguous, vec);
   auto vectorType = VectorType::get(run, element);
   for (int r = 0; r < layout.registers(); r += run) {
@@ -163,7 +164,7 @@ void storeRegisters(OpBuilder &b, Location loc, const SwizzledTile &tile, ArrayR
     Value vector = LLVM::UndefOp::create(b, loc, vectorType);
     for (int j = 0; j < run; ++j)
       vector = LLVM::InsertElementOp::create(b, loc, vector, values[r + j], i32Const(b, loc, j));
-    LLVM::StoreOp::create(b, loc, vector, address, /*alignment=*/run * bytes);
+    storeShared(b, loc, address, vector, owner, /*alignment=*/run * bytes);
   }
 }
 

@@ -37,13 +37,16 @@ module attributes {kgpu.num_warps = 4 : i32, kgpu.threads_per_warp = 32 : i32} {
 #b1 = #kgpu.blocked<{sizePerThread = [1], threadsPerWarp = [32], warpsPerCTA = [4], order = [0]}>
 module attributes {kgpu.num_warps = 4 : i32, kgpu.threads_per_warp = 32 : i32, kgpu.target = "sm_90a"} {
   // A reduction over lanes (butterfly shuffles) and then warps (shared
-  // memory between two barriers).
+  // memory between two barriers); of the lanes that hold a warp's partial
+  // after the butterflies, lane 0 alone writes it.
   // CHECK-LABEL: llvm.func @reduce
   tile.func @reduce(%out: !tile.ptr<f32>) {
     %c = arith.constant dense<1.0> : tensor<128xf32, #b1>
     // CHECK-COUNT-5: nvvm.shfl.sync  bfly
     // CHECK: nvvm.barrier0
-    // CHECK: llvm.store
+    // CHECK: llvm.mlir.constant(31 : i32)
+    // CHECK: llvm.icmp "eq"
+    // CHECK: @p st.shared.b32
     // CHECK: nvvm.barrier0
     // CHECK-COUNT-4: llvm.load
     %s = tile.reduce(%c) axis = 0 : (tensor<128xf32, #b1>) -> f32 {
@@ -69,7 +72,8 @@ module attributes {kgpu.num_warps = 4 : i32, kgpu.threads_per_warp = 32 : i32} {
     %x = arith.constant dense<2.0> : tensor<32x16xf32, #a>
     // Other threads: through shared memory, rows of 16 padded to 20
     // elements (bank conflicts), each side in vectors of the registers it
-    // holds contiguously along rows: #a's 4, #b's none.
+    // holds contiguously along rows: #a's 4, #b's none. #b's 32 columns of
+    // threads hold the 16 columns twice: one copy of each is written.
     // CHECK: llvm.mlir.addressof @kiln_shared_memory
     // CHECK: nvvm.barrier0
     // CHECK: llvm.mlir.constant(20 : i32)
@@ -77,7 +81,7 @@ module attributes {kgpu.num_warps = 4 : i32, kgpu.threads_per_warp = 32 : i32} {
     // CHECK: nvvm.barrier0
     // CHECK: llvm.load %{{.*}} : !llvm.ptr<3> -> f32
     // CHECK: nvvm.barrier0
-    // CHECK: llvm.store %{{.*}}, %{{.*}} : f32, !llvm.ptr<3>
+    // CHECK: @p st.shared.b32
     // CHECK: nvvm.barrier0
     // CHECK: llvm.load %{{.*}} {alignment = 16 : i64} : !llvm.ptr<3> -> vector<4xf32>
     %y = kgpu.convert_layout %x : tensor<32x16xf32, #a> -> tensor<32x16xf32, #b>
