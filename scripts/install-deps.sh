@@ -1,5 +1,8 @@
 #!/usr/bin/env bash
 # Installs what Kiln needs to build and test on Debian 12 (bookworm).
+# With --sanitizers, also what the sanitizer build and the fuzzers need
+# (scripts/build-sanitizers.sh): clang 22 and its runtimes, which hold
+# ASan, UBSan and libFuzzer.
 set -euo pipefail
 
 packages=(
@@ -7,6 +10,9 @@ packages=(
   llvm-22-dev libmlir-22-dev mlir-22-tools lld-22 libzstd-dev
   nlohmann-json3-dev libgtest-dev libgmock-dev libbenchmark-dev libdlpack-dev
 )
+if [ "${1:-}" = "--sanitizers" ]; then
+  packages+=(clang-22 libclang-rt-22-dev)
+fi
 
 missing=()
 for p in "${packages[@]}"; do

@@ -6,7 +6,10 @@
  * (kDLCPU) runs on Kiln's CPU interpreter, synchronously. Outputs are
  * allocated by the caller. Every function returns KILN_OK or an error code;
  * kiln_ops_last_error() then says what was wrong (per thread). No function
- * throws, aborts or writes outside the tensors it is given.
+ * throws, aborts or writes outside the tensors it is given. Each tensor's
+ * memory must hold every element its shape, strides and byte_offset reach:
+ * a tensor that claims more memory than it has is the caller's bug, which
+ * no function can detect.
  *
  * Supported dtypes: float 16/32/64, bfloat16, int 8/16/32/64, uint 8/16/32/64
  * and bool (as 8-bit), one lane. docs/ops.md documents each operation.
