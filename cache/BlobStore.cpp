@@ -254,23 +254,29 @@ bool BlobStore::store(const std::string &key, const Entry &entry) const {
       warn_once("not caching compiled kernels in " + directory_ + ": " + problem);
       return false;
     }
+  nlohmann::json manifest;
+  manifest["key"] = key;
+  manifest["metadata"] = entry.metadata;
+  manifest["files"] = nlohmann::json::object();
+  for (const auto &[name, data] : entry.files)
+    manifest["files"][name] = sha256_hex(std::string_view(data.data(), data.size()));
+  std::string manifestText;
+  try {
+    manifestText = manifest.dump(2);
+  } catch (const nlohmann::json::exception &) { // JSON holds UTF-8 text only
+    std::cerr << "kiln: not caching the entry " << key << ": its metadata is not UTF-8 text\n";
+    return false;
+  }
   std::string pattern = (final.parent_path() / (".tmp-" + key + "-XXXXXX")).string();
   if (!::mkdtemp(pattern.data())) {
     std::cerr << "kiln: cannot write the cache at " << directory_ << ": " << std::strerror(errno) << "\n";
     return false;
   }
   fs::path temp = pattern;
-  nlohmann::json manifest;
-  manifest["key"] = key;
-  manifest["metadata"] = entry.metadata;
-  manifest["files"] = nlohmann::json::object();
   bool ok = true;
-  for (const auto &[name, data] : entry.files) {
-    std::string_view bytes(data.data(), data.size());
-    ok = ok && writeNewFile(temp / name, bytes);
-    manifest["files"][name] = sha256_hex(bytes);
-  }
-  ok = ok && writeNewFile(temp / "meta.json", manifest.dump(2));
+  for (const auto &[name, data] : entry.files)
+    ok = ok && writeNewFile(temp / name, std::string_view(data.data(), data.size()));
+  ok = ok && writeNewFile(temp / "meta.json", manifestText);
   std::error_code ec;
   if (!ok) {
     fs::remove_all(temp, ec);

@@ -235,6 +235,11 @@ struct AsyncCopyLowering : KilnPattern<gpu::AsyncCopyOp> {
     // 16-byte copies may bypass L1 (.cg); smaller ones must go through it.
     std::string text = std::string("cp.async.") + (bytes == 16 ? "cg" : "ca") + ".shared.global [$0], [$1], " +
                        std::to_string(bytes) + ", $2;";
+    // Threads holding copies of an element would copy it at once to one
+    // place (a race, however equal the bytes): their owner alone copies.
+    Value owner = ownerIfCopies(rewriter, loc, layout, ids);
+    if (owner)
+      text = "{ .reg .pred p; setp.ne.b32 p, $3, 0; @p " + text + " }";
     Value full = i32Const(rewriter, loc, bytes), none = i32Const(rewriter, loc, 0);
     // Registers a constant step from the first share its address (the
     // step folds into the instruction's offset: fewer registers live in a
@@ -248,7 +253,10 @@ struct AsyncCopyLowering : KilnPattern<gpu::AsyncCopyOp> {
       if (!masks.empty())
         copy = LLVM::AndOp::create(rewriter, loc, copy, masks[r]);
       Value srcBytes = LLVM::SelectOp::create(rewriter, loc, copy, full, none);
-      ptx(rewriter, loc, Type(), text, "r,l,r", {sharedAddress(rewriter, loc, dst), ptrs[r], srcBytes});
+      SmallVector<Value> operands{sharedAddress(rewriter, loc, dst), ptrs[r], srcBytes};
+      if (owner)
+        operands.push_back(LLVM::ZExtOp::create(rewriter, loc, rewriter.getI32Type(), owner));
+      ptx(rewriter, loc, Type(), text, owner ? "r,l,r,r" : "r,l,r", operands);
     }
     rewriter.eraseOp(op);
     return success();

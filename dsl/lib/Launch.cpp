@@ -22,6 +22,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <cstdlib>
 #include <cstring>
 #include <iostream>
@@ -263,6 +264,24 @@ void checkWholeClusters(const std::string &kernel, const Grid &grid, int size) {
 
 /// Traces the kernel and finds its binary in the disk cache, or compiles
 /// and stores it.
+/// `value` when it is an integer in [lo, hi]; else throws, before any cast
+/// (cached metadata is checked like any input: another version or a
+/// damaged entry is recompiled, not trusted).
+int integerIn(const nlohmann::json &value, const char *field, int64_t lo, int64_t hi) {
+  // (Every bound is far below 2^63: an unsigned value past one fails.)
+  const int64_t v = value.is_number_unsigned()
+                        ? static_cast<int64_t>(std::min<uint64_t>(value.get<uint64_t>(), static_cast<uint64_t>(hi) + 1))
+                    : value.is_number_integer() ? value.get<int64_t>()
+                                                : lo - 1;
+  if (v < lo || v > hi)
+    throw std::runtime_error(std::string("metadata field ") + field + " is not an integer in [" + std::to_string(lo) +
+                             ", " + std::to_string(hi) + "]");
+  return static_cast<int>(v);
+}
+int metadataInteger(const nlohmann::json &object, const char *field, int64_t lo, int64_t hi) {
+  return integerIn(object.at(field), field, lo, hi);
+}
+
 CompiledKernel compileThroughDiskCache(const Kernel &k, const Config &config, const Specialization &spec,
                                        const std::string &arch, CompileOptions options) {
   Module module = k.trace(config, spec);
@@ -285,16 +304,22 @@ CompiledKernel compileThroughDiskCache(const Kernel &k, const Config &config, co
         CompiledKernel kernel;
         kernel.name = meta.at("name");
         kernel.arch = meta.at("arch");
-        kernel.num_warps = meta.at("num_warps");
-        kernel.shared_memory = meta.at("shared_memory");
-        kernel.cluster_size = meta.at("cluster_size");
-        kernel.registers = meta.at("registers");
-        kernel.spill_stores = meta.at("spill_stores");
-        kernel.spill_loads = meta.at("spill_loads");
-        kernel.stack_frame = meta.at("stack_frame");
-        for (const auto &map : meta.at("tensor_maps"))
-          kernel.tensor_maps.push_back({map.at("parameter").get<int>(), map.at("box").get<std::vector<uint32_t>>(),
-                                        map.at("swizzle").get<int>()});
+        kernel.num_warps = metadataInteger(meta, "num_warps", 1, 32);
+        kernel.shared_memory = metadataInteger(meta, "shared_memory", 0, 1 << 20);
+        kernel.cluster_size = metadataInteger(meta, "cluster_size", 1, 16);
+        kernel.registers = metadataInteger(meta, "registers", 0, 1 << 16);
+        kernel.spill_stores = metadataInteger(meta, "spill_stores", 0, 1 << 30);
+        kernel.spill_loads = metadataInteger(meta, "spill_loads", 0, 1 << 30);
+        kernel.stack_frame = metadataInteger(meta, "stack_frame", 0, 1 << 30);
+        for (const auto &map : meta.at("tensor_maps")) {
+          std::vector<uint32_t> box;
+          for (const auto &extent : map.at("box"))
+            box.push_back(static_cast<uint32_t>(integerIn(extent, "box", 1, 256)));
+          if (box.empty() || box.size() > 5)
+            throw std::runtime_error("a tensor map's box has " + std::to_string(box.size()) + " dimensions");
+          kernel.tensor_maps.push_back({metadataInteger(map, "parameter", 0, 1 << 16), std::move(box),
+                                        metadataInteger(map, "swizzle", 0, 128)});
+        }
         kernel.cubin = entry->files["kernel.cubin"];
         auto &ptx = entry->files["kernel.ptx"];
         kernel.ptx.assign(ptx.begin(), ptx.end());

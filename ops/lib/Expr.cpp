@@ -362,7 +362,13 @@ private:
     if (word == "n")
       return reduced_length();
     if (word.size() > 2 && word.compare(0, 2, "in") == 0 && std::isdigit(static_cast<unsigned char>(word[2]))) {
-      size_t index = std::stoul(word.substr(2));
+      // Digits only, and no more of them than an input count can have.
+      size_t index = 0;
+      for (size_t i = 2; i < word.size(); ++i) {
+        if (!std::isdigit(static_cast<unsigned char>(word[i])) || index > inputs_.size())
+          fail("'" + word.substr(0, 24) + "' names no input (there are " + std::to_string(inputs_.size()) + ")");
+        index = index * 10 + static_cast<size_t>(word[i] - '0');
+      }
       if (index >= inputs_.size())
         fail("'" + word + "' names no input (there are " + std::to_string(inputs_.size()) + ")");
       return input(static_cast<int>(index), inputs_[index]);

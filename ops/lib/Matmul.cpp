@@ -794,6 +794,9 @@ void matmul(const MatmulArgs &args, const Stream &stream, const Config &config) 
     plan->queue(stream);
     return;
   }
+  check_present_views({{&args.a, "a"}, {&args.b, "b"}, {&args.out, "out"}, {&args.bias, "bias"},
+                       {&args.residual, "residual"}},
+                      "matmul");
   MatmulLaunch plan =
       prepare_matmul(args, stream, config.values().empty() ? chosen_matmul_config(args, stream) : config);
   plan.queue(stream);

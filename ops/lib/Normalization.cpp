@@ -589,6 +589,9 @@ void normalize(Normalization op, const NormalizationArgs &args, const Stream &st
     plan->queue(stream);
     return;
   }
+  check_present_views({{&args.x, "x"}, {&args.y, "y"}, {&args.weight, "weight"}, {&args.bias, "bias"},
+                       {&args.mean, "mean"}, {&args.rstd, "rstd"}},
+                      name(op));
   NormalizationLaunch plan =
       prepare(Request(op, args), stream, config.values().empty() ? chosen_plan(op, args, stream) : config);
   plan.queue(stream);

@@ -21,11 +21,11 @@ bool PlanKey::make(std::initializer_list<const TensorView *> views, int32_t choi
     k.device = static_cast<int32_t>(view->device);
     k.rank = static_cast<int32_t>(rank);
     k.aligned16 = view->address % 16 == 0;
-    int64_t rowMajor = 1;
+    uint64_t rowMajor = 1; // wraps on sizes the planner then refuses
     for (size_t d = rank; d-- > 0;) {
       k.shape[d] = view->shape[d];
-      k.strides[d] = view->strides.empty() ? rowMajor : view->strides[d];
-      rowMajor *= view->shape[d];
+      k.strides[d] = view->strides.empty() ? static_cast<int64_t>(rowMajor) : view->strides[d];
+      rowMajor *= static_cast<uint64_t>(view->shape[d]);
     }
   }
   choices_ = choices;

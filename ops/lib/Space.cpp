@@ -35,20 +35,32 @@ void check_view(const TensorView &view, const std::string &op, const std::string
   // Honest extents only (a view that lies about its memory is the caller's
   // bug), but sizes whose arithmetic overflows are refused here, before any
   // planning multiplies them.
+  // Sizes of empty views too: their products (zeros aside) size row-major
+  // strides and plan keys.
   constexpr int64_t most = int64_t(1) << 62;
   int64_t count = 1, reach = 0;
-  std::vector<int64_t> strides = view.effective_strides();
-  for (size_t i = 0; i < view.shape.size(); ++i)
-    if (__builtin_mul_overflow(count, view.shape[i], &count) || count > most)
-      fail("has more than 2^62 elements");
-  if (count == 0)
+  bool empty = false;
+  for (int64_t d : view.shape) {
+    empty = empty || d == 0;
+    if (d != 0 && (__builtin_mul_overflow(count, d, &count) || count > most))
+      fail("has more than 2^62 elements (or would, but for a size 0)");
+  }
+  if (empty)
     return;
+  std::vector<int64_t> strides = view.effective_strides();
   for (size_t i = 0; i < view.shape.size(); ++i) {
     int64_t step;
     if (__builtin_mul_overflow(view.shape[i] - 1, strides[i], &step) || __builtin_add_overflow(reach, step, &reach) ||
         reach >= most / static_cast<int64_t>(size_in_bytes(view.dtype)))
       fail("spans more than 2^62 bytes");
   }
+}
+
+void check_present_views(const std::vector<std::pair<const TensorView *, const char *>> &views,
+                         const std::string &op) {
+  for (const auto &[view, role] : views)
+    if (view->address)
+      check_view(*view, op, role);
 }
 
 void check_no_overlap(const TensorView &view, const std::string &op, const std::string &role) {
@@ -156,12 +168,13 @@ bool fits_i32(const std::vector<int64_t> &sizes, const std::vector<std::vector<i
 }
 
 Arg arg_of(const TensorView &view) {
+  if (view.numel() == 0) // (its sizes and strides may reach anywhere: nothing is read)
+    return Arg::device_pointer(view.address, 0, view.device);
   std::vector<int64_t> strides = view.effective_strides();
   int64_t last = 0;
   for (size_t i = 0; i < view.shape.size(); ++i)
     last += (view.shape[i] - 1) * strides[i];
-  size_t bytes = view.numel() == 0 ? 0 : static_cast<size_t>(last + 1) * size_in_bytes(view.dtype);
-  return Arg::device_pointer(view.address, bytes, view.device);
+  return Arg::device_pointer(view.address, static_cast<size_t>(last + 1) * size_in_bytes(view.dtype), view.device);
 }
 
 Kernel cached_kernel(const std::string &key, const std::function<Kernel()> &make) {

@@ -15,6 +15,7 @@
 
 #include <functional>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace kiln::ops {
@@ -23,6 +24,10 @@ namespace kiln::ops {
 /// address, a rank of at most 8, strides (if given) one per dimension and
 /// not negative, no negative sizes.
 void check_view(const TensorView &view, const std::string &op, const std::string &role);
+/// check_view of each present view (a nonzero address) of `views`, named by
+/// `roles`: before anything sizes a plan or a tuning key from them.
+void check_present_views(const std::vector<std::pair<const TensorView *, const char *>> &views,
+                         const std::string &op);
 /// Throws unless every element of the output `view` has memory of its own:
 /// ordered by stride, each dimension must step past all that the smaller
 /// ones reach (a sufficient test; a zero stride or rows that overlap fail

@@ -13,21 +13,26 @@ TensorView TensorView::of(const Buffer &buffer, DType dtype, std::vector<int64_t
   return v;
 }
 
+// Both wrap instead of overflowing on sizes check_view refuses (products
+// past 2^62), so that code reaching them before the check stays defined.
 int64_t TensorView::numel() const {
-  int64_t n = 1;
-  for (int64_t d : shape)
-    n *= d;
-  return n;
+  uint64_t n = 1;
+  for (int64_t d : shape) {
+    if (d == 0)
+      return 0;
+    n *= static_cast<uint64_t>(d);
+  }
+  return static_cast<int64_t>(n);
 }
 
 std::vector<int64_t> TensorView::effective_strides() const {
   if (!strides.empty())
     return strides;
   std::vector<int64_t> s(shape.size());
-  int64_t step = 1;
+  uint64_t step = 1;
   for (size_t i = shape.size(); i-- > 0;) {
-    s[i] = step;
-    step *= shape[i];
+    s[i] = static_cast<int64_t>(step);
+    step *= static_cast<uint64_t>(shape[i]);
   }
   return s;
 }

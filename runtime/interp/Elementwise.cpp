@@ -356,7 +356,8 @@ Instr compile_elementwise(Compiler &c, mlir::Operation *op) {
         Word m = width_mask(w);
         return unary(in(0), out(), [=](Word a) {
           int64_t x = sign_extend(a, w);
-          return static_cast<Word>(x < 0 ? -x : x) & m;
+          // Negated as unsigned: the most negative value wraps to itself.
+          return (x < 0 ? Word(0) - static_cast<Word>(x) : static_cast<Word>(x)) & m;
         });
       })
       .Case([&](math::FmaOp) {

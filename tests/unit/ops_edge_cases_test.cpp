@@ -146,6 +146,15 @@ TEST(OpsEdgeCases, SizesThatOverflowAreRefusedNotHung) {
   m.b = strided(x.data(), {4, 4}, {});
   m.out = strided(y.data(), {huge, 4}, {});
   EXPECT_TRUE(mentions(error_of([&] { matmul(m, cpu()); }), "2^62"));
+  // Empty, but sizes whose product (zeros aside) overflows: refused before
+  // anything sizes strides or keys from them.
+  const int64_t big = int64_t(1) << 62;
+  EXPECT_TRUE(mentions(error_of([&] { softmax(strided(x.data(), {4, big, 0}, {}), strided(y.data(), {4, big, 0}, {}), cpu()); }),
+                       "2^62"));
+  EXPECT_TRUE(mentions(error_of([&] {
+                         reduce(Reduce::sum, strided(x.data(), {0, big, 8}, {}), 2, strided(y.data(), {0, big}, {}), cpu());
+                       }),
+                       "2^62"));
   // Through the C ABI, too: a status and a message.
   int64_t shape[2] = {huge, 4};
   DLTensor t{};
@@ -211,6 +220,9 @@ TEST(OpsEdgeCases, DeepExpressionsAreRefusedWithAReason) {
     EXPECT_TRUE(mentions(kiln_ops_last_error(), "deeper than")) << kiln_ops_last_error();
     EXPECT_LT(std::string(kiln_ops_last_error()).size(), 400u) << "the message quotes the text whole";
   }
+  // An input number past any count: a reason, not an exception of the parser's.
+  EXPECT_EQ(run("in99999999999999999999 + 1"), KILN_ERROR_FAILED);
+  EXPECT_TRUE(mentions(kiln_ops_last_error(), "names no input")) << kiln_ops_last_error();
   // Built in C++ rather than parsed: the same bound.
   Expr e = input(0, DType::f32);
   EXPECT_TRUE(mentions(error_of([&] {
