@@ -195,6 +195,14 @@ std::string prepareUpdate(const std::string &path, std::optional<ExclusiveLock> 
   return "";
 }
 
+/// prepareUpdate, then the store as it is under that lock; `problem` says
+/// why there is none to update.
+nlohmann::json readForUpdateLocked(const std::string &path, std::optional<ExclusiveLock> &lock,
+                                   std::string &problem) {
+  problem = prepareUpdate(path, lock);
+  return problem.empty() ? readForUpdate(path, problem) : nlohmann::json();
+}
+
 bool isTime(const nlohmann::json &ms) {
   return ms.is_number() && std::isfinite(ms.get<double>()) && ms.get<double>() >= 0;
 }
@@ -287,10 +295,8 @@ std::map<std::string, TuningStore::Entry> TuningStore::all() const {
 
 bool TuningStore::record(const std::string &key, const Entry &entry) const {
   std::optional<ExclusiveLock> lock;
-  std::string problem = prepareUpdate(path_, lock);
-  nlohmann::json store;
-  if (problem.empty())
-    store = readForUpdate(path_, problem);
+  std::string problem;
+  nlohmann::json store = readForUpdateLocked(path_, lock, problem);
   if (problem.empty()) {
     std::optional<Entry> stored;
     if (store["entries"].contains(key))
@@ -351,10 +357,8 @@ void TuningStore::import_best(const std::string &json,
   if (!invalid.empty())
     throw std::runtime_error("the tuning export has invalid entries, so nothing was imported: " + invalid);
   std::optional<ExclusiveLock> lock;
-  std::string problem = prepareUpdate(path_, lock);
-  nlohmann::json store;
-  if (problem.empty())
-    store = readForUpdate(path_, problem);
+  std::string problem;
+  nlohmann::json store = readForUpdateLocked(path_, lock, problem);
   if (problem.empty()) {
     for (const auto &[key, e] : imported)
       store["entries"][key] = jsonOf(e);

@@ -4,6 +4,7 @@
 // configs are not trusted: one that does not parse or lies outside the
 // space is ignored (by the ops library too), and an import with an invalid
 // entry writes nothing.
+#include "tests/common/CacheDirScope.h"
 #include <kiln/autotune.h>
 #include <kiln/kiln.h>
 #include <kiln/ops/library.h>
@@ -72,24 +73,7 @@ Options countingSynthetic(std::atomic<int> &measured) {
   return options;
 }
 
-/// Sets KILN_CACHE_DIR for the scope of a test: the ops library's store.
-class CacheDirScope {
-public:
-  explicit CacheDirScope(const fs::path &dir) {
-    if (const char *old = std::getenv("KILN_CACHE_DIR"))
-      old_ = old;
-    setenv("KILN_CACHE_DIR", dir.c_str(), 1);
-  }
-  ~CacheDirScope() {
-    if (old_.empty())
-      unsetenv("KILN_CACHE_DIR");
-    else
-      setenv("KILN_CACHE_DIR", old_.c_str(), 1);
-  }
-
-private:
-  std::string old_;
-};
+using kiln::testing::CacheDirScope;
 
 size_t occurrences(const std::string &text, const std::string &part) {
   size_t count = 0;
@@ -145,10 +129,10 @@ TEST(Autotune, AStoredConfigOutsideTheSpaceIsIgnoredWithOneWarning) {
     TempStore dir;
     TuningStore store = dir.store();
     plant(store, task, bad);
-    testing::internal::CaptureStderr();
+    ::testing::internal::CaptureStderr();
     EXPECT_FALSE(tuned(task, cpu, store).has_value()) << bad;
     EXPECT_FALSE(tuned(task, cpu, store).has_value()) << bad;
-    std::string said = testing::internal::GetCapturedStderr();
+    std::string said = ::testing::internal::GetCapturedStderr();
     EXPECT_EQ(occurrences(said, "ignoring the tuned config '" + bad + "'"), 1u) << said;
   }
   TempStore dir;
@@ -202,9 +186,9 @@ TEST(Autotune, ATuningRunSaysWhetherItsResultsWereStored) {
   std::atomic<int> measured{0};
   Options options = countingSynthetic(measured);
   Stream cpu(Device::interp());
-  testing::internal::CaptureStderr();
+  ::testing::internal::CaptureStderr();
   Report refused = tune(task, cpu, options, TuningStore((shared / "autotune.json").string()));
-  std::string said = testing::internal::GetCapturedStderr();
+  std::string said = ::testing::internal::GetCapturedStderr();
   ASSERT_TRUE(refused.best.has_value());
   EXPECT_FALSE(refused.stored);
   EXPECT_NE(said.find("writable by other users"), std::string::npos) << said;
@@ -225,9 +209,9 @@ TEST(AutotunedOps, AStoredPlanOutsideTheOpsSpaceFallsBackToTheDefaults) {
   Stream cpu(Device::interp());
   const std::string planted = "AHEAD=1,BLOCK_M=1048576,BLOCK_N=2048,ONE_PASS=1,min_blocks_per_sm=0,num_warps=4";
   plant(TuningStore(), ops::tuning_task(ops::Normalization::log_softmax, args, cpu), planted);
-  testing::internal::CaptureStderr();
+  ::testing::internal::CaptureStderr();
   ops::normalize(ops::Normalization::log_softmax, args, cpu);
-  std::string said = testing::internal::GetCapturedStderr();
+  std::string said = ::testing::internal::GetCapturedStderr();
   EXPECT_NE(said.find("ignoring the tuned config '" + planted + "'"), std::string::npos) << said;
   EXPECT_NE(said.find("BLOCK_M=1048576 is not among the values tuned"), std::string::npos) << said;
   for (int64_t r = 0; r < rows; ++r) {
@@ -253,9 +237,9 @@ TEST(AutotunedOps, AnUnparsableStoredMatmulConfigFallsBackToTheDefaults) {
   args.out = ops::TensorView::of_host(out.data(), {M, N});
   Stream cpu(Device::interp());
   plant(TuningStore(), ops::tuning_task(args, cpu), "BLOCK_M=lots");
-  testing::internal::CaptureStderr();
+  ::testing::internal::CaptureStderr();
   ops::matmul(args, cpu);
-  std::string said = testing::internal::GetCapturedStderr();
+  std::string said = ::testing::internal::GetCapturedStderr();
   EXPECT_NE(said.find("ignoring the tuned config 'BLOCK_M=lots'"), std::string::npos) << said;
   for (int64_t i = 0; i < M; ++i)
     for (int64_t j = 0; j < N; ++j) {

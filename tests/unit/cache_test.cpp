@@ -4,6 +4,7 @@
 // trust rules: links planted at predictable names are never followed,
 // directories others can write are refused, files of other users ignored,
 // malformed tuning entries skipped one by one.
+#include "tests/common/CacheDirScope.h"
 #include <kiln/cache.h>
 #include <kiln/kiln.h>
 #include <kiln/tuning_store.h>
@@ -125,24 +126,7 @@ private:
   std::optional<std::string> old_;
 };
 
-/// Sets KILN_CACHE_DIR for the scope of a test.
-class CacheDirScope {
-public:
-  explicit CacheDirScope(const std::string &dir) {
-    if (const char *old = std::getenv("KILN_CACHE_DIR"))
-      old_ = old;
-    setenv("KILN_CACHE_DIR", dir.c_str(), 1);
-  }
-  ~CacheDirScope() {
-    if (old_.empty())
-      unsetenv("KILN_CACHE_DIR");
-    else
-      setenv("KILN_CACHE_DIR", old_.c_str(), 1);
-  }
-
-private:
-  std::string old_;
-};
+using kiln::testing::CacheDirScope;
 
 } // namespace
 
@@ -178,9 +162,9 @@ TEST(BlobStore, CorruptFilesAreSetAsideAndRebuilt) {
     file.seekp(3);
     file.put('X'); // one flipped byte
   }
-  testing::internal::CaptureStderr();
+  ::testing::internal::CaptureStderr();
   EXPECT_FALSE(store.load(key).has_value());
-  std::string said = testing::internal::GetCapturedStderr();
+  std::string said = ::testing::internal::GetCapturedStderr();
   EXPECT_NE(said.find("ignoring corrupt cache entry"), std::string::npos) << said;
   EXPECT_NE(said.find("checksum mismatch in kernel.cubin"), std::string::npos) << said;
   EXPECT_TRUE(entries(dir.path()).empty()) << "the corrupt entry stays in place";
@@ -200,10 +184,10 @@ TEST(BlobStore, UnreadableManifestsAndTruncatedFilesAreRejected) {
     else
       fs::resize_file(entry / "kernel.ptx", 2);
   }
-  testing::internal::CaptureStderr();
+  ::testing::internal::CaptureStderr();
   EXPECT_FALSE(store.load(a).has_value());
   EXPECT_FALSE(store.load(b).has_value());
-  std::string said = testing::internal::GetCapturedStderr();
+  std::string said = ::testing::internal::GetCapturedStderr();
   EXPECT_NE(said.find("unreadable manifest"), std::string::npos) << said;
   EXPECT_NE(said.find("checksum mismatch in kernel.ptx"), std::string::npos) << said;
 }
@@ -217,9 +201,9 @@ TEST(BlobStore, AnEntryUnderAnotherKeyIsRejected) {
   fs::path to = dir.path() / b.substr(0, 2) / b;
   fs::create_directories(to.parent_path());
   fs::rename(from, to); // a file system mix-up: a's entry where b's belongs
-  testing::internal::CaptureStderr();
+  ::testing::internal::CaptureStderr();
   EXPECT_FALSE(store.load(b).has_value());
-  EXPECT_NE(testing::internal::GetCapturedStderr().find("names another key"), std::string::npos);
+  EXPECT_NE(::testing::internal::GetCapturedStderr().find("names another key"), std::string::npos);
 }
 
 TEST(BlobStore, ConcurrentWritersLoseNothing) {
@@ -319,9 +303,9 @@ TEST(KernelCache, ACorruptEntryIsRecompiled) {
   CompiledKernel first = kernel.compile({{"BLOCK", 128}}, {}, "sm_90a");
   fs::path entry = entries(dir.path() / "kernels").at(0);
   std::ofstream(entry / "kernel.ptx", std::ios::trunc) << "garbage";
-  testing::internal::CaptureStderr();
+  ::testing::internal::CaptureStderr();
   CompiledKernel again = jit(scale_kernel, "cache_scale").compile({{"BLOCK", 128}}, {}, "sm_90a");
-  EXPECT_NE(testing::internal::GetCapturedStderr().find("ignoring corrupt cache entry"), std::string::npos);
+  EXPECT_NE(::testing::internal::GetCapturedStderr().find("ignoring corrupt cache entry"), std::string::npos);
   EXPECT_EQ(again.ptx, first.ptx);
   EXPECT_EQ(again.cubin, first.cubin);
   ASSERT_TRUE(BlobStore((dir.path() / "kernels").string()).load(entry.filename().string()).has_value())
@@ -379,9 +363,9 @@ TEST(TuningStore, ACorruptFileIsSetAsideAndRebuilt) {
   std::ofstream(path) << "{\"version\": 1, \"entries\": {\"x\": ";
   TuningStore store(path);
   EXPECT_FALSE(store.find("x").has_value()) << "a reader trusted a corrupt file";
-  testing::internal::CaptureStderr();
+  ::testing::internal::CaptureStderr();
   ASSERT_TRUE(store.record("y", {"A=1", 2.0, {{"A=1", 2.0}}, ""}));
-  std::string said = testing::internal::GetCapturedStderr();
+  std::string said = ::testing::internal::GetCapturedStderr();
   EXPECT_NE(said.find("is unreadable"), std::string::npos) << said;
   EXPECT_NE(said.find("set aside"), std::string::npos) << said;
   EXPECT_EQ(store.find("y")->best, "A=1");
@@ -417,14 +401,14 @@ TEST(TuningStore, MalformedEntriesAreSkippedAndTheOthersStillLoad) {
     "text_timing": {"best": "A=1", "best_ms": 0.5, "measured": {"A=1": "slow"}},
     "not_an_object": 3}})";
   TuningStore store(path);
-  testing::internal::CaptureStderr();
+  ::testing::internal::CaptureStderr();
   ASSERT_TRUE(store.find("good").has_value());
   EXPECT_EQ(store.find("good")->best, "A=1");
   for (const char *key : {"text_ms", "negative_ms", "no_best", "empty_best", "text_timing", "not_an_object"})
     EXPECT_FALSE(store.find(key).has_value()) << key;
   EXPECT_FALSE(store.find("text_ms").has_value());
   auto all = store.all();
-  std::string said = testing::internal::GetCapturedStderr();
+  std::string said = ::testing::internal::GetCapturedStderr();
   ASSERT_EQ(all.size(), 1u);
   EXPECT_EQ(all.count("good"), 1u);
   for (const char *key : {"text_ms", "negative_ms", "no_best", "empty_best", "text_timing", "not_an_object"})
@@ -432,9 +416,9 @@ TEST(TuningStore, MalformedEntriesAreSkippedAndTheOthersStillLoad) {
   EXPECT_NE(said.find("best_ms is not a time"), std::string::npos) << said;
   // An update replaces the malformed entry it is for, and keeps the rest:
   // nothing is set aside.
-  testing::internal::CaptureStderr();
+  ::testing::internal::CaptureStderr();
   ASSERT_TRUE(store.record("text_ms", {"A=3", 0.25, {{"A=3", 0.25}}, ""}));
-  testing::internal::GetCapturedStderr();
+  ::testing::internal::GetCapturedStderr();
   EXPECT_EQ(store.find("text_ms")->best, "A=3");
   EXPECT_EQ(store.find("good")->measured.size(), 2u);
   EXPECT_TRUE(setAside(path).empty());
@@ -447,12 +431,12 @@ TEST(TuningStore, TwoCorruptStoresSetAsideKeepBothCopies) {
   TempDir dir;
   fs::path path = dir.path() / "autotune.json";
   TuningStore store(path.string());
-  testing::internal::CaptureStderr();
+  ::testing::internal::CaptureStderr();
   std::ofstream(path) << "first corrupt store";
   ASSERT_TRUE(store.record("a", {"A=1", 1.0, {{"A=1", 1.0}}, ""}));
   std::ofstream(path, std::ios::trunc) << "second corrupt store";
   ASSERT_TRUE(store.record("b", {"B=1", 1.0, {{"B=1", 1.0}}, ""}));
-  testing::internal::GetCapturedStderr();
+  ::testing::internal::GetCapturedStderr();
   std::vector<fs::path> asides = setAside(path);
   ASSERT_EQ(asides.size(), 2u);
   std::set<std::string> kept{contentsOf(asides[0]), contentsOf(asides[1])};
@@ -483,9 +467,9 @@ TEST(TuningStore, ALinkAtTheLockNameIsNotFollowed) {
   TempDir dir;
   fs::path path = dir.path() / "autotune.json", target = dir.path() / "made-through-the-link";
   fs::create_symlink(target, path.string() + ".lock");
-  testing::internal::CaptureStderr();
+  ::testing::internal::CaptureStderr();
   EXPECT_FALSE(TuningStore(path.string()).record("k", {"A=1", 1.0, {{"A=1", 1.0}}, ""}));
-  std::string said = testing::internal::GetCapturedStderr();
+  std::string said = ::testing::internal::GetCapturedStderr();
   EXPECT_NE(said.find("cannot lock the tuning store"), std::string::npos) << said;
   EXPECT_FALSE(fs::exists(fs::symlink_status(target))) << "the lock's link was followed";
 }
@@ -498,10 +482,10 @@ TEST(TuningStore, ALinkedStoreIsNeitherReadNorWrittenThrough) {
   std::ofstream(victim) << planted;
   fs::create_symlink(victim, path);
   TuningStore store(path.string());
-  testing::internal::CaptureStderr();
+  ::testing::internal::CaptureStderr();
   EXPECT_FALSE(store.find("k").has_value()) << "read through a link";
   ASSERT_TRUE(store.record("mine", {"A=1", 1.0, {{"A=1", 1.0}}, ""}));
-  std::string said = testing::internal::GetCapturedStderr();
+  std::string said = ::testing::internal::GetCapturedStderr();
   EXPECT_NE(said.find("is a symbolic link"), std::string::npos) << said;
   EXPECT_EQ(contentsOf(victim), planted);
   EXPECT_FALSE(fs::is_symlink(path));
@@ -518,9 +502,9 @@ TEST(TuningStore, AnotherUsersStoreIsIgnored) {
   ASSERT_TRUE(store.record("k", {"A=1", 1.0, {{"A=1", 1.0}}, ""}));
   if (chown(path.c_str(), 65534, 65534) != 0)
     GTEST_SKIP() << "chown is not allowed here";
-  testing::internal::CaptureStderr();
+  ::testing::internal::CaptureStderr();
   EXPECT_FALSE(store.find("k").has_value());
-  std::string said = testing::internal::GetCapturedStderr();
+  std::string said = ::testing::internal::GetCapturedStderr();
   EXPECT_NE(said.find("belongs to user 65534"), std::string::npos) << said;
 }
 
@@ -530,10 +514,10 @@ TEST(CacheDirectory, ADirectoryOthersCanWriteIsRefused) {
   fs::create_directories(shared);
   fs::permissions(shared, fs::perms::all); // 0777, as /tmp/kiln-cache could be
   EXPECT_NE(private_directory_problem(shared.string()).find("writable by other users"), std::string::npos);
-  testing::internal::CaptureStderr();
+  ::testing::internal::CaptureStderr();
   EXPECT_FALSE(TuningStore((shared / "autotune.json").string()).record("k", {"A=1", 1.0, {{"A=1", 1.0}}, ""}));
   EXPECT_FALSE(BlobStore(shared.string()).store(keyOf("k"), entryWith("{}", "payload")));
-  std::string said = testing::internal::GetCapturedStderr();
+  std::string said = ::testing::internal::GetCapturedStderr();
   EXPECT_NE(said.find("writable by other users"), std::string::npos) << said;
   EXPECT_TRUE(fs::is_empty(shared)) << "wrote into a directory others can write";
   // Made private, it is used.
@@ -548,9 +532,9 @@ TEST(CacheDirectory, ALinkedDirectoryIsRefusedAndMissingOnesAreMadePrivate) {
   fs::permissions(real, fs::perms::owner_all);
   fs::create_directory_symlink(real, link);
   EXPECT_NE(private_directory_problem(link.string()).find("is a symbolic link"), std::string::npos);
-  testing::internal::CaptureStderr();
+  ::testing::internal::CaptureStderr();
   EXPECT_FALSE(BlobStore(link.string()).store(keyOf("k"), entryWith("{}", "payload")));
-  testing::internal::GetCapturedStderr();
+  ::testing::internal::GetCapturedStderr();
   EXPECT_TRUE(fs::is_empty(real));
 
   fs::path made = dir.path() / "a" / "b";
@@ -580,10 +564,10 @@ TEST(BlobStore, ALinkAtAnEntrysPlaceIsNotFollowed) {
   fs::permissions(root / key.substr(0, 2), fs::perms::owner_all);
   fs::create_directory_symlink(victim, root / key.substr(0, 2) / key);
   BlobStore store(root.string());
-  testing::internal::CaptureStderr();
+  ::testing::internal::CaptureStderr();
   EXPECT_FALSE(store.load(key).has_value());
   store.store(key, entryWith("{}", "payload"));
-  std::string said = testing::internal::GetCapturedStderr();
+  std::string said = ::testing::internal::GetCapturedStderr();
   EXPECT_NE(said.find("is not a directory of this user's"), std::string::npos) << said;
   std::vector<std::string> inVictim;
   for (const auto &item : fs::directory_iterator(victim))
@@ -595,12 +579,12 @@ TEST(BlobStore, ALinkAtAnEntrysPlaceIsNotFollowed) {
 TEST(BlobStore, KeysAndFileNamesStayInsideTheStore) {
   TempDir dir;
   BlobStore store((dir.path() / "kernels").string());
-  testing::internal::CaptureStderr();
+  ::testing::internal::CaptureStderr();
   EXPECT_FALSE(store.store("../escape", entryWith("{}", "payload")));
   BlobStore::Entry outside;
   outside.files["../outside"] = {'x'};
   EXPECT_FALSE(store.store(keyOf("outside"), outside));
-  testing::internal::GetCapturedStderr();
+  ::testing::internal::GetCapturedStderr();
   EXPECT_FALSE(store.load("../escape").has_value());
   EXPECT_FALSE(fs::exists(dir.path() / "escape"));
   EXPECT_FALSE(fs::exists(dir.path() / "kernels" / "outside"));
@@ -616,8 +600,8 @@ TEST(BlobStore, AnotherUsersEntryIsIgnored) {
   fs::path kernel = entries(dir.path()).at(0) / "kernel.ptx";
   if (chown(kernel.c_str(), 65534, 65534) != 0)
     GTEST_SKIP() << "chown is not allowed here";
-  testing::internal::CaptureStderr();
+  ::testing::internal::CaptureStderr();
   EXPECT_FALSE(store.load(key).has_value());
-  std::string said = testing::internal::GetCapturedStderr();
+  std::string said = ::testing::internal::GetCapturedStderr();
   EXPECT_NE(said.find("belongs to user 65534"), std::string::npos) << said;
 }
