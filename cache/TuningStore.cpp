@@ -5,6 +5,8 @@
 #include <kiln/cache.h>
 #include <kiln/tuning_store.h>
 
+#include "cache/CacheFiles.h"
+
 #include <nlohmann/json.hpp>
 
 #include <atomic>
@@ -161,15 +163,7 @@ std::string writeStore(const std::string &path, const nlohmann::json &store) {
   int fd = ::mkostemp(temp.data(), O_CLOEXEC);
   if (fd < 0)
     return "cannot create a temporary file beside the tuning store " + path + ": " + std::strerror(errno);
-  const std::string text = store.dump(1) + "\n";
-  int error = 0;
-  for (size_t done = 0; !error && done < text.size();) {
-    ssize_t n = ::write(fd, text.data() + done, text.size() - done);
-    if (n > 0)
-      done += static_cast<size_t>(n);
-    else if (n == 0 || errno != EINTR)
-      error = n == 0 ? EIO : errno;
-  }
+  int error = write_all(fd, store.dump(1) + "\n");
   if (::close(fd) != 0 && !error)
     error = errno;
   if (!error && ::rename(temp.c_str(), path.c_str()) == 0)

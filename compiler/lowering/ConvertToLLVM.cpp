@@ -108,8 +108,9 @@ struct ConvertKGpuToLLVM : impl::ConvertKGpuToLLVMBase<ConvertKGpuToLLVM> {
     module.walk([&](tile::DescriptorStoreOp store) { stores.push_back(store); });
     if (!stores.empty()) {
       const int64_t programs = std::max(1, static_cast<int>(minBlocksPerSm));
-      const int64_t limit = std::min(gpu::kSharedLimitBytes, gpu::kSharedPerMultiprocessorBytes / programs -
-                                                                 gpu::kSharedReservedPerProgramBytes);
+      const int64_t limit =
+          std::min<int64_t>(max_shared_memory_per_program(computeCapability),
+                            gpu::kSharedPerMultiprocessorBytes / programs - gpu::kSharedReservedPerProgramBytes);
       shared = llvm::alignTo(shared, 1024);
       int64_t staging = 0;
       for (tile::DescriptorStoreOp store : stores) {

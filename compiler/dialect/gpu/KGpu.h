@@ -49,10 +49,9 @@ constexpr int kProducerWarps = 4;
 /// Shared memory the pipelining rings of one program may take (H100: 227 KB
 /// per block; the rest is left to scratch and the copy engine's stores).
 constexpr int64_t kRingBudgetBytes = 192 * 1024;
-/// Shared memory one program may have on Hopper (the opt-in maximum), what
-/// a multiprocessor holds for all of its programs, and what the hardware
-/// keeps of it for each program.
-constexpr int64_t kSharedLimitBytes = 227 * 1024;
+/// Shared memory a Hopper multiprocessor holds for all of its programs, and
+/// what the hardware keeps of it for each program (one program's own limit:
+/// max_shared_memory_per_program in kiln/target.h).
 constexpr int64_t kSharedPerMultiprocessorBytes = 228 * 1024;
 constexpr int64_t kSharedReservedPerProgramBytes = 1024;
 
