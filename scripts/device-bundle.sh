@@ -12,7 +12,7 @@ cmake --build build-static
 bundle=.device/bundle
 rm -rf "$bundle"
 mkdir -p "$bundle/bin" "$bundle/lib"
-cp build-static/lib/libkiln.so build-static/lib/libkiln_ops.so "$bundle/lib/"
+cp build-static/lib/libkiln.so build-static/lib/libkiln_ops.so build-static/lib/libkiln_tutorial.so "$bundle/lib/"
 for program in build-static/bin/*; do
   cp "$program" "$bundle/bin/"
 done

@@ -3,7 +3,7 @@
 # proves the statically linked tools run there, runs the GPU tests and the
 # examples on the GPU, and writes a results table to $OUT/results.md (and
 # the full log to $OUT/device.log).
-#   bash bench/device/run.sh .device/bundle [checks|benchmarks|ops|matmul|matmul-op|matmul-stage1|matmul-peers|matmul-pinned|tune-matmul|norm-occupancy|profile-matmul|all]
+#   bash bench/device/run.sh .device/bundle [checks|benchmarks|ops|tutorial|matmul|matmul-op|matmul-stage1|matmul-peers|matmul-pinned|tune-matmul|norm-occupancy|profile-matmul|all]
 # (matmul: the tensor-core tests and the matmul benchmark against cuBLAS;
 # MATMUL_SHAPES=llm|square|tf32|all picks its shapes; matmul-op: the op's
 # copy-engine loads against its pointer loads (or the configs in
@@ -48,6 +48,21 @@ record() { # name, command...
   echo "ptxas: $(command -v ptxas || ls /usr/local/cuda/bin/ptxas 2>/dev/null) $(ptxas --version 2>/dev/null | tail -1)"
   echo "compute-sanitizer: $(command -v compute-sanitizer || echo none)"
 } | tee -a "$log"
+
+if [ "$part" = tutorial ]; then
+  # Triton's tutorial kernels written in Kiln against the same kernels in
+  # Triton, one timer (bench/tutorial_vs_triton.py; TUTORIAL_FILTER, a
+  # substring, runs a subset), and the tutorial kernels' GPU tests.
+  command="bash bench/device/run.sh (bundle from scripts/device-bundle.sh at $(cat "$bundle/REVISION" 2>/dev/null)) tutorial"
+  export KILN_CACHE_DIR=$(mktemp -d)
+  record "tutorial kernels: GPU tests" "$bundle/bin/kiln_gpu_tests" --gtest_brief=1 --gtest_filter='GpuTutorial.*'
+  record "tutorial kernels: Kiln vs Triton, one timer" python3 bench/tutorial_vs_triton.py \
+    "$bundle/lib/libkiln_tutorial.so" "$out/tutorial-vs-triton.json" "$command" "${TUTORIAL_FILTER:-}"
+  sed -n '/^| kernel | unit | Kiln | Triton/,$p' "$log" | grep '^|' > "$out/tutorial-table.md"
+  cat "$results" "$out/tutorial-table.md"
+  ! grep -q "| FAIL" "$results"
+  exit
+fi
 
 if [ "$part" = tune-matmul ]; then
   # The autotuner on the matmul op (4096^3 bf16): 5 configs end to end from
