@@ -218,10 +218,12 @@ SwizzledTile stageColumns(OpBuilder &b, Location loc, mlir::Operation *anchor, l
 /// (registers), else its registers stored to scratch one after the other,
 /// between barriers. For wgmma (`forWgmma`) staged operands are stored
 /// K-major and fenced for the async proxy; otherwise along their own
-/// contiguous dimension.
+/// contiguous dimension. `aFromRegisters`: the instruction reads A from
+/// registers (wgmma), so only B gets a tile.
 std::array<std::optional<SwizzledTile>, 2> dotOperandTiles(mlir::ConversionPatternRewriter &rewriter, Location loc,
                                                            tile::DotOp op, Value loweredA, Value loweredB,
-                                                           Type element, bool forWgmma, int threadsPerWarp);
+                                                           Type element, bool forWgmma, int threadsPerWarp,
+                                                           bool aFromRegisters = false);
 
 /// Slot `slot` (i32) of a lowered kgpu.shared buffer `buffer` of `type`.
 SwizzledTile bufferSlot(OpBuilder &b, Location loc, Value buffer, mlir::RankedTensorType type, Type llvmElement,

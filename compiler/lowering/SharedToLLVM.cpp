@@ -70,9 +70,10 @@ std::optional<int64_t> SwizzledTile::registerDelta(const LinearLayout &layout, i
 
 std::array<std::optional<SwizzledTile>, 2> dotOperandTiles(ConversionPatternRewriter &rewriter, Location loc,
                                                            tile::DotOp op, Value loweredA, Value loweredB,
-                                                           Type element, bool forWgmma, int threadsPerWarp) {
+                                                           Type element, bool forWgmma, int threadsPerWarp,
+                                                           bool aFromRegisters) {
   auto staged = [](Value operand) { return !gpu::ringSlotLoad(operand) && !gpu::inMmaOperandLayout(operand); };
-  bool staging = staged(op.getA()) || staged(op.getB());
+  bool staging = (!aFromRegisters && staged(op.getA())) || staged(op.getB());
   if (staging)
     barrier(rewriter, loc); // earlier users of the scratch are done
   int64_t scratch = 0;
@@ -89,7 +90,8 @@ std::array<std::optional<SwizzledTile>, 2> dotOperandTiles(ConversionPatternRewr
     scratch += type.getNumElements() * (element.getIntOrFloatBitWidth() / 8);
     return t;
   };
-  std::array<std::optional<SwizzledTile>, 2> tiles{tileOf(op.getA(), loweredA, 1), tileOf(op.getB(), loweredB, 0)};
+  std::optional<SwizzledTile> a = aFromRegisters ? std::nullopt : tileOf(op.getA(), loweredA, 1);
+  std::array<std::optional<SwizzledTile>, 2> tiles{a, tileOf(op.getB(), loweredB, 0)};
   if (staging) {
     if (forWgmma) // this thread's stores before the async proxy reads them, for everyone
       ptx(rewriter, loc, Type(), "fence.proxy.async.shared::cta;", "", {});

@@ -8,7 +8,10 @@
 // operands must sit K-major in the swizzled layout, which for rows of 32,
 // 64 or 128 bytes is exactly the hardware's 32/64/128-byte swizzle (B may
 // also be N-major, in 128-byte column blocks: the N-major 128-byte atoms):
-// ring slots from PipelineLoops, or registers staged K-major here. The
+// ring slots from PipelineLoops, or registers staged K-major here. A
+// 16-bit A that layout assignment left in the register-A layout (a value
+// computed in registers, as attention's P; one loaded once, as its Q) is
+// read from registers instead (`{a0, a1, a2, a3}`): no staging. The
 // accumulator stays in registers across the asynchronous group, which this
 // lowering commits and waits for, unless the dot's result goes to a
 // kgpu.warpgroup_wait (PipelineLoops leaves it in flight): then that op waits.
@@ -92,9 +95,13 @@ struct WgmmaDotLowering : KilnPattern<tile::DotOp> {
     int aMajor = ringMajor(op.getA()), bMajor = ringMajor(op.getB());
     if (aMajor == 0 || (bMajor == 1 && (N % 64 != 0 || !gpu::wgmmaTakesNMajorB(op))))
       return rewriter.notifyMatchFailure(op, "a wgmma operand's slot is neither K-major nor (B, 16-bit) N-major");
+    // A already in the registers wgmma reads it from (a computed operand,
+    // or one loaded once: layout assignment put it there) is not staged.
+    const bool registerA = !tf32 && !gpu::ringSlotLoad(op.getA()) && gpu::wgmmaTakesRegisterA(op) &&
+                           layoutOf(aType) == gpu::wgmmaRegisterALayout(M, K, ctx.numWarps);
     auto tiles = dotOperandTiles(rewriter, loc, op, adaptor.getA(), adaptor.getB(), element, /*forWgmma=*/true,
-                                 ctx.threadsPerWarp);
-    const SwizzledTile &a = *tiles[0], &b = *tiles[1];
+                                 ctx.threadsPerWarp, registerA);
+    const SwizzledTile &b = *tiles[1];
     // B N-major: 128-byte atoms of 64 columns x BLOCK_K rows side by side
     // (leading offset: one atom), 8-row groups 1024 bytes apart; a K step of
     // 16 moves 16 rows down. K-major operands: rows of K, 8-row groups
@@ -106,6 +113,8 @@ struct WgmmaDotLowering : KilnPattern<tile::DotOp> {
     const bool async = leftInFlight(op);
     if (async && (layoutOf(op.getType()) != layout || !ctx.types.elementType(cType).isF32()))
       return rewriter.notifyMatchFailure(op, "an in-flight wgmma's result must be its f32 accumulator as is");
+    if (async && registerA)
+      return rewriter.notifyMatchFailure(op, "an in-flight wgmma reads its operands from shared memory");
     // An accumulator restarted from zero on a condition: scale-d = 0 then
     // ignores it (the select stays unused).
     Type f32 = rewriter.getF32Type();
@@ -126,10 +135,15 @@ struct WgmmaDotLowering : KilnPattern<tile::DotOp> {
     // (no moves from each thread's registers before every wgmma).
     Value group = ptx(rewriter, loc, rewriter.getI32Type(), "shfl.sync.idx.b32 $0, $1, 0, 0x1f, -1;", "=r,r",
                       {LLVM::UDivOp::create(rewriter, loc, ids.warp, c32(4))}, /*sideEffects=*/false);
-    Value aBase = sharedAddress(rewriter, loc, a.base), bBase = sharedAddress(rewriter, loc, b.base);
+    Value bBase = sharedAddress(rewriter, loc, b.base);
 
+    // Operands: the accumulator (outputs, then tied inputs), A (a
+    // descriptor, or four registers of two 16-bit elements), B's
+    // descriptor, scale-d.
+    const int64_t aOperands = registerA ? 4 : 1;
+    const int64_t bIndex = 2 * perBlock + aOperands, scaleIndex = bIndex + 1;
     std::string shape = tf32 ? "tf32" : element.isBF16() ? "bf16" : "f16";
-    std::string text = "{ .reg .pred p; setp.ne.b32 p, $" + std::to_string(2 * perBlock + 2) +
+    std::string text = "{ .reg .pred p; setp.ne.b32 p, $" + std::to_string(scaleIndex) +
                        ", 0; wgmma.mma_async.sync.aligned.m64n" + std::to_string(N) + "k" + std::to_string(kStep) +
                        ".f32." + shape + "." + shape + " {";
     std::string constraints;
@@ -137,12 +151,22 @@ struct WgmmaDotLowering : KilnPattern<tile::DotOp> {
       text += (r ? ", $" : "$") + std::to_string(r);
       constraints += "=f,";
     }
-    // Scale-d p, A and B scales 1, then (16-bit only) the transposes.
-    text += "}, $" + std::to_string(2 * perBlock) + ", $" + std::to_string(2 * perBlock + 1) + ", p, 1, 1" +
-            (tf32 ? std::string() : std::string(", 0, ") + (bNMajor ? "1" : "0")) + "; }";
+    text += "}, ";
+    if (registerA) {
+      text += "{";
+      for (int64_t r = 0; r < 4; ++r)
+        text += (r ? ", $" : "$") + std::to_string(2 * perBlock + r);
+      text += "}";
+    } else {
+      text += "$" + std::to_string(2 * perBlock);
+    }
+    // Scale-d p, A and B scales 1, then (16-bit only) the transposes
+    // (registers have no A transpose).
+    text += ", $" + std::to_string(bIndex) + ", p, 1, 1" +
+            (tf32 ? std::string() : std::string(registerA ? ", " : ", 0, ") + (bNMajor ? "1" : "0")) + "; }";
     for (int64_t r = 0; r < perBlock; ++r)
       constraints += std::to_string(r) + ",";
-    constraints += "l,l,r";
+    constraints += registerA ? "r,r,r,r,l,r" : "l,l,r";
     auto resultType = LLVM::LLVMStructType::getLiteral(rewriter.getContext(), SmallVector<Type>(perBlock, f32));
 
     ptx(rewriter, loc, Type(), "wgmma.fence.sync.aligned;", "", {});
@@ -157,12 +181,26 @@ struct WgmmaDotLowering : KilnPattern<tile::DotOp> {
     // each step costs one add an operand instead of forming a descriptor.
     Value bFirst = bNMajor ? descriptor(rewriter, loc, bBase, /*leading=*/K * 128, /*stride=*/1024, /*rowBytes=*/128)
                            : descriptor(rewriter, loc, bBase, /*leading=*/16, /*stride=*/8 * rowBytes, rowBytes);
-    SmallVector<Value> aFirst;
-    for (int64_t i = 0; i < blocks; ++i) {
-      Value rows = LLVM::MulOp::create(rewriter, loc, LLVM::AddOp::create(rewriter, loc, group, c32(i * groups)),
-                                       c32(64 * rowBytes));
-      aFirst.push_back(descriptor(rewriter, loc, LLVM::AddOp::create(rewriter, loc, aBase, rows), /*leading=*/16,
-                                  /*stride=*/8 * rowBytes, rowBytes));
+    SmallVector<Value> aFirst, aPairs;
+    if (registerA) {
+      // Block i's K step j is the thread's elements i * K/2 + 8j ... + 7:
+      // pairs of them, each one 32-bit register.
+      SmallVector<Value> elements = unpack(rewriter, loc, adaptor.getA());
+      auto pairType = VectorType::get({2}, element);
+      for (size_t e = 0; e + 1 < elements.size(); e += 2) {
+        Value pair = LLVM::PoisonOp::create(rewriter, loc, pairType);
+        pair = LLVM::InsertElementOp::create(rewriter, loc, pair, elements[e], c32(0));
+        pair = LLVM::InsertElementOp::create(rewriter, loc, pair, elements[e + 1], c32(1));
+        aPairs.push_back(LLVM::BitcastOp::create(rewriter, loc, rewriter.getI32Type(), pair));
+      }
+    } else {
+      Value aBase = sharedAddress(rewriter, loc, tiles[0]->base);
+      for (int64_t i = 0; i < blocks; ++i) {
+        Value rows = LLVM::MulOp::create(rewriter, loc, LLVM::AddOp::create(rewriter, loc, group, c32(i * groups)),
+                                         c32(64 * rowBytes));
+        aFirst.push_back(descriptor(rewriter, loc, LLVM::AddOp::create(rewriter, loc, aBase, rows), /*leading=*/16,
+                                    /*stride=*/8 * rowBytes, rowBytes));
+      }
     }
     auto advanced = [&](Value first, int64_t bytesIn) -> Value {
       if (bytesIn == 0)
@@ -175,7 +213,12 @@ struct WgmmaDotLowering : KilnPattern<tile::DotOp> {
       Value bDesc = advanced(bFirst, k * (bNMajor ? 128 : bytes));
       for (int64_t i = 0; i < blocks; ++i) {
         SmallVector<Value> operands(acc.begin() + i * perBlock, acc.begin() + (i + 1) * perBlock);
-        operands.push_back(advanced(aFirst[i], k * bytes));
+        if (registerA) {
+          auto first = aPairs.begin() + i * (K / 4) + k / 4;
+          operands.append(first, first + 4);
+        } else {
+          operands.push_back(advanced(aFirst[i], k * bytes));
+        }
         operands.push_back(bDesc);
         operands.push_back(k == 0 ? firstScale : one);
         Value out = ptx(rewriter, loc, resultType, text, constraints, operands, /*sideEffects=*/true);

@@ -230,7 +230,13 @@ private:
       if (!usesMma(dot, computeCapability_))
         return;
       auto shape = tensorOf(dot.getC()).getShape();
-      bool wgmma = wgmmaShapeFits(dot, computeCapability_, numWarps_) && loadedAlong(dot.getA(), 1) &&
+      // A loaded beside the dot streams through shared memory (a ring in a
+      // loop); any other 16-bit A (computed, as attention's P, or loaded
+      // once before the loop, as its Q) is read from registers.
+      bool aBeside = loadedBeside(dot, dot.getA());
+      bool aStreamed = aBeside && loadedAlong(dot.getA(), 1);
+      bool aInRegisters = !aBeside && wgmmaTakesRegisterA(dot);
+      bool wgmma = wgmmaShapeFits(dot, computeCapability_, numWarps_) && (aStreamed || aInRegisters) &&
                    (loadedAlong(dot.getB(), 0) ||
                     (wgmmaTakesNMajorB(dot) && shape[1] % 64 == 0 && loadedAlong(dot.getB(), 1)));
       if (wgmma)
@@ -239,7 +245,16 @@ private:
           context_, wgmma ? wgmmaAccumulatorLayout(shape[0], shape[1], numWarps_)
                           : mmaAccumulatorLayout(shape[0], shape[1], numWarps_));
       anchors_[leader(dot.getC())] = {layout, std::numeric_limits<int64_t>::max()};
+      if (wgmma && aInRegisters) {
+        // Where A is made, not at the dot: P then stays in the layout the
+        // dot before it left (the same one), and Q converts once.
+        int64_t k = tensorOf(dot.getA()).getShape()[1];
+        registerOperands_.push_back(
+            {leader(dot.getA()), LinearEncodingAttr::get(context_, wgmmaRegisterALayout(shape[0], k, numWarps_))});
+      }
     });
+    for (auto [key, layout] : registerOperands_)
+      anchors_.try_emplace(key, layout, std::numeric_limits<int64_t>::max());
     func_.walk([&](Operation *op) {
       Value ptr, mask;
       if (auto load = dyn_cast<tile::LoadOp>(op))
@@ -276,6 +291,13 @@ private:
       if (!inserted && weight > it->second.second)
         it->second = {layout, weight};
     });
+  }
+
+  /// Whether `operand` is loaded in the block of `dot` (so a loop around
+  /// both can pipeline the load).
+  static bool loadedBeside(tile::DotOp dot, Value operand) {
+    Operation *def = operand.getDefiningOp();
+    return def && isa<tile::LoadOp, tile::DescriptorLoadOp, tile::TransOp>(def) && def->getBlock() == dot->getBlock();
   }
 
   /// Whether `operand` is loaded with `dim` its most contiguous dimension,
@@ -522,6 +544,8 @@ private:
   llvm::MapVector<Value, size_t> order_; ///< every tensor value, in program order
   std::vector<Relation> relations_;
   llvm::DenseMap<Value, std::pair<Attribute, int64_t>> anchors_; ///< class leader -> (layout, weight)
+  /// wgmma A operands read from registers: (class leader, register layout).
+  SmallVector<std::pair<Value, Attribute>> registerOperands_;
   llvm::DenseMap<Value, Attribute> layouts_;                      ///< class leader -> layout
 };
 

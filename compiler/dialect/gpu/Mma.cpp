@@ -115,6 +115,10 @@ LinearLayout wgmmaAccumulatorLayout(int64_t M, int64_t N, int numWarps) {
 
 bool wgmmaTakesNMajorB(tile::DotOp op) { return op.getA().getType().getElementType().getIntOrFloatBitWidth() == 16; }
 
+bool wgmmaTakesRegisterA(tile::DotOp op) { return op.getA().getType().getElementType().getIntOrFloatBitWidth() == 16; }
+
+LinearLayout wgmmaRegisterALayout(int64_t M, int64_t K, int numWarps) { return wgmmaAccumulatorLayout(M, K, numWarps); }
+
 bool isWgmmaDot(tile::DotOp op, int computeCapability, int numWarps) {
   auto c = op.getC().getType();
   if (!op->hasAttr(kWgmmaAttr) || !wgmmaShapeFits(op, computeCapability, numWarps) ||

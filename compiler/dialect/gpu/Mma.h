@@ -67,6 +67,16 @@ bool wgmmaTakesNMajorB(tile::DotOp op);
 /// 64-row blocks repeated down M.
 LinearLayout wgmmaAccumulatorLayout(int64_t M, int64_t N, int numWarps);
 
+/// Whether wgmma may read `op`'s A from registers (16-bit operands; tf32
+/// reads both from shared memory).
+bool wgmmaTakesRegisterA(tile::DotOp op);
+
+/// The registers a wgmma reads A (M x K) from: the accumulator layout of
+/// an M x K result, so that each K step of 16 is the thread's next 8
+/// elements (four 32-bit registers of two), and a dot's result feeds the
+/// next dot's A without moving.
+LinearLayout wgmmaRegisterALayout(int64_t M, int64_t K, int numWarps);
+
 /// Whether layout assignment chose wgmma for `op` (it marked the dot, the
 /// shape fits and the accumulator still has the wgmma layout; the MMA
 /// layout can equal it, so the layout alone does not tell).
