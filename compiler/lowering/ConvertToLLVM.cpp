@@ -35,6 +35,62 @@ bool hasTensors(Operation *op) {
   return llvm::any_of(op->getOperandTypes(), tensor) || llvm::any_of(op->getResultTypes(), tensor);
 }
 
+/// Whether `alloc` is a ring only cp.async writes and threads read: its
+/// last reader and every copy into it are done once each thread has left
+/// the loop (and its `async_wait 0`) and passed a barrier.
+bool copiedByThreads(gpu::LocalAllocOp alloc) {
+  return llvm::all_of(alloc->getUsers(), [](Operation *user) { return isa<gpu::AsyncCopyOp, gpu::LocalLoadOp>(user); });
+}
+
+/// Places the pipelining rings (the buffers without barriers) from `base`,
+/// 1024-byte aligned (the 128-byte swizzle atoms of wgmma and the copy
+/// engine), and returns where they end. A ring of a later loop may take
+/// the memory of one whose loop ended before it in the same block (causal
+/// attention's two loops): a barrier right after its allocation, before its
+/// first copies, then keeps every thread's last reads of the old ring first.
+int64_t placeRings(ModuleOp module, int64_t base) {
+  struct Placed {
+    gpu::LocalAllocOp alloc;
+    Operation *last; ///< the last user's ancestor in the alloc's block
+    int64_t offset, bytes;
+  };
+  SmallVector<Placed> placed;
+  int64_t end = base;
+  module.walk([&](gpu::LocalAllocOp alloc) {
+    if (llvm::any_of(alloc->getUsers(), [](Operation *user) { return isa<gpu::MBarrierInitOp>(user); }))
+      return;
+    auto type = alloc.getType();
+    int64_t bytes = type.getNumElements() * gpu::elementBytes(type.getElementType());
+    Operation *last = alloc;
+    for (Operation *user : alloc->getUsers())
+      if (Operation *at = alloc->getBlock()->findAncestorOpInBlock(*user); at && last->isBeforeInBlock(at))
+        last = at;
+    auto deadBefore = [&](const Placed &p) {
+      return copiedByThreads(alloc) && copiedByThreads(p.alloc) && p.alloc->getBlock() == alloc->getBlock() &&
+             p.last->isBeforeInBlock(alloc);
+    };
+    auto overlaps = [&](const Placed &p, int64_t offset) { return offset < p.offset + p.bytes && p.offset < offset + bytes; };
+    int64_t offset = base;
+    for (bool moved = true; moved;) {
+      moved = false;
+      for (const Placed &p : placed)
+        if (!deadBefore(p) && overlaps(p, offset)) {
+          offset = llvm::alignTo(p.offset + p.bytes, 1024);
+          moved = true;
+        }
+    }
+    if (llvm::any_of(placed, [&](const Placed &p) { return deadBefore(p) && overlaps(p, offset); })) {
+      OpBuilder builder(alloc->getContext());
+      builder.setInsertionPointAfter(alloc);
+      gpu::BarrierOp::create(builder, alloc.getLoc());
+    }
+    alloc->setAttr("kgpu.offset", IntegerAttr::get(IntegerType::get(alloc->getContext(), 32), offset));
+    placed.push_back({alloc, last, offset, bytes});
+    end = std::max(end, offset + bytes);
+  });
+  return end;
+}
+
 struct ConvertKGpuToLLVM : impl::ConvertKGpuToLLVMBase<ConvertKGpuToLLVM> {
   using ConvertKGpuToLLVMBase::ConvertKGpuToLLVMBase;
 
@@ -83,23 +139,21 @@ struct ConvertKGpuToLLVM : impl::ConvertKGpuToLLVMBase<ConvertKGpuToLLVM> {
         slot = std::max(slot, bytes);
       }
     });
-    // Buffers alive for the whole program come after it: the copy engine's
-    // barriers (the buffers an mbarrier_init sets up, 8 bytes each), then
-    // the pipelining rings, 1024-byte aligned (the 128-byte swizzle atoms of
-    // wgmma and the copy engine).
+    // Buffers come after it: the copy engine's barriers (the buffers an
+    // mbarrier_init sets up, 8 bytes each, alive for the whole program),
+    // then the pipelining rings (placeRings).
     auto holdsBarriers = [](gpu::LocalAllocOp alloc) {
       return llvm::any_of(alloc->getUsers(), [](Operation *user) { return isa<gpu::MBarrierInitOp>(user); });
     };
-    for (bool rings : {false, true})
-      module.walk([&](gpu::LocalAllocOp alloc) {
-        auto type = alloc.getType();
-        if (holdsBarriers(alloc) == rings)
-          return;
-        int64_t bytes = type.getNumElements() * gpu::elementBytes(type.getElementType());
-        shared = llvm::alignTo(shared, rings ? 1024 : 8);
-        alloc->setAttr("kgpu.offset", IntegerAttr::get(IntegerType::get(context, 32), shared));
-        shared += bytes;
-      });
+    module.walk([&](gpu::LocalAllocOp alloc) {
+      if (!holdsBarriers(alloc))
+        return;
+      auto type = alloc.getType();
+      shared = llvm::alignTo(shared, 8);
+      alloc->setAttr("kgpu.offset", IntegerAttr::get(IntegerType::get(context, 32), shared));
+      shared += type.getNumElements() * gpu::elementBytes(type.getElementType());
+    });
+    shared = placeRings(module, llvm::alignTo(shared, 1024));
     shared = std::max(shared, sharedAfterBuffers);
     // Last, the copy engine's store staging: as many column blocks of the
     // largest stored block as the rest of shared memory holds (a program's

@@ -179,8 +179,13 @@ struct WgmmaDotLowering : KilnPattern<tile::DotOp> {
     // offset in 16-byte units (the start field, bits 0-13, holds any shared
     // address below 256 KB: adding never carries into the next field), so
     // each step costs one add an operand instead of forming a descriptor.
+    // K-major rows longer than 128 bytes lie in 128-byte column blocks of
+    // all of the tile's rows, one after another (SwizzledTile): a K step
+    // past a block starts in the next one, and rows are 128 bytes apart.
+    const int64_t atomRow = std::min<int64_t>(rowBytes, 128);
+    auto kMajorOffset = [](int64_t kBytes, int64_t tileRows) { return kBytes / 128 * tileRows * 128 + kBytes % 128; };
     Value bFirst = bNMajor ? descriptor(rewriter, loc, bBase, /*leading=*/K * 128, /*stride=*/1024, /*rowBytes=*/128)
-                           : descriptor(rewriter, loc, bBase, /*leading=*/16, /*stride=*/8 * rowBytes, rowBytes);
+                           : descriptor(rewriter, loc, bBase, /*leading=*/16, /*stride=*/8 * atomRow, atomRow);
     SmallVector<Value> aFirst, aPairs;
     if (registerA) {
       // Block i's K step j is the thread's elements i * K/2 + 8j ... + 7:
@@ -197,9 +202,9 @@ struct WgmmaDotLowering : KilnPattern<tile::DotOp> {
       Value aBase = sharedAddress(rewriter, loc, tiles[0]->base);
       for (int64_t i = 0; i < blocks; ++i) {
         Value rows = LLVM::MulOp::create(rewriter, loc, LLVM::AddOp::create(rewriter, loc, group, c32(i * groups)),
-                                         c32(64 * rowBytes));
+                                         c32(64 * atomRow));
         aFirst.push_back(descriptor(rewriter, loc, LLVM::AddOp::create(rewriter, loc, aBase, rows), /*leading=*/16,
-                                    /*stride=*/8 * rowBytes, rowBytes));
+                                    /*stride=*/8 * atomRow, atomRow));
       }
     }
     auto advanced = [&](Value first, int64_t bytesIn) -> Value {
@@ -210,14 +215,14 @@ struct WgmmaDotLowering : KilnPattern<tile::DotOp> {
                                  LLVM::ConstantOp::create(rewriter, loc, i64, rewriter.getI64IntegerAttr(bytesIn >> 4)));
     };
     for (int64_t k = 0; k < K; k += kStep) {
-      Value bDesc = advanced(bFirst, k * (bNMajor ? 128 : bytes));
+      Value bDesc = advanced(bFirst, bNMajor ? k * 128 : kMajorOffset(k * bytes, N));
       for (int64_t i = 0; i < blocks; ++i) {
         SmallVector<Value> operands(acc.begin() + i * perBlock, acc.begin() + (i + 1) * perBlock);
         if (registerA) {
           auto first = aPairs.begin() + i * (K / 4) + k / 4;
           operands.append(first, first + 4);
         } else {
-          operands.push_back(advanced(aFirst[i], k * bytes));
+          operands.push_back(advanced(aFirst[i], kMajorOffset(k * bytes, M)));
         }
         operands.push_back(bDesc);
         operands.push_back(k == 0 ? firstScale : one);

@@ -187,6 +187,14 @@ private:
       auto transpose = dyn_cast<tile::TransOp>(*load->getUsers().begin());
       found.push_back({load, transpose ? 0u : 1u, /*tma=*/true, transpose});
     }
+    const bool descriptorRings = !found.empty();
+    struct PointerLoad {
+      tile::LoadOp load;
+      unsigned dim;
+      int64_t slotBytes;
+      bool wgmma;
+    };
+    SmallVector<PointerLoad> pointerLoads;
     for (auto dot : loop_.getBody()->getOps<tile::DotOp>()) {
       if (!usesMma(dot, computeCapability_))
         continue;
@@ -206,13 +214,27 @@ private:
         if (wgmma && dim != kDim && !nMajorB)
           continue; // wgmma reads K-major slots (N-major too for B); this operand is staged K-major instead
         auto type = cast<RankedTensorType>(load.getType());
-        int64_t slotBytes = type.getNumElements() * elementBytes(type.getElementType());
-        if (ringBytes_ + stages_ * slotBytes > kRingBudgetBytes)
-          continue;
-        ringBytes_ += stages_ * slotBytes;
-        found.push_back({load, dim, /*tma=*/false});
-        fenceAsyncProxy_ |= wgmma;
+        pointerLoads.push_back({load, dim, type.getNumElements() * elementBytes(type.getElementType()), wgmma});
       }
+    }
+    // Rings too deep for shared memory get fewer stages, not fewer
+    // operands: an operand left out is staged through registers every
+    // iteration and the dot waits for it, far slower than a stage less.
+    // (Copy-engine rings were sized by LowerDescriptors: then the pointer
+    // rings take what room is left, as they come.)
+    int64_t pointerSlotBytes = 0;
+    for (const PointerLoad &p : pointerLoads)
+      pointerSlotBytes += p.slotBytes;
+    if (!descriptorRings && pointerSlotBytes > 0 && kRingBudgetBytes / pointerSlotBytes >= 2) {
+      stages_ = static_cast<int>(std::min<int64_t>(stages_, kRingBudgetBytes / pointerSlotBytes));
+      depthAdjustable_ = true;
+    }
+    for (const PointerLoad &p : pointerLoads) {
+      if (ringBytes_ + stages_ * p.slotBytes > kRingBudgetBytes)
+        continue;
+      ringBytes_ += stages_ * p.slotBytes;
+      found.push_back({p.load, p.dim, /*tma=*/false});
+      fenceAsyncProxy_ |= p.wgmma;
     }
     return found;
   }
@@ -263,8 +285,15 @@ private:
       if (ancestor == use.getOwner() || !isa<scf::IfOp>(ancestor))
         return {};
     }
-    if (ringBytes_ * (stages_ + 1) / stages_ > kRingBudgetBytes)
-      return {};
+    if (ringBytes_ * (stages_ + 1) / stages_ > kRingBudgetBytes) {
+      // A dot kept in flight is worth more than a stage (a 128x256 tile:
+      // three stages in flight beat four waited for): drop one to make room.
+      // (stages_ slots fit, so stages_ - 1 plus one do.)
+      if (!depthAdjustable_ || stages_ < 3)
+        return {};
+      ringBytes_ = ringBytes_ / stages_ * (stages_ - 1);
+      --stages_;
+    }
     carriedIndex_ = index;
     return dot;
   }
@@ -746,6 +775,7 @@ private:
   int numWarps_;
   bool warpSpecialize_;
   bool fenceAsyncProxy_ = false; ///< a ring feeds wgmma (the async proxy)
+  bool depthAdjustable_ = false; ///< only cp.async rings, all sized here: stages_ may shrink
   int64_t ringBytes_ = 0;
   int slots_ = 0;            ///< slots per ring
   tile::DotOp inFlight_;     ///< the wgmma dot left in flight, if any

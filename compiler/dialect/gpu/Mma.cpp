@@ -96,7 +96,11 @@ bool wgmmaShapeFits(tile::DotOp op, int computeCapability, int numWarps) {
   int64_t M = op.getA().getType().getShape()[0], K = op.getA().getType().getShape()[1];
   int64_t N = op.getB().getType().getShape()[1];
   int64_t rowBytes = K * (op.getA().getType().getElementType().getIntOrFloatBitWidth() / 8);
-  return M % (64 * (numWarps / 4)) == 0 && N <= 256 && (rowBytes == 32 || rowBytes == 64 || rowBytes == 128);
+  // 16-bit K rows longer than an atom are stored as 128-byte column blocks
+  // one after another, which wgmma reads a block at a time.
+  bool rowsFit = rowBytes == 32 || rowBytes == 64 || rowBytes == 128 ||
+                 (rowBytes % 128 == 0 && op.getA().getType().getElementType().getIntOrFloatBitWidth() == 16);
+  return M % (64 * (numWarps / 4)) == 0 && N <= 256 && rowsFit;
 }
 
 LinearLayout wgmmaAccumulatorLayout(int64_t M, int64_t N, int numWarps) {

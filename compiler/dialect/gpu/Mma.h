@@ -52,7 +52,8 @@ LocalLoadOp ringSlotLoad(mlir::Value operand);
 /// Whether `op` may run as Hopper's wgmma (sm_90a, warpgroups of 4 warps):
 /// a tensor-core dot (16-bit, or tf32 but not tf32x3) whose M splits into 64
 /// rows per warpgroup, N at most 256, and whose K rows fit one
-/// 32/64/128-byte swizzle atom. (A must also be K-contiguous in shared
+/// 32/64/128-byte swizzle atom or (16-bit) are whole 128-byte blocks of
+/// them. (A must also be K-contiguous in shared
 /// memory, B K-contiguous or, see below, N-contiguous with N a multiple of
 /// 64; layout assignment checks how they are loaded.)
 bool wgmmaShapeFits(tile::DotOp op, int computeCapability, int numWarps);
