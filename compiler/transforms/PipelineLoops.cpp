@@ -29,10 +29,15 @@
 // A wgmma dot fed by rings only, accumulating into a loop-carried value,
 // stays in flight for one more iteration (warpgroup_wait 1 after it, 0 after
 // the loop): iteration k's tensor cores overlap iteration k+1's waits and
-// address math. Its slot is then still being read while iteration k+1
-// refills the ring, so the rings get S+1 slots: at iteration k the barrier
-// proves every warpgroup finished iteration k-2's dot, and slot (k-2) mod
-// (S+1) = (k+S-1) mod (S+1) is the one refilled. A loop over several tiles'
+// address math. Its slot is then still being read at iteration k+1. With
+// cp.async rings the iteration issues its dot right after the barrier, then
+// waits for the previous dot (warpgroup_wait 1), passes a second barrier
+// (the wait orders only its own warp) and only then refills that dot's
+// slot, (k-1) mod S = (k+S-1) mod S: S slots, and nothing between the
+// barrier and the tensor cores' next group. Copy-engine rings refill before
+// the dot instead, so they get S+1 slots: at iteration k the barrier proves
+// every warpgroup finished iteration k-2's dot, and slot (k-2) mod (S+1) =
+// (k+S-1) mod (S+1) is the one refilled. A loop over several tiles'
 // K steps may restart the accumulator from zero (select(first, 0, acc),
 // which wgmma does through scale-d) and store a tile inside a branch, which
 // then waits for the dot first (warpgroup_wait 0 at the branch's start).
@@ -137,7 +142,8 @@ public:
         return;
     }
     inFlight_ = findInFlightDot(candidates);
-    slots_ = inFlight_ ? stages_ + 1 : stages_;
+    refillAfterRelease_ = inFlight_ && llvm::none_of(candidates, [](const Candidate &c) { return c.tma; });
+    slots_ = inFlight_ && !refillAfterRelease_ ? stages_ + 1 : stages_;
     SmallVector<Operation *> before;
     if (warpSpecialize_ && canSpecialize(candidates, slice, before))
       specialize(candidates, slice, before);
@@ -225,10 +231,8 @@ private:
     int64_t pointerSlotBytes = 0;
     for (const PointerLoad &p : pointerLoads)
       pointerSlotBytes += p.slotBytes;
-    if (!descriptorRings && pointerSlotBytes > 0 && kRingBudgetBytes / pointerSlotBytes >= 2) {
+    if (!descriptorRings && pointerSlotBytes > 0 && kRingBudgetBytes / pointerSlotBytes >= 2)
       stages_ = static_cast<int>(std::min<int64_t>(stages_, kRingBudgetBytes / pointerSlotBytes));
-      depthAdjustable_ = true;
-    }
     for (const PointerLoad &p : pointerLoads) {
       if (ringBytes_ + stages_ * p.slotBytes > kRingBudgetBytes)
         continue;
@@ -285,15 +289,12 @@ private:
       if (ancestor == use.getOwner() || !isa<scf::IfOp>(ancestor))
         return {};
     }
-    if (ringBytes_ * (stages_ + 1) / stages_ > kRingBudgetBytes) {
-      // A dot kept in flight is worth more than a stage (a 128x256 tile:
-      // three stages in flight beat four waited for): drop one to make room.
-      // (stages_ slots fit, so stages_ - 1 plus one do.)
-      if (!depthAdjustable_ || stages_ < 3)
-        return {};
-      ringBytes_ = ringBytes_ / stages_ * (stages_ - 1);
-      --stages_;
-    }
+    // Copy-engine rings refill a slot as soon as the barrier proves it
+    // read, so an in-flight dot's slot needs one more; cp.async rings
+    // refill after the dot's release instead (rewrite) and need none.
+    const bool copyEngine = llvm::any_of(candidates, [](const Candidate &c) { return c.tma; });
+    if (copyEngine && ringBytes_ * (stages_ + 1) / stages_ > kRingBudgetBytes)
+      return {};
     carriedIndex_ = index;
     return dot;
   }
@@ -737,6 +738,22 @@ private:
       MBarrierInvalOp::create(b, loc, barriers);
     if (inFlight_)
       keepInFlight(b, newLoop);
+    // cp.async into an in-flight wgmma dot, as a ring of num_stages slots:
+    // the iteration's dot is issued right after the copies it reads are in
+    // (nothing delays the tensor cores' next group), then `wgmma.wait_group
+    // 1` releases this warp's part of the previous dot and a barrier
+    // everyone's (the wait orders only its own warp), and only then are
+    // that dot's slot's copies issued, num_stages - 1 iterations ahead.
+    if (refillAfterRelease_) {
+      Operation *release = newLoop.getBody()->getTerminator()->getOperand(carriedIndex_).getDefiningOp();
+      b.setInsertionPointAfter(release);
+      Operation *barrier = BarrierOp::create(b, loc);
+      Operation *at = barrier;
+      for (Operation *op : issued) {
+        op->moveAfter(at);
+        at = op;
+      }
+    }
   }
 
   /// Leaves the dot's group in flight until the next iteration's dot has
@@ -775,7 +792,9 @@ private:
   int numWarps_;
   bool warpSpecialize_;
   bool fenceAsyncProxy_ = false; ///< a ring feeds wgmma (the async proxy)
-  bool depthAdjustable_ = false; ///< only cp.async rings, all sized here: stages_ may shrink
+  /// An in-flight dot fed by cp.async rings: each iteration refills the
+  /// slot of the dot before it once the dot's release proves it read.
+  bool refillAfterRelease_ = false;
   int64_t ringBytes_ = 0;
   int slots_ = 0;            ///< slots per ring
   tile::DotOp inFlight_;     ///< the wgmma dot left in flight, if any

@@ -143,21 +143,23 @@ tile.func @not_pipelined(%a: !tile.ptr<f16> {tile.divisibility = 16 : i32}, %c: 
 
 // -----
 
-// A wgmma dot (sm_90a, 64x64 tile, A and B K-contiguous) fed by rings only
-// and accumulating into a carried value stays in flight one iteration: its
-// rings get num-stages + 1 slots, warpgroup_wait 1 follows it in the loop
-// and warpgroup_wait 0 follows the loop.
+// A wgmma dot (sm_90a, 64x64 tile, A and B K-contiguous) fed by cp.async
+// rings only and accumulating into a carried value stays in flight one
+// iteration: warpgroup_wait 1 follows it in the loop and warpgroup_wait 0
+// follows the loop. The dot comes right after the copies it reads; the
+// previous dot's slot is refilled only after its release (the wait, then a
+// barrier for every warp's), so the rings keep num-stages slots.
 // CHECK-LABEL: tile.func @wgmma_in_flight
-// CHECK: %[[RA:.*]] = kgpu.local_alloc : tensor<4x64x64xf16
-// CHECK: %[[RB:.*]] = kgpu.local_alloc : tensor<4x64x64xf16
+// CHECK: %[[RA:.*]] = kgpu.local_alloc : tensor<3x64x64xf16
+// CHECK: %[[RB:.*]] = kgpu.local_alloc : tensor<3x64x64xf16
 // CHECK: scf.for {{.*}} iter_args(%[[SUM:[^ ]*]] = {{.*}}, %[[AHEAD:[^ ]*]] = {{.*}}, %[[READ:[^ ]*]] = {{.*}}, %[[WRITE:[^ ]*]] = {{.*}})
 // CHECK-NEXT: kgpu.async_wait 1
+// CHECK: %[[D:.*]] = tile.dot %{{.*}}, %{{.*}}, %[[SUM]]
+// CHECK-NEXT: %[[W:.*]] = kgpu.warpgroup_wait %[[D]], 1
+// CHECK-NEXT: kgpu.barrier
 // CHECK: kgpu.async_copy %{{.*}}, %[[RA]][%[[WRITE]]]
 // CHECK: kgpu.async_copy %{{.*}}, %[[RB]][%[[WRITE]]]
 // CHECK-NEXT: kgpu.async_commit
-// CHECK: arith.constant 4 : i32
-// CHECK: %[[D:.*]] = tile.dot %{{.*}}, %{{.*}}, %[[SUM]]
-// CHECK-NEXT: %[[W:.*]] = kgpu.warpgroup_wait %[[D]], 1
 // CHECK: scf.yield %[[W]],
 // CHECK-NEXT: }
 // CHECK-NEXT: %[[FINAL:.*]] = kgpu.warpgroup_wait %{{.*}}, 0
