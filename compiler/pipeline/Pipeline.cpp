@@ -130,7 +130,7 @@ std::string emit(const Module &module, Stage stage, const CompileOptions &option
   case Stage::llvm_ir:
     return nvptx::toLLVMIR(*working.impl().module, options.arch);
   case Stage::ptx:
-    return nvptx::toPTX(*working.impl().module, options.arch);
+    return nvptx::toPTX(*working.impl().module, options.arch, options.fp_fusion);
   case Stage::cubin_info: {
     CompiledKernel kernel = compile(module, options);
     return "kernel " + kernel.name + " for " + kernel.arch + ": " + std::to_string(kernel.registers) +
@@ -181,7 +181,7 @@ CompiledKernel compile(const Module &module, const CompileOptions &options) {
       kernel.tensor_maps.push_back(spec);
     }
   std::string llvmIR;
-  kernel.ptx = nvptx::toPTX(llvmModule, options.arch, dir.empty() ? nullptr : &llvmIR);
+  kernel.ptx = nvptx::toPTX(llvmModule, options.arch, options.fp_fusion, dir.empty() ? nullptr : &llvmIR);
   dump(dir, "4-llvm-ir.ll", llvmIR);
   dump(dir, "5-kernel.ptx", kernel.ptx);
   if (!nvptx::findPtxas().empty()) {

@@ -73,6 +73,8 @@ void validate(const Kernel &kernel, const Config &config) {
            " warps cannot share a multiprocessor (at most 32 programs, 2048 threads, 65536 registers)");
   if (int64_t specialize = config.get("warp_specialize", 0); specialize != 0 && specialize != 1)
     reject("warp_specialize must be 0 or 1, got " + std::to_string(specialize));
+  if (int64_t fusion = config.get("fp_fusion", 1); fusion != 0 && fusion != 1)
+    reject("fp_fusion must be 0 or 1, got " + std::to_string(fusion));
   // The compiler's producer warpgroup (gpu::kProducerWarps) runs past num_warps.
   constexpr int64_t producerWarps = 4;
   const int64_t programs = std::max<int64_t>(blocks, 1);

@@ -290,6 +290,7 @@ CompiledKernel compileThroughDiskCache(const Kernel &k, const Config &config, co
   options.num_stages = config.num_stages();
   options.min_blocks_per_sm = config.min_blocks_per_sm();
   options.warp_specialize = config.warp_specialize();
+  options.fp_fusion = config.fp_fusion();
   std::string key = sha256_hex(std::string(version()) + "\n" + build_id() + "\n" + arch + "\n" +
                                config.str() + "\n" + spec.str() + "\n" + module.str(false));
   // No cache root (a user without a home directory): compile every time.

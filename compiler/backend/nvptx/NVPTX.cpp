@@ -160,7 +160,7 @@ std::optional<std::string> recoverFatalErrors(llvm::function_ref<void()> work) {
   return reason;
 }
 
-std::unique_ptr<llvm::TargetMachine> targetMachine(const std::string &arch) {
+std::unique_ptr<llvm::TargetMachine> targetMachine(const std::string &arch, bool fpFusion) {
   initializeNVPTX();
   std::string error;
   llvm::Triple triple(kTriple);
@@ -173,6 +173,7 @@ std::unique_ptr<llvm::TargetMachine> targetMachine(const std::string &arch) {
   if (!processors || !processors->isCPUStringValid(arch))
     throw Error("LLVM's NVPTX back end (LLVM " LLVM_VERSION_STRING ") does not know the GPU " + arch);
   llvm::TargetOptions options;
+  options.AllowFPOpFusion = fpFusion ? llvm::FPOpFusion::Fast : llvm::FPOpFusion::Standard;
   return std::unique_ptr<llvm::TargetMachine>(target->createTargetMachine(
       triple, arch, ptxFeatures(arch), options, llvm::Reloc::PIC_, std::nullopt, llvm::CodeGenOptLevel::Aggressive));
 }
@@ -228,10 +229,10 @@ struct LLVMState {
 /// under recoverFatalErrors (a PTX version the target does not take ends
 /// LLVM as the machine is made); when LLVM fails, abandons the state and
 /// throws its reason.
-void compileGuarded(LLVMState &state, const std::string &arch, llvm::function_ref<void()> work) {
+void compileGuarded(LLVMState &state, const std::string &arch, bool fpFusion, llvm::function_ref<void()> work) {
   initializeNVPTX(); // (once, and outside: a jump out of std::call_once would break it)
   if (std::optional<std::string> reason = recoverFatalErrors([&] {
-        state.machine = targetMachine(arch);
+        state.machine = targetMachine(arch, fpFusion);
         work();
       })) {
     state.abandon();
@@ -244,7 +245,7 @@ void compileGuarded(LLVMState &state, const std::string &arch, llvm::function_re
 std::string toLLVMIR(mlir::ModuleOp module, const std::string &arch) {
   LLVMState state;
   std::string text;
-  compileGuarded(state, arch, [&] {
+  compileGuarded(state, arch, /*fpFusion=*/true, [&] {
     state.module = translate(module, *state.context, *state.machine);
     llvm::raw_string_ostream os(text);
     state.module->print(os, nullptr);
@@ -252,10 +253,10 @@ std::string toLLVMIR(mlir::ModuleOp module, const std::string &arch) {
   return text;
 }
 
-std::string toPTX(mlir::ModuleOp module, const std::string &arch, std::string *llvmIR) {
+std::string toPTX(mlir::ModuleOp module, const std::string &arch, bool fpFusion, std::string *llvmIR) {
   LLVMState state;
   llvm::SmallString<0> ptx;
-  compileGuarded(state, arch, [&] {
+  compileGuarded(state, arch, fpFusion, [&] {
     state.module = translate(module, *state.context, *state.machine);
     if (llvmIR) {
       llvmIR->clear();

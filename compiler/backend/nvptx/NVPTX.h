@@ -15,8 +15,10 @@ namespace kiln::nvptx {
 std::string toLLVMIR(mlir::ModuleOp module, const std::string &arch);
 /// PTX of an LLVM-dialect module for `arch` ("sm_90a", "sm_80", ...): the
 /// module is translated to LLVM IR, optimized at O3 and compiled by LLVM's
-/// NVPTX back end. `llvmIR` receives the optimized IR when not null.
-std::string toPTX(mlir::ModuleOp module, const std::string &arch, std::string *llvmIR = nullptr);
+/// NVPTX back end, which contracts float multiplies and adds into fmas when
+/// `fpFusion` (else it marks them .rn, so that ptxas does not either).
+/// `llvmIR` receives the optimized IR when not null.
+std::string toPTX(mlir::ModuleOp module, const std::string &arch, bool fpFusion, std::string *llvmIR = nullptr);
 
 /// What ptxas made of a kernel.
 struct Assembled {

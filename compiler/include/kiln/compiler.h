@@ -33,6 +33,9 @@ struct CompileOptions {
   /// Give loops fed by the copy engine into wgmma a producer warpgroup
   /// (sm_90a; other loops are pipelined as without it).
   bool warp_specialize = false;
+  /// Let the back end contract a float multiply and add into one fma
+  /// (Triton's default); false keeps both roundings (the interpreter's).
+  bool fp_fusion = true;
   bool locations = false;      ///< print source locations in IR text
   /// When set, compile() writes every stage there (KILN_DUMP_DIR).
   std::string dump_dir;

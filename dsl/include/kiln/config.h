@@ -53,11 +53,15 @@ public:
   /// 1: loops fed by the copy engine into a wgmma dot get a producer
   /// warpgroup (launched past num_warps) that issues their copies (sm_90a).
   bool warp_specialize() const { return get("warp_specialize", 0) != 0; }
+  /// 1 (the default, as Triton's enable_fp_fusion): the GPU code may
+  /// contract a float multiply and add into one fma (rounded once); 0 keeps
+  /// both roundings, as the interpreter computes.
+  bool fp_fusion() const { return get("fp_fusion", 1) != 0; }
   /// Programs launched together as a thread-block cluster (1, 2, 4 or 8
   /// consecutive programs along grid axis 0; sm_90+): see cluster_id().
   int cluster_size() const { return static_cast<int>(get("cluster_size", 1)); }
   /// The names the compiler reads (num_warps, num_stages, min_blocks_per_sm,
-  /// warp_specialize, cluster_size), sorted.
+  /// warp_specialize, cluster_size, fp_fusion), sorted.
   static const std::vector<std::string> &compiler_keys();
 
   const std::map<std::string, int64_t, std::less<>> &values() const { return values_; }
