@@ -101,6 +101,7 @@ struct ConvertKGpuToLLVM : impl::ConvertKGpuToLLVMBase<ConvertKGpuToLLVM> {
     std::string arch = "sm_90a";
     if (auto target = module->getAttrOfType<StringAttr>(gpu::kTargetAttr))
       arch = target.str();
+    recomputeAfterLoops(module);
 
     // Shared memory: every scratch use is bracketed by barriers, so all of
     // them share offset 0 and the program needs the largest. Those after

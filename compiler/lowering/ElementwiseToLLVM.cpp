@@ -88,7 +88,10 @@ struct RangeLowering : KilnPattern<tile::RangeOp> {
   LogicalResult matchAndRewrite(tile::RangeOp op, OpAdaptor, ConversionPatternRewriter &rewriter) const override {
     Location loc = op.getLoc();
     gpu::LinearLayout layout = layoutOf(op.getType());
-    ThreadIds ids = threadIds(rewriter, loc, ctx.threadsPerWarp);
+    // After a loop, afresh: a range merged with one from before the loop
+    // would stay live through it (RecomputeAfterLoops.cpp).
+    ThreadIds ids = afterLoop(op) ? freshThreadIds(rewriter, loc, ctx.threadsPerWarp)
+                                  : threadIds(rewriter, loc, ctx.threadsPerWarp);
     SmallVector<Value> thread = threadCoords(rewriter, loc, layout, ids);
     Value start = i32Const(rewriter, loc, static_cast<int32_t>(op.getStart()));
     SmallVector<Value> values;

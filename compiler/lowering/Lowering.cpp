@@ -391,8 +391,8 @@ int stagingVector(const LinearLayout &layout, Type stored, int64_t rowLength) {
   return width;
 }
 
-/// Whether `op` runs after a loop (one before it, at its level or an
-/// enclosing one's) and in none.
+} // namespace
+
 bool afterLoop(Operation *op) {
   if (op->getParentOfType<LoopLikeOpInterface>())
     return false;
@@ -402,8 +402,6 @@ bool afterLoop(Operation *op) {
         return true;
   return false;
 }
-
-} // namespace
 
 int64_t stagingBytes(ArrayRef<int64_t> shape, int64_t elementBytes) {
   return stagingRows(shape) * stagingRowLength(shape, elementBytes) * elementBytes;

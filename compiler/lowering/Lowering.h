@@ -81,6 +81,12 @@ ThreadIds threadIds(OpBuilder &b, Location loc, int threadsPerWarp);
 /// what follows computes its coordinates anew instead of keeping earlier
 /// ones live.
 ThreadIds freshThreadIds(OpBuilder &b, Location loc, int threadsPerWarp);
+/// Whether `op` runs after a loop (one before it, at its level or an
+/// enclosing one's) and in none.
+bool afterLoop(mlir::Operation *op);
+/// Computes again after each loop the cheap blocks computed before it,
+/// unused in it and used after it (RecomputeAfterLoops.cpp).
+void recomputeAfterLoops(mlir::ModuleOp module);
 
 /// Per dimension, the part of the coordinate this thread's lane and warp
 /// contribute (i32).
