@@ -35,6 +35,20 @@ bool hasTensors(Operation *op) {
   return llvm::any_of(op->getOperandTypes(), tensor) || llvm::any_of(op->getResultTypes(), tensor);
 }
 
+/// Whether `alloc` holds copy-engine barriers (an mbarrier_init sets it up).
+bool holdsBarriers(gpu::LocalAllocOp alloc) {
+  return llvm::any_of(alloc->getUsers(), [](Operation *user) { return isa<gpu::MBarrierInitOp>(user); });
+}
+
+/// The ancestor, in the block of `alloc`, of its last user (null: unused).
+Operation *lastUseInBlock(gpu::LocalAllocOp alloc) {
+  Operation *last = nullptr;
+  for (Operation *user : alloc->getUsers())
+    if (Operation *at = alloc->getBlock()->findAncestorOpInBlock(*user); at && (!last || last->isBeforeInBlock(at)))
+      last = at;
+  return last;
+}
+
 /// Whether `alloc` is a ring only cp.async writes and threads read: its
 /// last reader and every copy into it are done once each thread has left
 /// the loop (and its `async_wait 0`) and passed a barrier.
@@ -57,14 +71,13 @@ int64_t placeRings(ModuleOp module, int64_t base) {
   SmallVector<Placed> placed;
   int64_t end = base;
   module.walk([&](gpu::LocalAllocOp alloc) {
-    if (llvm::any_of(alloc->getUsers(), [](Operation *user) { return isa<gpu::MBarrierInitOp>(user); }))
+    if (holdsBarriers(alloc))
       return;
     auto type = alloc.getType();
     int64_t bytes = type.getNumElements() * gpu::elementBytes(type.getElementType());
-    Operation *last = alloc;
-    for (Operation *user : alloc->getUsers())
-      if (Operation *at = alloc->getBlock()->findAncestorOpInBlock(*user); at && last->isBeforeInBlock(at))
-        last = at;
+    Operation *last = lastUseInBlock(alloc);
+    if (!last)
+      last = alloc;
     auto deadBefore = [&](const Placed &p) {
       return copiedByThreads(alloc) && copiedByThreads(p.alloc) && p.alloc->getBlock() == alloc->getBlock() &&
              p.last->isBeforeInBlock(alloc);
@@ -119,12 +132,7 @@ struct ConvertKGpuToLLVM : impl::ConvertKGpuToLLVMBase<ConvertKGpuToLLVM> {
         lastBufferUsers.push_back(alloc->getBlock()->getTerminator());
         return;
       }
-      Operation *last = nullptr;
-      for (Operation *user : alloc->getUsers())
-        if (Operation *at = alloc->getBlock()->findAncestorOpInBlock(*user))
-          if (!last || last->isBeforeInBlock(at))
-            last = at;
-      if (last)
+      if (Operation *last = lastUseInBlock(alloc))
         lastBufferUsers.push_back(last);
     });
     auto afterBuffers = [&](Operation *op) {
@@ -143,9 +151,6 @@ struct ConvertKGpuToLLVM : impl::ConvertKGpuToLLVMBase<ConvertKGpuToLLVM> {
     // Buffers come after it: the copy engine's barriers (the buffers an
     // mbarrier_init sets up, 8 bytes each, alive for the whole program),
     // then the pipelining rings (placeRings).
-    auto holdsBarriers = [](gpu::LocalAllocOp alloc) {
-      return llvm::any_of(alloc->getUsers(), [](Operation *user) { return isa<gpu::MBarrierInitOp>(user); });
-    };
     module.walk([&](gpu::LocalAllocOp alloc) {
       if (!holdsBarriers(alloc))
         return;

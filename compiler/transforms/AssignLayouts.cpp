@@ -226,6 +226,8 @@ private:
   /// Step 2: the coalesced layout each memory access asks for, and the
   /// accumulator layout of each tensor-core dot.
   void chooseAnchors() {
+    // wgmma A operands read from registers: (class leader, register layout).
+    SmallVector<std::pair<Value, Attribute>> registerOperands;
     func_.walk([&](tile::DotOp dot) {
       if (!usesMma(dot, computeCapability_))
         return;
@@ -249,11 +251,11 @@ private:
         // Where A is made, not at the dot: P then stays in the layout the
         // dot before it left (the same one), and Q converts once.
         int64_t k = tensorOf(dot.getA()).getShape()[1];
-        registerOperands_.push_back(
+        registerOperands.push_back(
             {leader(dot.getA()), LinearEncodingAttr::get(context_, wgmmaRegisterALayout(shape[0], k, numWarps_))});
       }
     });
-    for (auto [key, layout] : registerOperands_)
+    for (auto [key, layout] : registerOperands)
       anchors_.try_emplace(key, layout, std::numeric_limits<int64_t>::max());
     func_.walk([&](Operation *op) {
       Value ptr, mask;
@@ -544,8 +546,6 @@ private:
   llvm::MapVector<Value, size_t> order_; ///< every tensor value, in program order
   std::vector<Relation> relations_;
   llvm::DenseMap<Value, std::pair<Attribute, int64_t>> anchors_; ///< class leader -> (layout, weight)
-  /// wgmma A operands read from registers: (class leader, register layout).
-  SmallVector<std::pair<Value, Attribute>> registerOperands_;
   llvm::DenseMap<Value, Attribute> layouts_;                      ///< class leader -> layout
 };
 

@@ -121,6 +121,11 @@ struct Candidate {
   }
 };
 
+/// Whether any candidate is filled by the copy engine.
+bool usesCopyEngine(ArrayRef<Candidate> candidates) {
+  return llvm::any_of(candidates, [](const Candidate &c) { return c.tma; });
+}
+
 class LoopPipeliner {
 public:
   LoopPipeliner(scf::ForOp loop, int stages, int computeCapability, int numWarps, bool warpSpecialize,
@@ -142,7 +147,7 @@ public:
         return;
     }
     inFlight_ = findInFlightDot(candidates);
-    refillAfterRelease_ = inFlight_ && llvm::none_of(candidates, [](const Candidate &c) { return c.tma; });
+    refillAfterRelease_ = inFlight_ && !usesCopyEngine(candidates);
     slots_ = inFlight_ && !refillAfterRelease_ ? stages_ + 1 : stages_;
     SmallVector<Operation *> before;
     if (warpSpecialize_ && canSpecialize(candidates, slice, before))
@@ -292,8 +297,7 @@ private:
     // Copy-engine rings refill a slot as soon as the barrier proves it
     // read, so an in-flight dot's slot needs one more; cp.async rings
     // refill after the dot's release instead (rewrite) and need none.
-    const bool copyEngine = llvm::any_of(candidates, [](const Candidate &c) { return c.tma; });
-    if (copyEngine && ringBytes_ * (stages_ + 1) / stages_ > kRingBudgetBytes)
+    if (usesCopyEngine(candidates) && ringBytes_ * (stages_ + 1) / stages_ > kRingBudgetBytes)
       return {};
     carriedIndex_ = index;
     return dot;
@@ -653,7 +657,7 @@ private:
     IRRewriter b(context);
     b.setInsertionPoint(loop_);
     auto i32 = [&](int64_t v) { return arith::ConstantOp::create(b, loc, b.getI32IntegerAttr(v)); };
-    const bool tma = llvm::any_of(candidates, [](const Candidate &c) { return c.tma; });
+    const bool tma = usesCopyEngine(candidates);
     const bool pointerCopies = llvm::any_of(candidates, [](const Candidate &c) { return !c.tma; });
 
     // The rings, and the copy engine's barriers (one per slot).
