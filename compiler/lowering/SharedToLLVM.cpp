@@ -278,10 +278,6 @@ struct AsyncWaitLowering : KilnPattern<gpu::AsyncWaitOp> {
   using KilnPattern::KilnPattern;
   LogicalResult matchAndRewrite(gpu::AsyncWaitOp op, OpAdaptor, ConversionPatternRewriter &rewriter) const override {
     ptx(rewriter, op.getLoc(), Type(), "cp.async.wait_group " + std::to_string(op.getPending()) + ";", "", {});
-    // Slots that wgmma reads (the async proxy) need this thread's copies
-    // ordered before them, ahead of the barrier.
-    if (op->hasAttr(gpu::kFenceAsyncProxy))
-      ptx(rewriter, op.getLoc(), Type(), "fence.proxy.async.shared::cta;", "", {});
     barrier(rewriter, op.getLoc());
     rewriter.eraseOp(op);
     return success();

@@ -113,8 +113,9 @@ struct WgmmaDotLowering : KilnPattern<tile::DotOp> {
     const bool async = leftInFlight(op);
     if (async && (layoutOf(op.getType()) != layout || !ctx.types.elementType(cType).isF32()))
       return rewriter.notifyMatchFailure(op, "an in-flight wgmma's result must be its f32 accumulator as is");
-    if (async && registerA)
-      return rewriter.notifyMatchFailure(op, "an in-flight wgmma reads its operands from shared memory");
+    if (async && registerA && !op->hasAttr(gpu::kInFlightRegisterA))
+      return rewriter.notifyMatchFailure(op, "an in-flight wgmma reads its A from shared memory, unless its "
+                                             "registers outlive the group");
     // An accumulator restarted from zero on a condition: scale-d = 0 then
     // ignores it (the select stays unused).
     Type f32 = rewriter.getF32Type();

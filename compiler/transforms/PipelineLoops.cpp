@@ -203,7 +203,6 @@ private:
       tile::LoadOp load;
       unsigned dim;
       int64_t slotBytes;
-      bool wgmma;
     };
     SmallVector<PointerLoad> pointerLoads;
     for (auto dot : loop_.getBody()->getOps<tile::DotOp>()) {
@@ -225,7 +224,7 @@ private:
         if (wgmma && dim != kDim && !nMajorB)
           continue; // wgmma reads K-major slots (N-major too for B); this operand is staged K-major instead
         auto type = cast<RankedTensorType>(load.getType());
-        pointerLoads.push_back({load, dim, type.getNumElements() * elementBytes(type.getElementType()), wgmma});
+        pointerLoads.push_back({load, dim, type.getNumElements() * elementBytes(type.getElementType())});
       }
     }
     // Rings too deep for shared memory get fewer stages, not fewer
@@ -243,7 +242,6 @@ private:
         continue;
       ringBytes_ += stages_ * p.slotBytes;
       found.push_back({p.load, p.dim, /*tma=*/false});
-      fenceAsyncProxy_ |= p.wgmma;
     }
     return found;
   }
@@ -692,13 +690,13 @@ private:
       inner.setInsertionPointToStart(body);
       if (tma)
         MBarrierWaitOp::create(inner, loc, barriers, readSlot, phase);
-      if (pointerCopies) {
-        auto wait = AsyncWaitOp::create(inner, loc, stages_ - 2);
-        if (fenceAsyncProxy_)
-          wait->setAttr(kFenceAsyncProxy, UnitAttr::get(context));
-      } else {
+      // (No proxy fence between cp.async's writes and wgmma's reads: the
+      // wait and the barrier order them, as in Triton's and CUTLASS's
+      // cp.async mainloops; the fence cost a memory barrier per iteration.)
+      if (pointerCopies)
+        AsyncWaitOp::create(inner, loc, stages_ - 2);
+      else
         BarrierOp::create(inner, loc); // every thread is done with the slot refilled below
-      }
       for (auto [c, buffer] : llvm::zip(candidates, buffers)) {
         auto read = LocalLoadOp::create(inner, loc, c.type(), buffer, readSlot);
         c.result().replaceAllUsesWith(read);
@@ -725,9 +723,11 @@ private:
     // arithmetic then fills the issue slots between the dot's last
     // mma.sync instead of delaying its first (measured 3-8 % faster at
     // 4096^3 on an H200). Two stages would leave them no time to land.
-    if (!tma && !inFlight_ && stages_ >= 3)
+    if (!tma && !inFlight_ && stages_ >= 3) {
       for (Operation *op : issued)
         op->moveBefore(newLoop.getBody()->getTerminator());
+      chainLastDot(b, newLoop, issued);
+    }
     // A single mma.sync dot reading the rings then runs K step by K step,
     // its first step's fragments carried from the iteration before
     // (MmaFragments.h), the copies after that step's mma.sync.
@@ -758,6 +758,85 @@ private:
         at = op;
       }
     }
+  }
+
+  /// With several wgmma dots in the loop (attention: S = Q K^T, then
+  /// O += P V), the last one's group stays in flight across the back edge
+  /// when its accumulator is carried and first read, in the next iteration,
+  /// after that iteration's first dot: the first dot's own wait (a dot not
+  /// left in flight waits for every group) completes it as well, so the
+  /// tensor cores run it while the rest of the iteration (the reductions
+  /// after it, the next copies) and the next one's start are issued. Until
+  /// then its slot may still be read, so the refill, already last in the
+  /// iteration, waits behind a barrier: every warp has passed that first
+  /// wait. A register A it reads must be computed from the first dot's
+  /// result, so that nothing rewrites those registers before the wait.
+  void chainLastDot(IRRewriter &b, scf::ForOp loop, ArrayRef<Operation *> issued) {
+    Block *body = loop.getBody();
+    SmallVector<tile::DotOp> dots;
+    for (auto dot : body->getOps<tile::DotOp>())
+      if (isWgmmaDot(dot, computeCapability_, numWarps_))
+        dots.push_back(dot);
+    if (dots.size() < 2 || issued.empty())
+      return;
+    tile::DotOp first = dots.front(), last = dots.back();
+    if (last.getType() != last.getC().getType() || !last.getType().getElementType().isF32() ||
+        !last->hasOneUse() || *last->getUsers().begin() != body->getTerminator())
+      return;
+    unsigned index = last->getUses().begin()->getOperandNumber();
+    BlockArgument carried = loop.getRegionIterArg(index);
+    Operation *firstUse = nullptr;
+    for (Operation *user : carried.getUsers()) {
+      Operation *ancestor = body->findAncestorOpInBlock(*user);
+      if (!ancestor || !first->isBeforeInBlock(ancestor))
+        return; // read before the first dot's wait: nothing to overlap
+      if (!firstUse || ancestor->isBeforeInBlock(firstUse))
+        firstUse = ancestor;
+    }
+    if (!firstUse)
+      return;
+    // Its operands: ring slots, or an A in the registers wgmma reads (an A
+    // staged through shared memory would share the staging space with the
+    // next iteration's first dot).
+    auto aType = last.getA().getType();
+    const bool registerA = !ringSlotLoad(last.getA());
+    if (!ringSlotLoad(last.getB()))
+      return;
+    if (registerA && (!wgmmaTakesRegisterA(last) ||
+                      linearLayoutOf(aType) != wgmmaRegisterALayout(aType.getShape()[0], aType.getShape()[1], numWarps_) ||
+                      !dependsOn(last.getA(), first.getResult(), body)))
+      return;
+    Location loc = last.getLoc();
+    b.setInsertionPointAfter(last);
+    auto partial = WarpgroupWaitOp::create(b, loc, last.getType(), last.getResult(), 1);
+    body->getTerminator()->setOperand(index, partial);
+    if (registerA)
+      last->setAttr(kInFlightRegisterA, b.getUnitAttr());
+    b.setInsertionPoint(firstUse);
+    auto ready = WarpgroupWaitOp::create(b, loc, carried.getType(), carried, 0);
+    carried.replaceAllUsesExcept(ready, ready);
+    b.setInsertionPoint(issued.front());
+    BarrierOp::create(b, loc);
+    b.setInsertionPointAfter(loop);
+    Value result = loop.getResult(index);
+    auto final = WarpgroupWaitOp::create(b, loc, result.getType(), result, 0);
+    result.replaceAllUsesExcept(final, final);
+  }
+
+  /// Whether `value` is computed (within `body`) from `source`.
+  static bool dependsOn(Value value, Value source, Block *body) {
+    SmallVector<Value> work{value};
+    llvm::DenseSet<Value> seen;
+    while (!work.empty()) {
+      Value v = work.pop_back_val();
+      if (v == source)
+        return true;
+      Operation *def = v.getDefiningOp();
+      if (!def || def->getBlock() != body || !seen.insert(v).second)
+        continue;
+      llvm::append_range(work, def->getOperands());
+    }
+    return false;
   }
 
   /// Leaves the dot's group in flight until the next iteration's dot has
@@ -795,7 +874,6 @@ private:
   int computeCapability_;
   int numWarps_;
   bool warpSpecialize_;
-  bool fenceAsyncProxy_ = false; ///< a ring feeds wgmma (the async proxy)
   /// An in-flight dot fed by cp.async rings: each iteration refills the
   /// slot of the dot before it once the dot's release proves it read.
   bool refillAfterRelease_ = false;

@@ -29,12 +29,12 @@ namespace kiln::gpu {
 constexpr const char *kNumWarpsAttr = "kgpu.num_warps";
 constexpr const char *kThreadsPerWarpAttr = "kgpu.threads_per_warp";
 constexpr const char *kTargetAttr = "kgpu.target"; ///< e.g. "sm_90a"
-/// On kgpu.async_wait: the slots it waits for are read by wgmma (the async
-/// proxy), so the lowering fences the generic proxy's writes.
-constexpr const char *kFenceAsyncProxy = "kgpu.fence_async_proxy";
 /// On tile.dot: layout assignment chose wgmma for it (the pipeliner and the
 /// lowering follow that decision rather than guess it from the layout).
 constexpr const char *kWgmmaAttr = "kgpu.wgmma";
+/// On a tile.dot left in flight that reads A from registers: the pipeliner
+/// proved nothing rewrites them before the wait that completes its group.
+constexpr const char *kInFlightRegisterA = "kgpu.in_flight_register_a";
 /// On the module: the descriptors the copy engine reads, an array of
 /// {parameter (the tensor map's argument number), box (elements per
 /// dimension, outermost first), swizzle (bytes)}; the runtime builds their

@@ -22,7 +22,7 @@
 // CHECK: kgpu.async_commit
 // CHECK: scf.for {{.*}} iter_args(%{{.*}} = %{{.*}}, %[[READ:.*]] = %{{.*}}, %[[WRITE:.*]] = %{{.*}}, %[[PHASE:.*]] = %{{.*}})
 // CHECK-NEXT: kgpu.mbarrier_wait %[[BAR]][%[[READ]]], %[[PHASE]]
-// CHECK-NEXT: kgpu.async_wait 1 {kgpu.fence_async_proxy}
+// CHECK-NEXT: kgpu.async_wait 1{{$}}
 // CHECK-NEXT: %[[A:.*]] = kgpu.local_load %[[RA]][%[[READ]]]
 // CHECK-NEXT: %[[B:.*]] = kgpu.local_load %[[RB]][%[[READ]]]
 // CHECK: kgpu.mbarrier_expect %[[BAR]][%[[WRITE]]], 16384 if
@@ -42,7 +42,7 @@
 // LLVM: "cp.async.commit_group;"
 // LLVM: mbarrier.try_wait.parity.shared::cta.b64
 // LLVM: "cp.async.wait_group 1;"
-// LLVM: "fence.proxy.async.shared::cta;"
+// LLVM-NOT: fence.proxy.async
 // LLVM: wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16
 // LLVM: "wgmma.wait_group.sync.aligned 1;"
 // LLVM: "cp.async.wait_group 0;"
