@@ -11,6 +11,13 @@
 // again directly in the wanted layout and drops the conversion; values from
 // before the loop are converted once, ahead of it.
 //
+// Outside loops it does the same for chains that end at scalars: a
+// conversion there runs once, but what comes out of shared memory is
+// opaque to LLVM. A loop's operand pointers formed from converted row
+// pointers are then as many unrelated loop-carried values (each advanced
+// on its own, their 64-bit halves moved into register pairs before every
+// copy) instead of one base and constant offsets.
+//
 //===----------------------------------------------------------------------===//
 
 #include "compiler/transforms/Passes.h"
@@ -36,6 +43,7 @@ constexpr int kMaxRecomputed = 12;
 
 class Rematerializer {
 public:
+  /// (`loop`: the loop around the conversion, if any.)
   Rematerializer(scf::ForOp loop, ConvertLayoutOp convert) : loop_(loop), convert_(convert) {}
 
   /// Whether `v` can be had in `layout` without a conversion in the loop.
@@ -72,7 +80,7 @@ private:
     auto wanted = cast<RankedTensorType>(withEncoding(type, layout));
     Operation *def = v.getDefiningOp();
     // From before the loop: one conversion there.
-    if (!loop_->isAncestor(def ? def : v.getParentBlock()->getParentOp())) {
+    if (loop_ && !loop_->isAncestor(def ? def : v.getParentBlock()->getParentOp())) {
       if (!b)
         return v;
       OpBuilder before(loop_);
@@ -148,10 +156,8 @@ private:
 struct RematerializeConversions : impl::RematerializeConversionsBase<RematerializeConversions> {
   void runOnOperation() override {
     SmallVector<std::pair<scf::ForOp, ConvertLayoutOp>> candidates;
-    getOperation().walk([&](ConvertLayoutOp convert) {
-      if (auto loop = convert->getParentOfType<scf::ForOp>())
-        candidates.push_back({loop, convert});
-    });
+    getOperation().walk(
+        [&](ConvertLayoutOp convert) { candidates.push_back({convert->getParentOfType<scf::ForOp>(), convert}); });
     for (auto [loop, convert] : candidates) {
       Attribute layout = convert.getType().getEncoding();
       if (!Rematerializer(loop, convert).feasible(convert.getSrc(), layout))

@@ -6,6 +6,8 @@
 // RUN: kiln-opt %s --kgpu-assign-layouts --canonicalize --kgpu-rematerialize-conversions --canonicalize --cse | FileCheck %s
 // RUN: kiln-opt %s --kgpu-assign-layouts --canonicalize | FileCheck %s --check-prefix=BEFORE
 // The matmul example (the same mask) keeps no conversion in its K loop.
+// (Conversions outside loops, of chains ending at scalars, are recomputed
+// too: tests/compiler/kilnc/schedules.test, NOCONVERT and BASES.)
 // RUN: kilnc --kernel matmul --spec ddddddd1d1d1 --emit gpu | FileCheck %s --check-prefix=EXAMPLE
 
 // BEFORE-LABEL: tile.func @masked_k
