@@ -117,6 +117,10 @@ void runStages(Module &module, Stage first, Stage last, const CompileOptions &op
                 " failed:\n" + message);
 }
 
+nvptx::FloatRounding rounding(const CompileOptions &options) {
+  return {.fpFusion = options.fp_fusion, .approxDiv = options.approx_div};
+}
+
 } // namespace
 
 void lower(Module &module, Stage requested, const CompileOptions &options) {
@@ -128,9 +132,9 @@ std::string emit(const Module &module, Stage stage, const CompileOptions &option
   lower(working, stage, options);
   switch (stage) {
   case Stage::llvm_ir:
-    return nvptx::toLLVMIR(*working.impl().module, options.arch);
+    return nvptx::toLLVMIR(*working.impl().module, options.arch, rounding(options));
   case Stage::ptx:
-    return nvptx::toPTX(*working.impl().module, options.arch, options.fp_fusion);
+    return nvptx::toPTX(*working.impl().module, options.arch, rounding(options));
   case Stage::cubin_info: {
     CompiledKernel kernel = compile(module, options);
     return "kernel " + kernel.name + " for " + kernel.arch + ": " + std::to_string(kernel.registers) +
@@ -181,7 +185,7 @@ CompiledKernel compile(const Module &module, const CompileOptions &options) {
       kernel.tensor_maps.push_back(spec);
     }
   std::string llvmIR;
-  kernel.ptx = nvptx::toPTX(llvmModule, options.arch, options.fp_fusion, dir.empty() ? nullptr : &llvmIR);
+  kernel.ptx = nvptx::toPTX(llvmModule, options.arch, rounding(options), dir.empty() ? nullptr : &llvmIR);
   dump(dir, "4-llvm-ir.ll", llvmIR);
   dump(dir, "5-kernel.ptx", kernel.ptx);
   if (!nvptx::findPtxas().empty()) {

@@ -39,8 +39,8 @@ bool Config::has(std::string_view name) const {
 }
 
 const std::vector<std::string> &Config::compiler_keys() {
-  static const std::vector<std::string> keys{"cluster_size",    "fp_fusion", "min_blocks_per_sm", "num_stages",
-                                             "num_warps",       "warp_specialize"};
+  static const std::vector<std::string> keys{"approx_div", "cluster_size", "fp_fusion",      "min_blocks_per_sm",
+                                             "num_stages", "num_warps",    "warp_specialize"};
   return keys;
 }
 

@@ -75,6 +75,8 @@ void validate(const Kernel &kernel, const Config &config) {
     reject("warp_specialize must be 0 or 1, got " + std::to_string(specialize));
   if (int64_t fusion = config.get("fp_fusion", 1); fusion != 0 && fusion != 1)
     reject("fp_fusion must be 0 or 1, got " + std::to_string(fusion));
+  if (int64_t approx = config.get("approx_div", 1); approx != 0 && approx != 1)
+    reject("approx_div must be 0 or 1, got " + std::to_string(approx));
   // The compiler's producer warpgroup (gpu::kProducerWarps) runs past num_warps.
   constexpr int64_t producerWarps = 4;
   const int64_t programs = std::max<int64_t>(blocks, 1);

@@ -291,6 +291,7 @@ CompiledKernel compileThroughDiskCache(const Kernel &k, const Config &config, co
   options.min_blocks_per_sm = config.min_blocks_per_sm();
   options.warp_specialize = config.warp_specialize();
   options.fp_fusion = config.fp_fusion();
+  options.approx_div = config.approx_div();
   std::string key = sha256_hex(std::string(version()) + "\n" + build_id() + "\n" + arch + "\n" +
                                config.str() + "\n" + spec.str() + "\n" + module.str(false));
   // No cache root (a user without a home directory): compile every time.

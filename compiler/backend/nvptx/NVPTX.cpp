@@ -12,6 +12,8 @@
 #include "mlir/Target/LLVMIR/Export.h"
 
 #include "llvm/Config/llvm-config.h"
+#include "llvm/IR/IRBuilder.h"
+#include "llvm/IR/IntrinsicsNVPTX.h"
 #include "llvm/IR/LegacyPassManager.h"
 #include "llvm/IR/Module.h"
 #include "llvm/IR/Verifier.h"
@@ -178,9 +180,29 @@ std::unique_ptr<llvm::TargetMachine> targetMachine(const std::string &arch, bool
       triple, arch, ptxFeatures(arch), options, llvm::Reloc::PIC_, std::nullopt, llvm::CodeGenOptLevel::Aggressive));
 }
 
+/// Each f32 division as PTX's div.full.f32 (Triton's `/`: at most 2 ulp
+/// off, a reciprocal and a multiply with range scaling) instead of the
+/// IEEE quotient, which costs a slow-path check and a branch per element.
+/// Before O3, so that it may still hoist and merge them.
+void approximateDivisions(llvm::Module &module) {
+  llvm::Function *full = nullptr;
+  for (llvm::Function &function : module)
+    for (llvm::BasicBlock &block : function)
+      for (llvm::Instruction &instruction : llvm::make_early_inc_range(block)) {
+        auto *division = llvm::dyn_cast<llvm::BinaryOperator>(&instruction);
+        if (!division || division->getOpcode() != llvm::Instruction::FDiv || !division->getType()->isFloatTy())
+          continue;
+        if (!full)
+          full = llvm::Intrinsic::getOrInsertDeclaration(&module, llvm::Intrinsic::nvvm_div_full);
+        llvm::IRBuilder<> builder(division);
+        division->replaceAllUsesWith(builder.CreateCall(full, {division->getOperand(0), division->getOperand(1)}));
+        division->eraseFromParent();
+      }
+}
+
 /// Translates and optimizes; the returned module lives in `context`.
 std::unique_ptr<llvm::Module> translate(mlir::ModuleOp module, llvm::LLVMContext &context,
-                                        llvm::TargetMachine &machine) {
+                                        llvm::TargetMachine &machine, bool approxDiv) {
   mlir::MLIRContext *mlirContext = module.getContext();
   mlir::registerBuiltinDialectTranslation(*mlirContext);
   mlir::registerLLVMDialectTranslation(*mlirContext);
@@ -194,6 +216,8 @@ std::unique_ptr<llvm::Module> translate(mlir::ModuleOp module, llvm::LLVMContext
   llvm::raw_string_ostream os(problems);
   if (llvm::verifyModule(*llvmModule, &os))
     throw Error("the LLVM IR of the kernel is invalid:\n" + problems);
+  if (approxDiv)
+    approximateDivisions(*llvmModule);
 
   llvm::LoopAnalysisManager lam;
   llvm::FunctionAnalysisManager fam;
@@ -242,22 +266,22 @@ void compileGuarded(LLVMState &state, const std::string &arch, bool fpFusion, ll
 
 } // namespace
 
-std::string toLLVMIR(mlir::ModuleOp module, const std::string &arch) {
+std::string toLLVMIR(mlir::ModuleOp module, const std::string &arch, FloatRounding rounding) {
   LLVMState state;
   std::string text;
-  compileGuarded(state, arch, /*fpFusion=*/true, [&] {
-    state.module = translate(module, *state.context, *state.machine);
+  compileGuarded(state, arch, rounding.fpFusion, [&] {
+    state.module = translate(module, *state.context, *state.machine, rounding.approxDiv);
     llvm::raw_string_ostream os(text);
     state.module->print(os, nullptr);
   });
   return text;
 }
 
-std::string toPTX(mlir::ModuleOp module, const std::string &arch, bool fpFusion, std::string *llvmIR) {
+std::string toPTX(mlir::ModuleOp module, const std::string &arch, FloatRounding rounding, std::string *llvmIR) {
   LLVMState state;
   llvm::SmallString<0> ptx;
-  compileGuarded(state, arch, fpFusion, [&] {
-    state.module = translate(module, *state.context, *state.machine);
+  compileGuarded(state, arch, rounding.fpFusion, [&] {
+    state.module = translate(module, *state.context, *state.machine, rounding.approxDiv);
     if (llvmIR) {
       llvmIR->clear();
       llvm::raw_string_ostream os(*llvmIR);

@@ -11,14 +11,25 @@ class ModuleOp;
 
 namespace kiln::nvptx {
 
+/// How the GPU code may round floats (CompileOptions' fp_fusion and
+/// approx_div).
+struct FloatRounding {
+  /// Contract float multiplies and adds into fmas (else LLVM marks them
+  /// .rn, so that ptxas does not either).
+  bool fpFusion = true;
+  /// f32 division as div.full.f32 (at most 2 ulp from the IEEE quotient),
+  /// else the IEEE div.rn.f32.
+  bool approxDiv = true;
+};
+
 /// LLVM IR of an LLVM-dialect module, as text, after O3 for `arch`.
-std::string toLLVMIR(mlir::ModuleOp module, const std::string &arch);
+std::string toLLVMIR(mlir::ModuleOp module, const std::string &arch, FloatRounding rounding = {});
 /// PTX of an LLVM-dialect module for `arch` ("sm_90a", "sm_80", ...): the
 /// module is translated to LLVM IR, optimized at O3 and compiled by LLVM's
-/// NVPTX back end, which contracts float multiplies and adds into fmas when
-/// `fpFusion` (else it marks them .rn, so that ptxas does not either).
-/// `llvmIR` receives the optimized IR when not null.
-std::string toPTX(mlir::ModuleOp module, const std::string &arch, bool fpFusion, std::string *llvmIR = nullptr);
+/// NVPTX back end, rounding floats as `rounding` allows. `llvmIR` receives
+/// the optimized IR when not null.
+std::string toPTX(mlir::ModuleOp module, const std::string &arch, FloatRounding rounding,
+                  std::string *llvmIR = nullptr);
 
 /// What ptxas made of a kernel.
 struct Assembled {

@@ -36,6 +36,9 @@ struct CompileOptions {
   /// Let the back end contract a float multiply and add into one fma
   /// (Triton's default); false keeps both roundings (the interpreter's).
   bool fp_fusion = true;
+  /// Divide f32 as PTX div.full.f32, at most 2 ulp from the IEEE quotient
+  /// (Triton's `/`); false keeps IEEE division (the interpreter's).
+  bool approx_div = true;
   bool locations = false;      ///< print source locations in IR text
   /// When set, compile() writes every stage there (KILN_DUMP_DIR).
   std::string dump_dir;

@@ -211,6 +211,7 @@ int main(int argc, char **argv) {
     options.min_blocks_per_sm = o.config.min_blocks_per_sm();
     options.warp_specialize = o.config.warp_specialize();
     options.fp_fusion = o.config.fp_fusion();
+    options.approx_div = o.config.approx_div();
     std::string text = kiln::emit(module, *stage, options);
     if (o.output == "-") {
       std::fwrite(text.data(), 1, text.size(), stdout);

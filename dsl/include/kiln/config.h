@@ -57,11 +57,15 @@ public:
   /// contract a float multiply and add into one fma (rounded once); 0 keeps
   /// both roundings, as the interpreter computes.
   bool fp_fusion() const { return get("fp_fusion", 1) != 0; }
+  /// 1 (the default, as Triton's `/`): the GPU code divides f32 values
+  /// with PTX's div.full.f32, at most 2 ulp from the IEEE quotient; 0
+  /// keeps IEEE division, as the interpreter computes.
+  bool approx_div() const { return get("approx_div", 1) != 0; }
   /// Programs launched together as a thread-block cluster (1, 2, 4 or 8
   /// consecutive programs along grid axis 0; sm_90+): see cluster_id().
   int cluster_size() const { return static_cast<int>(get("cluster_size", 1)); }
   /// The names the compiler reads (num_warps, num_stages, min_blocks_per_sm,
-  /// warp_specialize, cluster_size, fp_fusion), sorted.
+  /// warp_specialize, cluster_size, fp_fusion, approx_div), sorted.
   static const std::vector<std::string> &compiler_keys();
 
   const std::map<std::string, int64_t, std::less<>> &values() const { return values_; }
