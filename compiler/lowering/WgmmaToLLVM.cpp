@@ -97,8 +97,7 @@ struct WgmmaDotLowering : KilnPattern<tile::DotOp> {
       return rewriter.notifyMatchFailure(op, "a wgmma operand's slot is neither K-major nor (B, 16-bit) N-major");
     // A already in the registers wgmma reads it from (a computed operand,
     // or one loaded once: layout assignment put it there) is not staged.
-    const bool registerA = !tf32 && !gpu::ringSlotLoad(op.getA()) && gpu::wgmmaTakesRegisterA(op) &&
-                           layoutOf(aType) == gpu::wgmmaRegisterALayout(M, K, ctx.numWarps);
+    const bool registerA = gpu::wgmmaReadsRegisterA(op, ctx.numWarps);
     auto tiles = dotOperandTiles(rewriter, loc, op, adaptor.getA(), adaptor.getB(), element, /*forWgmma=*/true,
                                  ctx.threadsPerWarp, registerA);
     const SwizzledTile &b = *tiles[1];

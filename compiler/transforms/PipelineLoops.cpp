@@ -798,13 +798,9 @@ private:
     // Its operands: ring slots, or an A in the registers wgmma reads (an A
     // staged through shared memory would share the staging space with the
     // next iteration's first dot).
-    auto aType = last.getA().getType();
-    const bool registerA = !ringSlotLoad(last.getA());
-    if (!ringSlotLoad(last.getB()))
-      return;
-    if (registerA && (!wgmmaTakesRegisterA(last) ||
-                      linearLayoutOf(aType) != wgmmaRegisterALayout(aType.getShape()[0], aType.getShape()[1], numWarps_) ||
-                      !dependsOn(last.getA(), first.getResult(), body)))
+    const bool registerA = wgmmaReadsRegisterA(last, numWarps_);
+    if (!ringSlotLoad(last.getB()) || (!registerA && !ringSlotLoad(last.getA())) ||
+        (registerA && !dependsOn(last.getA(), first.getResult(), body)))
       return;
     Location loc = last.getLoc();
     b.setInsertionPointAfter(last);
@@ -817,6 +813,12 @@ private:
     carried.replaceAllUsesExcept(ready, ready);
     b.setInsertionPoint(issued.front());
     BarrierOp::create(b, loc);
+    waitAfterLoop(b, loc, loop, index);
+  }
+
+  /// After `loop`, waits for the group still in flight in its result
+  /// `index`, which is read from then on.
+  static void waitAfterLoop(IRRewriter &b, Location loc, scf::ForOp loop, unsigned index) {
     b.setInsertionPointAfter(loop);
     Value result = loop.getResult(index);
     auto final = WarpgroupWaitOp::create(b, loc, result.getType(), result, 0);
@@ -863,10 +865,7 @@ private:
       }
       use.set(complete);
     }
-    b.setInsertionPointAfter(newLoop);
-    Value result = newLoop.getResult(carriedIndex_);
-    auto final = WarpgroupWaitOp::create(b, loc, result.getType(), result, 0);
-    result.replaceAllUsesExcept(final, final);
+    waitAfterLoop(b, loc, newLoop, carriedIndex_);
   }
 
   scf::ForOp loop_;

@@ -123,6 +123,12 @@ bool wgmmaTakesRegisterA(tile::DotOp op) { return op.getA().getType().getElement
 
 LinearLayout wgmmaRegisterALayout(int64_t M, int64_t K, int numWarps) { return wgmmaAccumulatorLayout(M, K, numWarps); }
 
+bool wgmmaReadsRegisterA(tile::DotOp op, int numWarps) {
+  auto a = op.getA().getType();
+  return !ringSlotLoad(op.getA()) && wgmmaTakesRegisterA(op) &&
+         linearLayoutOf(a) == wgmmaRegisterALayout(a.getShape()[0], a.getShape()[1], numWarps);
+}
+
 bool isWgmmaDot(tile::DotOp op, int computeCapability, int numWarps) {
   auto c = op.getC().getType();
   if (!op->hasAttr(kWgmmaAttr) || !wgmmaShapeFits(op, computeCapability, numWarps) ||

@@ -78,6 +78,11 @@ bool wgmmaTakesRegisterA(tile::DotOp op);
 /// next dot's A without moving.
 LinearLayout wgmmaRegisterALayout(int64_t M, int64_t K, int numWarps);
 
+/// Whether wgmma dot `op` reads A from registers as it stands: A is not a
+/// ring slot, wgmma may take it from registers, and it already lies in
+/// wgmmaRegisterALayout (otherwise it is staged through shared memory).
+bool wgmmaReadsRegisterA(tile::DotOp op, int numWarps);
+
 /// Whether layout assignment chose wgmma for `op` (it marked the dot, the
 /// shape fits and the accumulator still has the wgmma layout; the MMA
 /// layout can equal it, so the layout alone does not tell).
