@@ -2,7 +2,8 @@
 //
 // 1. Values that must share a layout form classes (union-find): operands and
 //    results of elementwise operations, the pointer/mask/value of memory
-//    operations, and the values a loop or branch carries.
+//    operations, and the values a loop or branch carries. (A tensor-core
+//    result stored after the loops is the exception: the store converts it.)
 // 2. Memory accesses anchor their classes to a coalesced layout: 16-byte
 //    vectors along the pointer's most contiguous dimension (axis info),
 //    threads spread along it first. Larger accesses win. Tensor-core dots
@@ -20,11 +21,14 @@
 #include "compiler/analysis/AxisInfo.h"
 #include "compiler/dialect/gpu/KGpu.h"
 #include "compiler/dialect/gpu/Mma.h"
+#include "kiln/target.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/IR/Builders.h"
+#include "mlir/IR/IRMapping.h"
+#include "mlir/Interfaces/LoopLikeInterface.h"
 #include "llvm/ADT/DenseSet.h"
 #include "llvm/ADT/EquivalenceClasses.h"
 #include "llvm/ADT/MapVector.h"
@@ -90,19 +94,53 @@ struct Relation {
   Value src, dst;
 };
 
-/// Blocks that hold one value everywhere (splat constants, splats of a
-/// scalar) are often one SSA value used by unrelated computations of the
-/// same shape (CSE merged them: A's and B's address arithmetic of a
-/// square tile share `dense<64>`). Sharing it would put those
-/// computations in one class and give both one layout, the wrong one for
-/// all but one of them (A then loaded one element at a time along B's
-/// vectors). Each use gets its own copy instead: free in registers.
-void unshareBroadcasts(tile::FuncOp func) {
+/// Whether `v` is an index block: made from scalars by splats (of any
+/// element type), splat constants, ranges, shape changes and integer
+/// arithmetic, in at most `budget` operations.
+bool indexBlock(Value v, int &budget) {
+  auto type = tensorOf(v);
+  Operation *def = v.getDefiningOp();
+  if (!type || !def || --budget < 0 || def->getNumResults() != 1 || def->getNumRegions() != 0)
+    return false;
+  if (isa<tile::SplatOp>(def))
+    return true;
+  if (auto constant = dyn_cast<arith::ConstantOp>(def))
+    return isa<SplatElementsAttr>(constant.getValue());
+  if (!type.getElementType().isIntOrIndex())
+    return false;
+  if (isa<tile::RangeOp>(def))
+    return true;
+  if (!(isElementwiseArith(def) || isa<tile::ExpandDimsOp, tile::BroadcastOp>(def)))
+    return false;
+  return llvm::all_of(def->getOperands(), [&](Value operand) { return !tensorOf(operand) || indexBlock(operand, budget); });
+}
+
+/// A copy of index block `v`, every block it is made from copied too.
+Value copyIndexBlock(OpBuilder &b, Value v) {
+  Operation *def = v.getDefiningOp();
+  IRMapping map;
+  for (Value operand : def->getOperands())
+    if (tensorOf(operand))
+      map.map(operand, copyIndexBlock(b, operand));
+  return b.clone(*def, map)->getResult(0);
+}
+
+/// Index blocks are often one SSA value used by unrelated computations
+/// (CSE merged them: A's and B's address arithmetic of a square tile share
+/// `dense<64>`; a matmul's row indices feed A's loads and C's store).
+/// Sharing one would put those computations in one class and give all of
+/// them one layout, the wrong one for all but one (A then loaded one
+/// element at a time along B's vectors, or each of its elements by four
+/// threads in the store's layout). Each use gets its own copy instead:
+/// cheap in registers, and merged again where the layouts agree.
+void unshareIndexBlocks(tile::FuncOp func) {
+  constexpr int kMaxCopied = 16; // operations per copied block
   SmallVector<Operation *> shared;
   func.walk([&](Operation *op) {
-    bool broadcast = isa<tile::SplatOp>(op) ||
-                     (isa<arith::ConstantOp>(op) && isa<SplatElementsAttr>(cast<arith::ConstantOp>(op).getValue()));
-    if (broadcast && tensorOf(op->getResult(0)) && !op->getResult(0).use_empty() && !op->getResult(0).hasOneUse())
+    if (op->getNumResults() != 1 || op->getResult(0).use_empty() || op->getResult(0).hasOneUse())
+      return;
+    int budget = kMaxCopied;
+    if (indexBlock(op->getResult(0), budget))
       shared.push_back(op);
   });
   for (Operation *op : shared) {
@@ -112,7 +150,7 @@ void unshareBroadcasts(tile::FuncOp func) {
     for (OpOperand &use : op->getResult(0).getUses())
       uses.push_back(&use);
     for (OpOperand *use : llvm::drop_begin(uses))
-      use->set(b.clone(*op)->getResult(0));
+      use->set(copyIndexBlock(b, op->getResult(0)));
   }
 }
 
@@ -161,6 +199,14 @@ private:
       for (Value v : op->getResults())
         if (tensorOf(v))
           tensors.push_back(v);
+      if (auto store = dyn_cast<tile::StoreOp>(op)) {
+        // The value joins the pointer's class later, unless it is staged
+        // (joinStoredValues).
+        if (store.getMask())
+          join(store.getPtr(), store.getMask());
+        stores_.push_back(store);
+        return;
+      }
       if (isElementwise(op)) {
         for (Value v : tensors)
           join(tensors.front(), v);
@@ -221,6 +267,52 @@ private:
             }
           });
     });
+    joinStoredValues();
+  }
+
+  /// A tensor-core result stored after the loops (a matmul's epilogue)
+  /// keeps its accumulator layout up to the store, which then converts it,
+  /// through shared memory, to the store's coalesced layout: 16-byte
+  /// vectors where the accumulator's rows give each thread 2 elements side
+  /// by side, and the store's addresses computed in the layout they are
+  /// stored in. The staging space after the loops overlaps the pipelining
+  /// rings (ConvertKGpuToLLVM); it is not taken where it could not (a store
+  /// inside a loop, a cluster's program, whose barriers live to the end) or
+  /// where it would be more than half of a program's shared memory. Any
+  /// other stored value shares its pointer's class.
+  void joinStoredValues() {
+    llvm::DenseSet<Value> accumulators;
+    func_.walk([&](tile::DotOp dot) {
+      if (usesMma(dot, computeCapability_))
+        accumulators.insert(leader(dot.getC()));
+    });
+    const bool clustered = tile::clusterSizeOf(func_) > 1;
+    const int64_t stagingLimit = max_shared_memory_per_program(computeCapability_) / 2;
+    for (tile::StoreOp store : stores_) {
+      Value value = store.getValue();
+      auto type = tensorOf(value);
+      bool staged = type && !clustered && accumulators.contains(leader(value)) &&
+                    !store->getParentOfType<LoopLikeOpInterface>() && storeVectorBytes(store) >= 16 &&
+                    type.getNumElements() * pointeeBytes(store.getPtr()) <= stagingLimit;
+      if (staged)
+        staged_.push_back(store);
+      else
+        join(store.getPtr(), value);
+    }
+  }
+
+  /// The bytes one thread's vector of `store` moves in its coalesced layout.
+  int64_t storeVectorBytes(tile::StoreOp store) {
+    Value ptr = store.getPtr();
+    if (!tensorOf(ptr))
+      return 0;
+    AxisInfo info = axis_.get(ptr);
+    unsigned dim = 0;
+    for (unsigned d = 1; d < tensorOf(ptr).getRank(); ++d)
+      if (info.contiguity[d] >= info.contiguity[dim])
+        dim = d;
+    int64_t bytes = pointeeBytes(ptr);
+    return axis_.vectorWidth(ptr, dim, bytes, store.getMask()) * bytes;
   }
 
   /// Step 2: the coalesced layout each memory access asks for, and the
@@ -526,6 +618,21 @@ private:
         operand.set(convert);
       }
     }
+    convertStagedValues();
+  }
+
+  /// A staged store's value converted to its pointer's layout.
+  void convertStagedValues() {
+    OpBuilder builder(context_);
+    for (tile::StoreOp store : staged_) {
+      Value value = store.getValue();
+      Attribute wanted = tensorOf(store.getPtr()).getEncoding();
+      if (compatible(wanted, tensorOf(value).getEncoding(), value))
+        continue;
+      builder.setInsertionPoint(store);
+      auto convert = ConvertLayoutOp::create(builder, store.getLoc(), typed(value, wanted), value);
+      store.getValueMutable().assign(convert);
+    }
   }
 
   /// Whether a value of `layout` can stand where `wanted` is required
@@ -545,6 +652,8 @@ private:
   llvm::EquivalenceClasses<Value> classes_;
   llvm::MapVector<Value, size_t> order_; ///< every tensor value, in program order
   std::vector<Relation> relations_;
+  SmallVector<tile::StoreOp> stores_; ///< every store, its value not yet joined
+  SmallVector<tile::StoreOp> staged_; ///< stores converting their value (joinStoredValues)
   llvm::DenseMap<Value, std::pair<Attribute, int64_t>> anchors_; ///< class leader -> (layout, weight)
   llvm::DenseMap<Value, Attribute> layouts_;                      ///< class leader -> layout
 };
@@ -586,7 +695,7 @@ struct AssignLayouts : impl::AssignLayoutsBase<AssignLayouts> {
     module->setAttr(kThreadsPerWarpAttr, b.getI32IntegerAttr(threadsPerWarp));
     module->setAttr(kTargetAttr, b.getStringAttr(target));
     for (auto func : module.getOps<tile::FuncOp>()) {
-      unshareBroadcasts(func); // before the axis analysis the assigner runs
+      unshareIndexBlocks(func); // before the axis analysis the assigner runs
       Assigner(func, numWarps, threadsPerWarp, compute_capability_of(target)).run();
       if (failed(verifyLayouts(func)))
         return signalPassFailure();

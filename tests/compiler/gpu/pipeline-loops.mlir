@@ -164,7 +164,8 @@ tile.func @not_pipelined(%a: !tile.ptr<f16> {tile.divisibility = 16 : i32}, %c: 
 // CHECK-NEXT: }
 // CHECK-NEXT: %[[FINAL:.*]] = kgpu.warpgroup_wait %{{.*}}, 0
 // CHECK-NEXT: kgpu.async_wait 0
-// CHECK: tile.store %{{.*}}, %[[FINAL]]
+// CHECK: %[[STORED:.*]] = kgpu.convert_layout %[[FINAL]]
+// CHECK-NEXT: tile.store %{{.*}}, %[[STORED]]
 module attributes {kgpu.num_warps = 4 : i32, kgpu.threads_per_warp = 32 : i32, kgpu.target = "sm_90a"} {
 tile.func @wgmma_in_flight(%a: !tile.ptr<f16> {tile.divisibility = 16 : i32}, %b: !tile.ptr<f16> {tile.divisibility = 16 : i32}, %c: !tile.ptr<f32> {tile.divisibility = 16 : i32}, %k: i32 {tile.divisibility = 16 : i32}) {
   %c0 = arith.constant 0 : i32

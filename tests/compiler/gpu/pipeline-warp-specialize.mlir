@@ -11,7 +11,8 @@
 // exits (one consumer warpgroup keeps every register it had: no
 // setmaxnreg, which tests/unit/ops_matmul_test.cpp checks with two); consumer barriers count
 // only the consumers' threads (tests/compiler/llvm/producer-barriers.mlir);
-// the kernel is launched with one more warpgroup.
+// the kernel is launched with one more warpgroup. The epilogue's conversion
+// of the accumulator to the store's layout synchronizes the consumers only.
 // RUN: kiln-opt %s --kgpu-lower-descriptors="num-stages=3 target=sm_90a" --kgpu-assign-layouts="num-warps=4 target=sm_90a" --kgpu-pipeline-loops="num-stages=3 warp-specialize=true" --split-input-file | FileCheck %s
 // RUN: kiln-opt %s --kgpu-lower-descriptors="num-stages=3 target=sm_90a" --kgpu-assign-layouts="num-warps=4 target=sm_90a" --kgpu-pipeline-loops="num-stages=3 warp-specialize=true" --kgpu-to-llvm --split-input-file | FileCheck %s --check-prefix=LLVM
 
@@ -72,7 +73,13 @@
 // LLVM: "wgmma.wait_group.sync.aligned 1;"
 // LLVM: @p mbarrier.arrive.shared::cta.b64 _, [$1]; }"
 // LLVM: "wgmma.wait_group.sync.aligned 0;"
-// LLVM-NOT: nvvm.barrier
+// LLVM-NOT: nvvm.barrier0
+// LLVM: %[[COUNT:.*]] = llvm.mlir.constant(128 : i32) : i32
+// LLVM-NEXT: %[[ID:.*]] = llvm.mlir.constant(0 : i32) : i32
+// LLVM-NEXT: nvvm.barrier id = %[[ID]] number_of_threads = %[[COUNT]]
+// LLVM-NOT: nvvm.barrier0
+// LLVM: nvvm.barrier id = %{{.*}} number_of_threads = %{{.*}}
+// LLVM-NOT: nvvm.barrier0
 // LLVM: llvm.return
 tile.func @k_loop(%amap: !tile.tensormap, %a: !tile.ptr<bf16> {tile.divisibility = 16 : i32}, %m: i64, %k: i64 {tile.divisibility = 16 : i32}, %sa: i64 {tile.divisibility = 16 : i32}, %innerA: i64,
                   %bmap: !tile.tensormap, %b: !tile.ptr<bf16> {tile.divisibility = 16 : i32}, %n: i64, %kb: i64, %sb: i64 {tile.divisibility = 16 : i32}, %innerB: i64,
