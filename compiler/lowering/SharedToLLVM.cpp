@@ -242,7 +242,10 @@ struct AsyncCopyLowering : KilnPattern<gpu::AsyncCopyOp> {
     Value owner = ownerIfCopies(rewriter, loc, layout, ids);
     if (owner)
       text = "{ .reg .pred p; setp.ne.b32 p, $3, 0; @p " + text + " }";
-    Value full = i32Const(rewriter, loc, bytes), none = i32Const(rewriter, loc, 0);
+    // Masked-off copies write zeros and read nothing: the ignore-src
+    // predicate (one predicate per copy; a byte count chosen by selects
+    // would cost ptxas two selects and a compare per copy).
+    Value yes = LLVM::ConstantOp::create(rewriter, loc, rewriter.getI1Type(), rewriter.getBoolAttr(true));
     // Registers a constant step from the first share its address (the
     // step folds into the instruction's offset: fewer registers live in a
     // pipelined loop, no per-copy arithmetic).
@@ -254,11 +257,11 @@ struct AsyncCopyLowering : KilnPattern<gpu::AsyncCopyOp> {
       Value copy = adaptor.getPred();
       if (!masks.empty())
         copy = LLVM::AndOp::create(rewriter, loc, copy, masks[r]);
-      Value srcBytes = LLVM::SelectOp::create(rewriter, loc, copy, full, none);
-      SmallVector<Value> operands{sharedAddress(rewriter, loc, dst), ptrs[r], srcBytes};
+      Value ignore = LLVM::XOrOp::create(rewriter, loc, copy, yes);
+      SmallVector<Value> operands{sharedAddress(rewriter, loc, dst), ptrs[r], ignore};
       if (owner)
         operands.push_back(LLVM::ZExtOp::create(rewriter, loc, rewriter.getI32Type(), owner));
-      ptx(rewriter, loc, Type(), text, owner ? "r,l,r,r" : "r,l,r", operands);
+      ptx(rewriter, loc, Type(), text, owner ? "r,l,b,r" : "r,l,b", operands);
     }
     rewriter.eraseOp(op);
     return success();

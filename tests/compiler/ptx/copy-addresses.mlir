@@ -11,9 +11,9 @@
 // CHECK: cp.async.cg.shared.global [$0], [$1], 16, $2;
 // CHECK-NEXT: %[[STEP:.*]] = llvm.mlir.constant(1024 : i32) : i32
 // CHECK-NEXT: %[[NEXT:.*]] = llvm.getelementptr %{{.*}}[%[[STEP]]] : (!llvm.ptr<3>, i32) -> !llvm.ptr<3>, f16
-// CHECK-NEXT: llvm.select
+// CHECK-NEXT: llvm.xor
 // CHECK-NEXT: %[[P:.*]] = llvm.ptrtoint %[[NEXT]]
-// CHECK-NEXT: cp.async.cg.shared.global [$0], [$1], 16, $2;", "r,l,r" %[[P]]
+// CHECK-NEXT: cp.async.cg.shared.global [$0], [$1], 16, $2;", "r,l,b" %[[P]]
 
 // In the loop, the second copy's address is the first's base plus a
 // constant, with no other arithmetic (before: one more add of a register
