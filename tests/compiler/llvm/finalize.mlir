@@ -6,7 +6,7 @@
 llvm.func @math(%x: f32, %d: f64) -> f32 {
   // CHECK: %[[L2E:.*]] = llvm.mlir.constant(1.44269502 : f32) : f32
   // CHECK: llvm.fmul %{{.*}}, %[[L2E]]
-  // CHECK: llvm.call_intrinsic "llvm.nvvm.ex2.approx.f32"
+  // CHECK: llvm.call_intrinsic "llvm.nvvm.ex2.approx.ftz.f32"
   %e = math.exp %x : f32
   // CHECK: llvm.call_intrinsic "llvm.nvvm.lg2.approx.f"
   %l = math.log %e : f32

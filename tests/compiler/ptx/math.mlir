@@ -3,7 +3,7 @@
 // RUN: kilnc %s --emit ptx | FileCheck %s
 // RUN: kilnc %s --emit cubin-info | FileCheck %s --check-prefix=CUBIN
 
-// CHECK: ex2.approx.f32
+// CHECK: ex2.approx.ftz.f32
 // CHECK: lg2.approx.f32
 // CHECK: rsqrt.approx.f32
 // CHECK: sqrt.rn.f32
