@@ -132,9 +132,18 @@ struct WgmmaDotLowering : KilnPattern<tile::DotOp> {
     auto c32 = [&](int64_t v) { return i32Const(rewriter, loc, v); };
     // The warpgroup, read from lane 0: the same in every lane, which ptxas
     // then knows, so the descriptors built from it stay in uniform registers
-    // (no moves from each thread's registers before every wgmma).
-    Value group = ptx(rewriter, loc, rewriter.getI32Type(), "shfl.sync.idx.b32 $0, $1, 0, 0x1f, -1;", "=r,r",
-                      {LLVM::UDivOp::create(rewriter, loc, ids.warp, c32(4))}, /*sideEffects=*/false);
+    // (no moves from each thread's registers before every wgmma). Read once,
+    // at the kernel's start: in a loop the shuffle would run every
+    // iteration (neither LLVM nor ptxas moves it out).
+    Value group;
+    {
+      OpBuilder::InsertionGuard guard(rewriter);
+      rewriter.setInsertionPointToStart(&op->getParentOfType<FunctionOpInterface>().getFunctionBody().front());
+      ThreadIds entry = threadIds(rewriter, loc, ctx.threadsPerWarp);
+      group = ptx(rewriter, loc, rewriter.getI32Type(), "shfl.sync.idx.b32 $0, $1, 0, 0x1f, -1;", "=r,r",
+                  {LLVM::UDivOp::create(rewriter, loc, entry.warp, i32Const(rewriter, loc, 4))},
+                  /*sideEffects=*/false);
+    }
     Value bBase = sharedAddress(rewriter, loc, b.base);
 
     // Operands: the accumulator (outputs, then tied inputs), A (a
