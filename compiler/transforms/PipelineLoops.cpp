@@ -29,15 +29,17 @@
 // A wgmma dot fed by rings only, accumulating into a loop-carried value,
 // stays in flight for one more iteration (warpgroup_wait 1 after it, 0 after
 // the loop): iteration k's tensor cores overlap iteration k+1's waits and
-// address math. Its slot is then still being read at iteration k+1. With
-// cp.async rings the iteration issues its dot right after the barrier, then
+// address math. Its slot is then still being read at iteration k+1.
+// Copy-engine rings refill before the dot, so they get S+1 slots: at
+// iteration k the barrier proves every warpgroup finished iteration k-2's
+// dot, and slot (k-2) mod (S+1) = (k+S-1) mod (S+1) is the one refilled.
+// cp.async rings do the same where a slot more fits without fewer programs
+// a multiprocessor: one barrier an iteration instead of two. (Issued after
+// the dot instead, between it and its wait, their copies ran slower.)
+// Otherwise the iteration issues its dot right after the barrier, then
 // waits for the previous dot (warpgroup_wait 1), passes a second barrier
 // (the wait orders only its own warp) and only then refills that dot's
-// slot, (k-1) mod S = (k+S-1) mod S: S slots, and nothing between the
-// barrier and the tensor cores' next group. Copy-engine rings refill before
-// the dot instead, so they get S+1 slots: at iteration k the barrier proves
-// every warpgroup finished iteration k-2's dot, and slot (k-2) mod (S+1) =
-// (k+S-1) mod (S+1) is the one refilled. A loop over several tiles'
+// slot, (k-1) mod S = (k+S-1) mod S: S slots. A loop over several tiles'
 // K steps may restart the accumulator from zero (select(first, 0, acc),
 // which wgmma does through scale-d) and store a tile inside a branch, which
 // then waits for the dot first (warpgroup_wait 0 at the branch's start).
@@ -147,7 +149,9 @@ public:
         return;
     }
     inFlight_ = findInFlightDot(candidates);
-    refillAfterRelease_ = inFlight_ && !usesCopyEngine(candidates);
+    const bool pointerRingsInFlight = inFlight_ && !usesCopyEngine(candidates);
+    refillBeforeDot_ = pointerRingsInFlight && spareSlotFits();
+    refillAfterRelease_ = pointerRingsInFlight && !refillBeforeDot_;
     slots_ = inFlight_ && !refillAfterRelease_ ? stages_ + 1 : stages_;
     SmallVector<Operation *> before;
     if (warpSpecialize_ && canSpecialize(candidates, slice, before))
@@ -293,12 +297,23 @@ private:
         return {};
     }
     // Copy-engine rings refill a slot as soon as the barrier proves it
-    // read, so an in-flight dot's slot needs one more; cp.async rings
-    // refill after the dot's release instead (rewrite) and need none.
+    // read, so an in-flight dot's slot needs one more; cp.async rings take
+    // one where it fits (spareSlotFits), else refill after the dot's
+    // release (rewrite).
     if (usesCopyEngine(candidates) && ringBytes_ * (stages_ + 1) / stages_ > kRingBudgetBytes)
       return {};
     carriedIndex_ = index;
     return dot;
+  }
+
+  /// Whether the rings take one more slot each within their budget and
+  /// with as many programs sharing a multiprocessor's shared memory.
+  bool spareSlotFits() const {
+    const int64_t spare = ringBytes_ * (stages_ + 1) / stages_;
+    auto programs = [](int64_t bytes) {
+      return kSharedPerMultiprocessorBytes / (bytes + kSharedReservedPerProgramBytes);
+    };
+    return spare <= kRingBudgetBytes && programs(spare) == programs(ringBytes_);
   }
 
   /// `lb + i * step` and whether it is below the upper bound.
@@ -874,8 +889,11 @@ private:
   int numWarps_;
   bool warpSpecialize_;
   /// An in-flight dot fed by cp.async rings: each iteration refills the
-  /// slot of the dot before it once the dot's release proves it read.
+  /// slot of the dot before it once the dot's release proves it read...
   bool refillAfterRelease_ = false;
+  /// ...or, where a spare slot fits, the slot of the dot two iterations
+  /// back, before its own dot (as copy-engine rings).
+  bool refillBeforeDot_ = false;
   int64_t ringBytes_ = 0;
   int slots_ = 0;            ///< slots per ring
   tile::DotOp inFlight_;     ///< the wgmma dot left in flight, if any
