@@ -37,6 +37,10 @@ TEST(GpuTutorial, MatmulRaggedWithLeakyRelu) {
   expect_matmul(200, 136, 200, Config::parse("BLOCK_M=128,BLOCK_N=128,BLOCK_K=64,num_warps=8,num_stages=3"), true);
   // Strides that are no multiple of 16 bytes: the copies cannot be 16 bytes.
   expect_matmul(130, 60, 77, Config::parse("BLOCK_M=64,BLOCK_N=128,BLOCK_K=64,num_warps=4,num_stages=4"), true);
+  // The tile sets whose rings take a spare slot (docs/schedules.md), with a
+  // K tail (masked copies) and ragged edges (the staged epilogue's masks).
+  expect_matmul(200, 264, 200, Config::parse("BLOCK_M=128,BLOCK_N=256,BLOCK_K=64,num_warps=8,num_stages=3"), true);
+  expect_matmul(200, 136, 328, Config::parse("BLOCK_M=128,BLOCK_N=128,BLOCK_K=64,num_warps=4,num_stages=4"), false);
 }
 
 TEST(GpuTutorial, AttentionFullAndCausal) {
