@@ -22,6 +22,8 @@
 
 #include "compiler/lowering/Lowering.h"
 
+#include "mlir/IR/Matchers.h"
+
 #include "compiler/dialect/gpu/Mma.h"
 
 using namespace mlir;
@@ -58,6 +60,40 @@ SmallVector<Value> passThrough(OpBuilder &b, Location loc, const std::string &te
   Value out = ptx(b, loc, LLVM::LLVMStructType::getLiteral(b.getContext(), types), text, constraints, values,
                   /*sideEffects=*/true);
   return unpack(b, loc, out);
+}
+
+/// `wgmma.fence` with the registers the next wgmma group reads (f32
+/// accumulators, 32-bit A pairs) passed through it: LLVM then computes them
+/// before the fence, as PTX requires of every register write the group
+/// reads (a write between the two makes ptxas serialize all of the
+/// kernel's wgmma groups).
+void fenceRegisters(OpBuilder &b, Location loc, MutableArrayRef<Value> accumulators, MutableArrayRef<Value> pairs) {
+  const std::string text = "wgmma.fence.sync.aligned;";
+  const size_t count = accumulators.size() + pairs.size();
+  if (count == 0) {
+    ptx(b, loc, Type(), text, "", {});
+    return;
+  }
+  std::string constraints; // outputs, then each input tied to its output
+  SmallVector<Type> types;
+  SmallVector<Value> operands;
+  for (Value v : accumulators) {
+    constraints += "=f,";
+    types.push_back(b.getF32Type());
+    operands.push_back(v);
+  }
+  for (Value v : pairs) {
+    constraints += "=r,";
+    types.push_back(b.getI32Type());
+    operands.push_back(v);
+  }
+  for (size_t r = 0; r < count; ++r)
+    constraints += std::to_string(r) + (r + 1 < count ? "," : "");
+  Value out = ptx(b, loc, LLVM::LLVMStructType::getLiteral(b.getContext(), types), text, constraints, operands,
+                  /*sideEffects=*/true);
+  SmallVector<Value> values = unpack(b, loc, out);
+  std::copy(values.begin(), values.begin() + accumulators.size(), accumulators.begin());
+  std::copy(values.begin() + accumulators.size(), values.end(), pairs.begin());
 }
 
 std::string waitText(int64_t pending) {
@@ -121,8 +157,14 @@ struct WgmmaDotLowering : KilnPattern<tile::DotOp> {
     std::optional<gpu::AccumulatorReset> reset = gpu::accumulatorReset(op);
     Value c = reset ? rewriter.getRemappedValue(reset->accumulator) : adaptor.getC();
     auto from = reset ? cast<RankedTensorType>(reset->accumulator.getType()) : cType;
+    // An accumulator of zeros is not read either (scale-d = 0): registers
+    // set to zero between the fence and the wgmma would make ptxas
+    // serialize every wgmma group of the kernel.
+    const bool fromZero = !reset && matchPattern(op.getC(), m_AnyZeroFloat());
     SmallVector<Value> acc =
-        convertRegisters(rewriter, loc, op, unpack(rewriter, loc, c), f32, layoutOf(from), layout, ctx.threadsPerWarp);
+        fromZero ? SmallVector<Value>(layout.registers(), LLVM::PoisonOp::create(rewriter, loc, f32))
+                 : convertRegisters(rewriter, loc, op, unpack(rewriter, loc, c), f32, layoutOf(from), layout,
+                                    ctx.threadsPerWarp);
 
     // This warpgroup's 64-row blocks: rows 64 * (group + i * groups).
     const int groups = ctx.numWarps / 4;
@@ -178,12 +220,12 @@ struct WgmmaDotLowering : KilnPattern<tile::DotOp> {
     constraints += registerA ? "r,r,r,r,l,r" : "l,l,r";
     auto resultType = LLVM::LLVMStructType::getLiteral(rewriter.getContext(), SmallVector<Type>(perBlock, f32));
 
-    ptx(rewriter, loc, Type(), "wgmma.fence.sync.aligned;", "", {});
     // Scale-d: 1 accumulates, 0 starts from zero; only the first K step's
     // instructions may start from zero.
     Value one = c32(1);
-    Value firstScale = reset ? LLVM::SelectOp::create(rewriter, loc, rewriter.getRemappedValue(reset->condition), c32(0), one)
-                             : one;
+    Value firstScale = reset      ? LLVM::SelectOp::create(rewriter, loc, rewriter.getRemappedValue(reset->condition), c32(0), one)
+                       : fromZero ? c32(0)
+                                  : one;
     // The first K step's descriptors; a later step's are those plus its
     // offset in 16-byte units (the start field, bits 0-13, holds any shared
     // address below 256 KB: adding never carries into the next field), so
@@ -216,6 +258,7 @@ struct WgmmaDotLowering : KilnPattern<tile::DotOp> {
                                     /*stride=*/8 * atomRow, atomRow));
       }
     }
+    fenceRegisters(rewriter, loc, fromZero ? MutableArrayRef<Value>() : MutableArrayRef<Value>(acc), aPairs);
     auto advanced = [&](Value first, int64_t bytesIn) -> Value {
       if (bytesIn == 0)
         return first;
