@@ -28,17 +28,27 @@ from triton.testing import do_bench
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "tutorial"))
 import triton_tutorial as tt  # noqa: E402
 
-lib = ctypes.CDLL(sys.argv[1])
-lib.kiln_tutorial_launch.restype = ctypes.c_int
-_i64p, _dp = ctypes.POINTER(ctypes.c_int64), ctypes.POINTER(ctypes.c_double)
-lib.kiln_tutorial_launch.argtypes = [ctypes.c_char_p, ctypes.c_char_p, ctypes.c_uint32, ctypes.c_uint32,
-                                     ctypes.c_uint32, ctypes.c_char_p, _i64p, _i64p, _dp, ctypes.c_void_p,
-                                     ctypes.c_char_p, ctypes.c_size_t]
-out_path, command = sys.argv[2], sys.argv[3]
-only = sys.argv[4] if len(sys.argv) > 4 else ""
+lib = None  # the tutorial kernels' library (load_library)
 ROUNDS = 3
 torch.manual_seed(0)
 sms = torch.cuda.get_device_properties(0).multi_processor_count
+
+
+def load_library(path):
+    """Loads libkiln_tutorial.so, which kiln() launches through."""
+    global lib
+    lib = ctypes.CDLL(path)
+    lib.kiln_tutorial_launch.restype = ctypes.c_int
+    i64p, dp = ctypes.POINTER(ctypes.c_int64), ctypes.POINTER(ctypes.c_double)
+    lib.kiln_tutorial_launch.argtypes = [ctypes.c_char_p, ctypes.c_char_p, ctypes.c_uint32, ctypes.c_uint32,
+                                         ctypes.c_uint32, ctypes.c_char_p, i64p, i64p, dp, ctypes.c_void_p,
+                                         ctypes.c_char_p, ctypes.c_size_t]
+
+
+def workloads():
+    """Every workload, lazily: each one's closures and tensors are live only
+    while it is used."""
+    return itertools.chain(matmul_workloads(), attention_workloads(), memory_workloads())
 
 
 def kiln(kernel, config, grid, *args):
@@ -180,12 +190,14 @@ def memory_workloads():
 
 
 def main():
+    load_library(sys.argv[1])
+    out_path, command = sys.argv[2], sys.argv[3]
+    only = sys.argv[4] if len(sys.argv) > 4 else ""
     device = torch.cuda.get_device_name()
     records = []
     print(f"| kernel | unit | Kiln | Triton | Kiln / Triton | library peers (Kiln / peer) |")
     print(f"| --- | --- | --- | --- | --- | --- |")
-    # Lazily: each workload's closures and tensors are live only while it runs.
-    for workload in itertools.chain(matmul_workloads(), attention_workloads(), memory_workloads()):
+    for workload in workloads():
         name, unit, amount, out, want, tolerance, run_kiln, run_triton, peers = workload[:9]
         view = workload[9] if len(workload) > 9 else (lambda t: t)
         if only and only not in name:
@@ -216,4 +228,5 @@ def main():
     json.dump(records, open(out_path, "w"), indent=1)
 
 
-main()
+if __name__ == "__main__":
+    main()
