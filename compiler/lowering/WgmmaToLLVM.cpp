@@ -22,9 +22,9 @@
 
 #include "compiler/lowering/Lowering.h"
 
-#include "mlir/IR/Matchers.h"
-
 #include "compiler/dialect/gpu/Mma.h"
+
+#include "mlir/IR/Matchers.h"
 
 using namespace mlir;
 
@@ -47,16 +47,23 @@ Value descriptor(OpBuilder &b, Location loc, Value address, int64_t leading, int
   return LLVM::OrOp::create(b, loc, start, c64(fixed));
 }
 
-/// `values` passed through inline PTX `text` (a wgmma wait), each output
-/// tied to its input: the registers cannot be read before it, nor copied
-/// elsewhere while wgmma may still write them.
+/// `values` (f32 or 32-bit integers) passed through inline PTX `text` (a
+/// wgmma wait or fence), each output tied to its input: the registers
+/// cannot be read before it, nor written after it, nor copied elsewhere
+/// while wgmma may still use them. Without values, just `text`.
 SmallVector<Value> passThrough(OpBuilder &b, Location loc, const std::string &text, ArrayRef<Value> values) {
+  if (values.empty()) {
+    ptx(b, loc, Type(), text, "", {});
+    return {};
+  }
   std::string constraints; // outputs, then each input tied to its output
-  for (size_t r = 0; r < values.size(); ++r)
-    constraints += "=f,";
+  SmallVector<Type> types;
+  for (Value v : values) {
+    constraints += v.getType().isF32() ? "=f," : "=r,";
+    types.push_back(v.getType());
+  }
   for (size_t r = 0; r < values.size(); ++r)
     constraints += std::to_string(r) + (r + 1 < values.size() ? "," : "");
-  SmallVector<Type> types(values.size(), b.getF32Type());
   Value out = ptx(b, loc, LLVM::LLVMStructType::getLiteral(b.getContext(), types), text, constraints, values,
                   /*sideEffects=*/true);
   return unpack(b, loc, out);
@@ -68,30 +75,9 @@ SmallVector<Value> passThrough(OpBuilder &b, Location loc, const std::string &te
 /// reads (a write between the two makes ptxas serialize all of the
 /// kernel's wgmma groups).
 void fenceRegisters(OpBuilder &b, Location loc, MutableArrayRef<Value> accumulators, MutableArrayRef<Value> pairs) {
-  const std::string text = "wgmma.fence.sync.aligned;";
-  const size_t count = accumulators.size() + pairs.size();
-  if (count == 0) {
-    ptx(b, loc, Type(), text, "", {});
-    return;
-  }
-  std::string constraints; // outputs, then each input tied to its output
-  SmallVector<Type> types;
-  SmallVector<Value> operands;
-  for (Value v : accumulators) {
-    constraints += "=f,";
-    types.push_back(b.getF32Type());
-    operands.push_back(v);
-  }
-  for (Value v : pairs) {
-    constraints += "=r,";
-    types.push_back(b.getI32Type());
-    operands.push_back(v);
-  }
-  for (size_t r = 0; r < count; ++r)
-    constraints += std::to_string(r) + (r + 1 < count ? "," : "");
-  Value out = ptx(b, loc, LLVM::LLVMStructType::getLiteral(b.getContext(), types), text, constraints, operands,
-                  /*sideEffects=*/true);
-  SmallVector<Value> values = unpack(b, loc, out);
+  SmallVector<Value> values(accumulators.begin(), accumulators.end());
+  values.append(pairs.begin(), pairs.end());
+  values = passThrough(b, loc, "wgmma.fence.sync.aligned;", values);
   std::copy(values.begin(), values.begin() + accumulators.size(), accumulators.begin());
   std::copy(values.begin() + accumulators.size(), values.end(), pairs.begin());
 }
@@ -170,7 +156,6 @@ struct WgmmaDotLowering : KilnPattern<tile::DotOp> {
     const int groups = ctx.numWarps / 4;
     const int64_t blocks = M / (64 * groups);
     const int64_t perBlock = N / 2; // accumulator registers of one m64nN
-    ThreadIds ids = threadIds(rewriter, loc, ctx.threadsPerWarp);
     auto c32 = [&](int64_t v) { return i32Const(rewriter, loc, v); };
     // The warpgroup, read from lane 0: the same in every lane, which ptxas
     // then knows, so the descriptors built from it stay in uniform registers

@@ -306,13 +306,19 @@ private:
     Value ptr = store.getPtr();
     if (!tensorOf(ptr))
       return 0;
-    AxisInfo info = axis_.get(ptr);
-    unsigned dim = 0;
-    for (unsigned d = 1; d < tensorOf(ptr).getRank(); ++d)
-      if (info.contiguity[d] >= info.contiguity[dim])
-        dim = d;
     int64_t bytes = pointeeBytes(ptr);
-    return axis_.vectorWidth(ptr, dim, bytes, store.getMask()) * bytes;
+    return axis_.vectorWidth(ptr, dimsByContiguity(ptr).front(), bytes, store.getMask()) * bytes;
+  }
+
+  /// A pointer block's dimensions, most contiguous first (ties: the last).
+  SmallVector<unsigned> dimsByContiguity(Value ptr) {
+    AxisInfo info = axis_.get(ptr);
+    SmallVector<unsigned> order;
+    for (unsigned d = tensorOf(ptr).getRank(); d-- > 0;)
+      order.push_back(d);
+    std::stable_sort(order.begin(), order.end(),
+                     [&](unsigned a, unsigned b) { return info.contiguity[a] > info.contiguity[b]; });
+    return order;
   }
 
   /// Step 2: the coalesced layout each memory access asks for, and the
@@ -362,13 +368,7 @@ private:
       if (!ptr || !tensorOf(ptr))
         return;
       auto shape = tensorOf(ptr).getShape();
-      AxisInfo info = axis_.get(ptr);
-      // Dimensions by contiguity, most contiguous first (ties: the last).
-      SmallVector<unsigned> order;
-      for (unsigned d = shape.size(); d-- > 0;)
-        order.push_back(d);
-      std::stable_sort(order.begin(), order.end(),
-                       [&](unsigned a, unsigned b) { return info.contiguity[a] > info.contiguity[b]; });
+      SmallVector<unsigned> order = dimsByContiguity(ptr);
       int64_t bytes = pointeeBytes(ptr);
       int64_t perThread = axis_.vectorWidth(ptr, order[0], bytes, mask);
       int64_t elements = tensorOf(ptr).getNumElements();

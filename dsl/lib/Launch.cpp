@@ -240,6 +240,18 @@ private:
 
 } // namespace
 
+CompileOptions compile_options(const Config &config, const std::string &arch) {
+  CompileOptions options;
+  options.arch = arch;
+  options.num_warps = config.num_warps();
+  options.num_stages = config.num_stages();
+  options.min_blocks_per_sm = config.min_blocks_per_sm();
+  options.warp_specialize = config.warp_specialize();
+  options.fp_fusion = config.fp_fusion();
+  options.approx_div = config.approx_div();
+  return options;
+}
+
 std::string target_for(const Device &device) {
   if (const char *target = std::getenv("KILN_TARGET"); target && *target) {
     try { // e.g. sm_80 on a Hopper GPU, to run an older target's code
@@ -283,15 +295,10 @@ int metadataInteger(const nlohmann::json &object, const char *field, int64_t lo,
 }
 
 CompiledKernel compileThroughDiskCache(const Kernel &k, const Config &config, const Specialization &spec,
-                                       const std::string &arch, CompileOptions options) {
+                                       const std::string &arch, const std::string &dump) {
   Module module = k.trace(config, spec);
-  options.arch = arch;
-  options.num_warps = config.num_warps();
-  options.num_stages = config.num_stages();
-  options.min_blocks_per_sm = config.min_blocks_per_sm();
-  options.warp_specialize = config.warp_specialize();
-  options.fp_fusion = config.fp_fusion();
-  options.approx_div = config.approx_div();
+  CompileOptions options = compile_options(config, arch);
+  options.dump_dir = dump;
   std::string key = sha256_hex(std::string(version()) + "\n" + build_id() + "\n" + arch + "\n" +
                                config.str() + "\n" + spec.str() + "\n" + module.str(false));
   // No cache root (a user without a home directory): compile every time.
@@ -361,15 +368,14 @@ CompiledKernel compileThroughDiskCache(const Kernel &k, const Config &config, co
 CompiledKernel Kernel::compile(const Config &config_in, const Specialization &spec, const std::string &arch) const {
   check_target(arch);
   Config config = impl_->defaults.merged(config_in);
-  CompileOptions options;
-  options.dump_dir = dumpDir();
+  const std::string dump = dumpDir();
   const std::string memo = config.str() + "|" + spec.str() + "|" + arch;
-  if (options.dump_dir.empty()) { // a dump asks for every stage: compile afresh
+  if (dump.empty()) { // a dump asks for every stage: compile afresh
     std::lock_guard<std::mutex> lock(impl_->mutex);
     if (auto it = impl_->compiled.find(memo); it != impl_->compiled.end())
       return *it->second;
   }
-  CompiledKernel kernel = compileThroughDiskCache(*this, config, spec, arch, options);
+  CompiledKernel kernel = compileThroughDiskCache(*this, config, spec, arch, dump);
   std::lock_guard<std::mutex> lock(impl_->mutex);
   impl_->compiled.emplace(memo, std::make_shared<const CompiledKernel>(kernel));
   return kernel;

@@ -203,15 +203,8 @@ int main(int argc, char **argv) {
       throw kiln::Error("unknown stage '" + o.emit + "' (stages: " + names + ")");
     }
     kiln::Module module = loadModule(o);
-    kiln::CompileOptions options;
-    options.arch = o.arch;
+    kiln::CompileOptions options = kiln::compile_options(o.config, o.arch);
     options.locations = o.locations;
-    options.num_warps = o.config.num_warps();
-    options.num_stages = o.config.num_stages();
-    options.min_blocks_per_sm = o.config.min_blocks_per_sm();
-    options.warp_specialize = o.config.warp_specialize();
-    options.fp_fusion = o.config.fp_fusion();
-    options.approx_div = o.config.approx_div();
     std::string text = kiln::emit(module, *stage, options);
     if (o.output == "-") {
       std::fwrite(text.data(), 1, text.size(), stdout);

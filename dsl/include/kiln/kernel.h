@@ -143,6 +143,11 @@ private:
                                              std::span<const Arg> args) const;
 };
 
+/// The compiler settings `config` asks for (num_warps, num_stages,
+/// min_blocks_per_sm, warp_specialize, fp_fusion, approx_div) for `arch`;
+/// the others keep their defaults.
+CompileOptions compile_options(const Config &config, const std::string &arch);
+
 /// The compile target of a GPU: "sm_90a" for Hopper, "sm_<cc>" otherwise;
 /// $KILN_TARGET when set (a kiln::Error when it names no target Kiln
 /// compiles for).
