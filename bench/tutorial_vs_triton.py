@@ -102,7 +102,13 @@ def matmul_workloads():
                    lambda: kiln("tutorial_matmul", config, grid, a, b, c, m, n, k, *strides),
                    lambda: tt.matmul[grid](a, b, c, m, n, k, *strides, BLOCK_M=bm, BLOCK_N=bn, BLOCK_K=bk,
                                            GROUP_M=8, LEAKY_RELU=leaky, num_warps=warps, num_stages=stages),
-                   {"cuBLAS": lambda: torch.matmul(a, b, out=c)} if not leaky else {})
+                   {"cuBLAS": lambda: torch.matmul(a, b, out=c),
+                    # The same kernel with per-thread copies, and with a producer warpgroup.
+                    "Kiln copy_engine=0": lambda config=config, grid=grid: kiln(
+                        "tutorial_matmul", {**config, "copy_engine": 0}, grid, a, b, c, m, n, k, *strides),
+                    "Kiln warp_specialize=1": lambda config=config, grid=grid: kiln(
+                        "tutorial_matmul", {**config, "warp_specialize": 1}, grid, a, b, c, m, n, k, *strides)}
+                   if not leaky else {})
 
 
 def attention_workloads():
@@ -204,7 +210,10 @@ def main():
             continue
         outs = out if isinstance(out, tuple) else (out,)
         wants = want if isinstance(want, tuple) else (want,)
-        for runner, who in ((run_kiln, "Kiln"), (run_triton, "Triton")):
+        # Kiln's variants among the peers are checked as Kiln is.
+        checked = [(run_kiln, "Kiln"), (run_triton, "Triton")]
+        checked += [(fn, who) for who, fn in peers.items() if who.startswith("Kiln ")]
+        for runner, who in checked:
             for t in outs:
                 t.fill_(float("nan"))
             runner()

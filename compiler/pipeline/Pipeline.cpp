@@ -44,6 +44,7 @@ void addGpuPasses(mlir::PassManager &pm, const CompileOptions &options) {
   LowerDescriptorsOptions descriptors;
   descriptors.numStages = options.num_stages;
   descriptors.target = options.arch;
+  descriptors.copyEngine = options.copy_engine;
   pm.addPass(createLowerDescriptors(descriptors));
   pm.addPass(mlir::createCSEPass());
   AssignLayoutsOptions layouts;
@@ -182,6 +183,15 @@ CompiledKernel compile(const Module &module, const CompileOptions &options) {
       for (int32_t size : mlir::cast<mlir::DenseI32ArrayAttr>(entry.get("box")).asArrayRef())
         spec.box.push_back(static_cast<uint32_t>(size));
       spec.swizzle_bytes = static_cast<int>(mlir::cast<mlir::IntegerAttr>(entry.get("swizzle")).getInt());
+      if (auto base = entry.getAs<mlir::IntegerAttr>("base")) { // a map the compiler added
+        spec.base = static_cast<int>(base.getInt());
+        for (auto [field, sources] : {std::pair{"sizes", &spec.sizes}, std::pair{"strides", &spec.strides}}) {
+          auto parameters = entry.getAs<mlir::DenseI32ArrayAttr>(std::string(field) + "_parameters");
+          auto constants = entry.getAs<mlir::DenseI64ArrayAttr>(std::string(field) + "_constants");
+          for (auto [parameter, constant] : llvm::zip_equal(parameters.asArrayRef(), constants.asArrayRef()))
+            sources->push_back({parameter, constant});
+        }
+      }
       kernel.tensor_maps.push_back(spec);
     }
   std::string llvmIR;

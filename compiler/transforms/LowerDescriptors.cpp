@@ -24,6 +24,7 @@
 #include "compiler/dialect/gpu/Mma.h"
 #include "compiler/dialect/gpu/Tma.h"
 #include "compiler/transforms/AddressSlice.h"
+#include "compiler/transforms/RaisePointerLoads.h"
 
 #include "mlir/IR/Matchers.h"
 
@@ -37,9 +38,14 @@ using namespace kiln::gpu;
 
 namespace {
 
+/// Marks a tensor-map parameter the compiler added (RaisePointerLoads).
+constexpr const char *kAddedMap = "kgpu.added_map";
+
 /// The largest power of two (up to 16) known to divide `v`: a constant, or
-/// an argument the specialization proved divisible.
+/// an argument (sign-extended or not) the specialization proved divisible.
 int64_t knownDivisor(Value v, tile::FuncOp func) {
+  if (auto ext = v.getDefiningOp<arith::ExtSIOp>())
+    v = ext.getIn();
   APInt constant;
   if (matchPattern(v, m_ConstantInt(&constant))) {
     int64_t c = constant.getSExtValue();
@@ -55,9 +61,12 @@ int64_t knownDivisor(Value v, tile::FuncOp func) {
 /// Whether the access's base, sizes and strides are the kernel parameters
 /// that follow its tensor map (or the constant 1 a launch specialized one
 /// of them to): the launch builds the map from those parameters, so only
-/// then does the copy engine see the tensor the access describes.
+/// then does the copy engine see the tensor the access describes. (A map
+/// the compiler added for pointer loads names its own parameters.)
 template <class Access> bool describedByItsParameters(Access access, tile::FuncOp func) {
   Block &entry = func.getBody().front();
+  if (auto map = dyn_cast<BlockArgument>(access.getMap()); map && func.getArgAttr(map.getArgNumber(), kAddedMap))
+    return true;
   auto map = dyn_cast<BlockArgument>(access.getMap());
   if (!map || map.getOwner() != &entry)
     return false;
@@ -134,8 +143,7 @@ public:
     AddressSlice slice;
     if (!collectSlice(loop, llvm::to_vector(load.getOffsets()), slice))
       return false;
-    // Rings of num_stages + 1 slots (a wgmma dot in flight keeps one more).
-    int64_t ring = (numStages_ + 1) * type.getNumElements() * elementBytes(type.getElementType());
+    int64_t ring = ringBytesOf(type);
     if (ringBytes_[loop] + ring > kRingBudgetBytes)
       return false;
     ringBytes_[loop] += ring;
@@ -170,22 +178,51 @@ public:
     return box;
   }
 
+  /// The ring a copy-engine load of `block` takes: num_stages + 1 slots (a
+  /// wgmma dot in flight keeps one more).
+  int64_t ringBytesOf(RankedTensorType block) const {
+    return (numStages_ + 1) * block.getNumElements() * elementBytes(block.getElementType());
+  }
+  /// Whether `bytes` more of rings fit beside those `loop` has.
+  bool ringsFit(Operation *loop, int64_t bytes) const {
+    auto known = ringBytes_.find(loop);
+    return (known == ringBytes_.end() ? 0 : known->second) + bytes <= kRingBudgetBytes;
+  }
+
+  /// Notes where the launch finds the parts of a map the compiler added.
+  void recordSources(unsigned parameter, const TensorMapSpec &sources) { sources_[parameter] = sources; }
+
   /// The module's kgpu.tensor_maps entries.
   void record(SmallVectorImpl<Attribute> &entries) {
     Builder b(func_.getContext());
-    for (const auto &[parameter, box] : boxes_)
-      entries.push_back(b.getDictionaryAttr({
-          b.getNamedAttr("parameter", b.getI32IntegerAttr(static_cast<int32_t>(parameter))),
-          b.getNamedAttr("box", b.getDenseI32ArrayAttr({static_cast<int32_t>(box.rows),
-                                                        static_cast<int32_t>(box.boxCols)})),
-          b.getNamedAttr("swizzle", b.getI32IntegerAttr(box.swizzleBytes)),
-      }));
+    for (const auto &[parameter, box] : boxes_) {
+      NamedAttrList fields;
+      fields.append("parameter", b.getI32IntegerAttr(static_cast<int32_t>(parameter)));
+      fields.append("box", b.getDenseI32ArrayAttr({static_cast<int32_t>(box.rows), static_cast<int32_t>(box.boxCols)}));
+      fields.append("swizzle", b.getI32IntegerAttr(box.swizzleBytes));
+      if (auto added = sources_.find(parameter); added != sources_.end()) {
+        fields.append("base", b.getI32IntegerAttr(added->second.base));
+        for (auto [field, sources] : {std::pair{"sizes", &added->second.sizes},
+                                      std::pair{"strides", &added->second.strides}}) {
+          SmallVector<int32_t> parameters;
+          SmallVector<int64_t> constants;
+          for (const TensorMapSource &source : *sources) {
+            parameters.push_back(source.parameter);
+            constants.push_back(source.constant);
+          }
+          fields.append(std::string(field) + "_parameters", b.getDenseI32ArrayAttr(parameters));
+          fields.append(std::string(field) + "_constants", b.getDenseI64ArrayAttr(constants));
+        }
+      }
+      entries.push_back(fields.getDictionary(func_.getContext()));
+    }
   }
 
 private:
   tile::FuncOp func_;
   int computeCapability_, numStages_;
   std::map<unsigned, TmaBox> boxes_;
+  std::map<unsigned, TensorMapSpec> sources_;
   llvm::DenseMap<Operation *, int64_t> ringBytes_;
 };
 
@@ -256,6 +293,41 @@ void expand(tile::DescriptorStoreOp store) {
   store.erase();
 }
 
+/// Moves the pointer-block loads that read a box of a tensor to the copy
+/// engine. A loop's rings are taken for all of them or none: where they do
+/// not all fit at the asked depth, the loads stay per-thread copies, whose
+/// rings the pipeliner shortens instead of leaving an operand unpipelined.
+void raisePointerLoads(tile::FuncOp func, Decider &decider) {
+  SmallVector<tile::LoadOp> pointerLoads;
+  func.walk([&](tile::LoadOp load) { pointerLoads.push_back(load); });
+  // What each loop's raised loads would take (each tried and given back).
+  llvm::DenseMap<Operation *, int64_t> ringBytes;
+  for (tile::LoadOp load : pointerLoads)
+    if (std::optional<RaisedLoad> raised = raisePointerLoad(load, func)) {
+      ringBytes[load->getParentOp()] += decider.ringBytesOf(cast<RankedTensorType>(raised->load.getType()));
+      abandonRaisedLoad(*raised, func);
+    }
+  llvm::DenseSet<Operation *> fitting;
+  for (const auto &[loop, bytes] : ringBytes)
+    if (decider.ringsFit(loop, bytes))
+      fitting.insert(loop);
+  for (tile::LoadOp load : pointerLoads) {
+    if (!fitting.contains(load->getParentOp()))
+      continue;
+    std::optional<RaisedLoad> raised = raisePointerLoad(load, func);
+    if (!raised)
+      continue;
+    auto map = cast<BlockArgument>(raised->load.getMap());
+    func.setArgAttr(map.getArgNumber(), kAddedMap, UnitAttr::get(func.getContext()));
+    if (!decider.keep(raised->load)) {
+      abandonRaisedLoad(*raised, func); // (its map is the last parameter)
+      continue;
+    }
+    decider.recordSources(map.getArgNumber(), raised->sources);
+    commitRaisedLoad(*raised);
+  }
+}
+
 struct LowerDescriptors : impl::LowerDescriptorsBase<LowerDescriptors> {
   using LowerDescriptorsBase::LowerDescriptorsBase;
   void runOnOperation() override {
@@ -270,6 +342,10 @@ struct LowerDescriptors : impl::LowerDescriptorsBase<LowerDescriptors> {
       for (tile::DescriptorLoadOp load : loads)
         if (!decider.keep(load))
           expand(load);
+      // Pointer loads that read a box of a tensor: descriptor loads through
+      // a tensor map the compiler adds, where the copy engine takes them.
+      if (copyEngine)
+        raisePointerLoads(func, decider);
       for (tile::DescriptorStoreOp store : stores)
         if (!decider.keep(store))
           expand(store);

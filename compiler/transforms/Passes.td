@@ -25,7 +25,9 @@ def LowerDescriptors : Pass<"kgpu-lower-descriptors", "mlir::ModuleOp"> {
   }];
   let options = [
     Option<"numStages", "num-stages", "int", "3", "software-pipelining depth of loops">,
-    Option<"target", "target", "std::string", "\"sm_90a\"", "GPU target">
+    Option<"target", "target", "std::string", "\"sm_90a\"", "GPU target">,
+    Option<"copyEngine", "copy-engine", "bool", "true",
+           "also move pointer-block loads that read a box of a tensor to the copy engine">
   ];
   let dependentDialects = ["::kiln::gpu::KGpuDialect", "::mlir::arith::ArithDialect"];
 }

@@ -39,8 +39,9 @@ bool Config::has(std::string_view name) const {
 }
 
 const std::vector<std::string> &Config::compiler_keys() {
-  static const std::vector<std::string> keys{"approx_div", "cluster_size", "fp_fusion",      "min_blocks_per_sm",
-                                             "num_stages", "num_warps",    "warp_specialize"};
+  static const std::vector<std::string> keys{"approx_div",        "cluster_size", "copy_engine",
+                                             "fp_fusion",         "min_blocks_per_sm", "num_stages",
+                                             "num_warps",         "warp_specialize"};
   return keys;
 }
 
@@ -128,7 +129,7 @@ std::vector<Config> ConfigSpace::valid(const Config &fixed, std::vector<Rejected
 std::string Specialization::str() const {
   std::string text;
   for (const ArgSpecialization &arg : args)
-    text += arg.equal_to_1 ? '1' : arg.divisible_by_16 ? 'd' : arg.divisible_by_8 ? '8' : '.';
+    text += arg.nonpositive ? 'n' : arg.equal_to_1 ? '1' : arg.divisible_by_16 ? 'd' : arg.divisible_by_8 ? '8' : '.';
   return text;
 }
 

@@ -77,6 +77,8 @@ void validate(const Kernel &kernel, const Config &config) {
     reject("fp_fusion must be 0 or 1, got " + std::to_string(fusion));
   if (int64_t approx = config.get("approx_div", 1); approx != 0 && approx != 1)
     reject("approx_div must be 0 or 1, got " + std::to_string(approx));
+  if (int64_t copy = config.get("copy_engine", 1); copy != 0 && copy != 1)
+    reject("copy_engine must be 0 or 1, got " + std::to_string(copy));
   // The compiler's producer warpgroup (gpu::kProducerWarps) runs past num_warps.
   constexpr int64_t producerWarps = 4;
   const int64_t programs = std::max<int64_t>(blocks, 1);
@@ -120,9 +122,13 @@ Module Kernel::trace(const Config &config_in, const Specialization &spec, std::v
   auto func = tile::FuncOp::create(b, func_loc, name(), b.getFunctionType(arg_types, {}));
   if (config.cluster_size() > 1)
     (*impl->module)->setAttr(tile::kClusterSizeAttr, b.getI32IntegerAttr(config.cluster_size()));
-  for (size_t i = 0; i < spec.args.size(); ++i)
+  for (size_t i = 0; i < spec.args.size(); ++i) {
     if (spec.args[i].divisible_by_16 || spec.args[i].divisible_by_8)
       func.setArgAttr(i, "tile.divisibility", b.getI32IntegerAttr(spec.args[i].divisible_by_16 ? 16 : 8));
+    const ElementType &type = impl_->signature[i];
+    if (!spec.args[i].nonpositive && !type.is_pointer && type.descriptor_rank == 0 && is_integer(type.dtype))
+      func.setArgAttr(i, "tile.positive", b.getUnitAttr());
+  }
   llvm::SmallVector<mlir::Location> arg_locs(arg_types.size(), func_loc);
   mlir::Block *entry = b.createBlock(&func.getBody(), {}, arg_types, arg_locs);
   b.setInsertionPointToStart(entry);

@@ -20,6 +20,14 @@ class Program;
 }
 
 /// A kernel loaded on a GPU, and the tensor maps its launches build.
+/// A launch's specialization (ArgSpecialization) of up to 32 arguments in
+/// two words: a 2-bit code per argument and a bit per nonpositive integer.
+struct PackedSpecialization {
+  uint64_t codes = 0;
+  uint32_t nonpositive = 0;
+  friend bool operator==(const PackedSpecialization &, const PackedSpecialization &) = default;
+};
+
 struct GpuKernel {
   cuda::LoadedKernel loaded;
   std::vector<TensorMapSpec> tensor_maps;
@@ -46,7 +54,7 @@ struct Kernel::Impl {
   /// bits, device) -> loaded kernel, compared without building any string.
   struct RecentLaunch {
     Config config;
-    uint64_t specialization;
+    PackedSpecialization specialization;
     int device;
     std::shared_ptr<const GpuKernel> kernel;
   };

@@ -26,6 +26,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <iostream>
+#include <limits>
 #include <optional>
 #include <string_view>
 
@@ -38,6 +39,13 @@ ArgSpecialization specializationOf(const Arg &arg, const ElementType &parameter)
   if (arg.kind() == Arg::Kind::memory) {
     s.divisible_by_16 = arg.address() % 16 == 0;
   } else if (arg.kind() == Arg::Kind::integer && !parameter.is_pointer && is_integer(parameter.dtype)) {
+    // (Zero is divisible by everything: a size of zero is told apart as
+    // nonpositive, which drops the other facts, so that no kernel compiled
+    // for a positive size runs with it.)
+    if (arg.integer() <= 0) {
+      s.nonpositive = true;
+      return s;
+    }
     s.equal_to_1 = arg.integer() == 1;
     s.divisible_by_16 = arg.integer() % 16 == 0;
     s.divisible_by_8 = !s.divisible_by_16 && arg.integer() % 8 == 0;
@@ -45,16 +53,19 @@ ArgSpecialization specializationOf(const Arg &arg, const ElementType &parameter)
   return s;
 }
 
-/// The specialization of up to 32 arguments as two bits each; false when
-/// there are more (the launch then takes the general path).
-bool packedSpecialization(std::span<const Arg> args, const std::vector<ElementType> &signature, uint64_t &bits) {
+/// The specialization of up to 32 arguments, two bits each and one bit of
+/// `nonpositive`; false when there are more (the launch then takes the
+/// general path).
+bool packedSpecialization(std::span<const Arg> args, const std::vector<ElementType> &signature,
+                          PackedSpecialization &bits) {
   if (args.size() > 32)
     return false;
-  bits = 0;
+  bits = {};
   for (size_t i = 0; i < args.size(); ++i) {
     ArgSpecialization s = specializationOf(args[i], signature[i]);
     uint64_t code = s.equal_to_1 ? 2 : s.divisible_by_16 ? 1 : s.divisible_by_8 ? 3 : 0;
-    bits |= code << (2 * i);
+    bits.codes |= code << (2 * i);
+    bits.nonpositive |= uint32_t(s.nonpositive) << i;
   }
   return true;
 }
@@ -143,12 +154,17 @@ class Parameters {
 public:
   Parameters(const std::vector<ElementType> &signature, std::span<const Arg> args, const std::string &kernel,
              const std::vector<TensorMapSpec> &tensorMaps) {
-    if (args.size() > kInline) {
-      heapStorage_.resize(args.size());
-      heapPointers_.resize(args.size());
+    // The compiler's added maps are parameters after the kernel's own.
+    size_t count = args.size();
+    for (const TensorMapSpec &spec : tensorMaps)
+      if (spec.base >= 0)
+        count = std::max(count, static_cast<size_t>(spec.parameter) + 1);
+    if (count > kInline) {
+      heapStorage_.resize(count);
+      heapPointers_.resize(count);
     }
-    uint64_t *storage = args.size() > kInline ? heapStorage_.data() : inlineStorage_;
-    pointers_ = args.size() > kInline ? heapPointers_.data() : inlinePointers_;
+    uint64_t *storage = count > kInline ? heapStorage_.data() : inlineStorage_;
+    pointers_ = count > kInline ? heapPointers_.data() : inlinePointers_;
     for (size_t i = 0; i < args.size(); ++i) {
       if (signature[i].descriptor_rank > 0) {
         maps_.push_back(tensorMap(signature, args, i, kernel, tensorMaps));
@@ -157,8 +173,10 @@ public:
       storage[i] = value(signature[i], args[i], i, kernel);
       pointers_[i] = &storage[i];
     }
-    for (size_t i = 0, m = 0; i < args.size(); ++i)
-      if (signature[i].descriptor_rank > 0)
+    for (size_t i = args.size(); i < count; ++i)
+      maps_.push_back(addedMap(signature, args, i, kernel, tensorMaps));
+    for (size_t i = 0, m = 0; i < count; ++i)
+      if (i >= args.size() || signature[i].descriptor_rank > 0)
         pointers_[i] = &maps_[m++];
   }
   void **pointers() { return pointers_; }
@@ -193,6 +211,34 @@ private:
       }
     }
     return map;
+  }
+
+  /// The tensor map the compiler added as parameter `i`, for pointer loads
+  /// it moved to the copy engine: built from the pointer and integer
+  /// arguments it names (whose specialization, alignment and positive
+  /// sizes, the compiled kernel assumed).
+  static cuda::TensorMap addedMap(const std::vector<ElementType> &signature, std::span<const Arg> args, size_t i,
+                                  const std::string &kernel, const std::vector<TensorMapSpec> &tensorMaps) {
+    auto spec = std::find_if(tensorMaps.begin(), tensorMaps.end(),
+                             [&](const TensorMapSpec &s) { return s.parameter == static_cast<int>(i); });
+    auto valid = [&](int p) { return p >= 0 && static_cast<size_t>(p) < args.size(); };
+    if (spec == tensorMaps.end() || !valid(spec->base) || spec->sizes.size() != spec->box.size() ||
+        spec->strides.size() != spec->box.size() || spec->box.empty() || spec->box.size() > 5)
+      bad(i, kernel, "the compiled kernel's added tensor map is malformed");
+    const size_t rank = spec->box.size();
+    int64_t sizes[5], strides[5];
+    for (size_t d = 0; d < rank; ++d)
+      for (auto [source, out] : {std::pair{spec->sizes[d], &sizes[d]}, std::pair{spec->strides[d], &strides[d]}}) {
+        if (source.parameter >= 0 && (!valid(source.parameter) || args[source.parameter].kind() != Arg::Kind::integer))
+          bad(i, kernel, "the compiled kernel's added tensor map names a parameter that is not an integer");
+        *out = source.parameter >= 0 ? args[source.parameter].integer() : source.constant;
+      }
+    try {
+      return cuda::encode_tensor_map(signature[spec->base].dtype, args[spec->base].address(), {sizes, rank},
+                                     {strides, rank}, spec->box, spec->swizzle_bytes);
+    } catch (const Error &e) {
+      bad(spec->base, kernel, e.what());
+    }
   }
 
   static uint64_t value(const ElementType &type, const Arg &arg, size_t i, const std::string &kernel) {
@@ -249,6 +295,7 @@ CompileOptions compile_options(const Config &config, const std::string &arch) {
   options.warp_specialize = config.warp_specialize();
   options.fp_fusion = config.fp_fusion();
   options.approx_div = config.approx_div();
+  options.copy_engine = config.copy_engine();
   return options;
 }
 
@@ -326,8 +373,20 @@ CompiledKernel compileThroughDiskCache(const Kernel &k, const Config &config, co
             box.push_back(static_cast<uint32_t>(integerIn(extent, "box", 1, 256)));
           if (box.empty() || box.size() > 5)
             throw std::runtime_error("a tensor map's box has " + std::to_string(box.size()) + " dimensions");
-          kernel.tensor_maps.push_back({metadataInteger(map, "parameter", 0, 1 << 16), std::move(box),
-                                        metadataInteger(map, "swizzle", 0, 128)});
+          TensorMapSpec spec;
+          spec.parameter = metadataInteger(map, "parameter", 0, 1 << 16);
+          spec.box = std::move(box);
+          spec.swizzle_bytes = metadataInteger(map, "swizzle", 0, 128);
+          if (map.contains("base")) { // a map the compiler added
+            spec.base = metadataInteger(map, "base", 0, 1 << 16);
+            for (auto [field, sources] : {std::pair{"sizes", &spec.sizes}, std::pair{"strides", &spec.strides}})
+              for (const auto &source : map.at(field))
+                sources->push_back({integerIn(source.at(0), field, -1, 1 << 16),
+                                    integerIn(source.at(1), field, 0, std::numeric_limits<int32_t>::max())});
+            if (spec.sizes.size() != spec.box.size() || spec.strides.size() != spec.box.size())
+              throw std::runtime_error("an added tensor map's sizes and strides do not match its box");
+          }
+          kernel.tensor_maps.push_back(std::move(spec));
         }
         kernel.cubin = entry->files["kernel.cubin"];
         auto &ptx = entry->files["kernel.ptx"];
@@ -351,8 +410,18 @@ CompiledKernel compileThroughDiskCache(const Kernel &k, const Config &config, co
                          {"config", config.str()},
                          {"specialization", spec.str()},
                          {"kiln", version()}};
-  for (const TensorMapSpec &map : kernel.tensor_maps)
-    meta["tensor_maps"].push_back({{"parameter", map.parameter}, {"box", map.box}, {"swizzle", map.swizzle_bytes}});
+  for (const TensorMapSpec &map : kernel.tensor_maps) {
+    nlohmann::json entry = {{"parameter", map.parameter}, {"box", map.box}, {"swizzle", map.swizzle_bytes}};
+    if (map.base >= 0) {
+      entry["base"] = map.base;
+      for (auto [field, sources] : {std::pair{"sizes", &map.sizes}, std::pair{"strides", &map.strides}}) {
+        entry[field] = nlohmann::json::array();
+        for (const TensorMapSource &source : *sources)
+          entry[field].push_back({source.parameter, source.constant});
+      }
+    }
+    meta["tensor_maps"].push_back(std::move(entry));
+  }
   BlobStore::Entry entry;
   entry.metadata = meta.dump();
   entry.files["kernel.ptx"] = std::vector<char>(kernel.ptx.begin(), kernel.ptx.end());
@@ -442,7 +511,7 @@ std::shared_ptr<const GpuKernel> Kernel::loadedFor(const Config &config_in, cons
                                                    std::span<const Arg> args) const {
   // The fast path: a launch like a recent one finds its kernel without
   // merging configs or building keys.
-  uint64_t bits = 0;
+  PackedSpecialization bits;
   bool packed = packedSpecialization(args, signature(), bits);
   std::shared_ptr<const GpuKernel> loaded;
   if (packed) {

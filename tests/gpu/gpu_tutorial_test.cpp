@@ -13,16 +13,18 @@ const Kernel &tutorial(const std::string &name) {
   return found->kernel;
 }
 
-void expect_matmul(int64_t m, int64_t n, int64_t k, const Config &tiles, bool leaky_relu) {
+/// A row-major, C row-major; B row-major (its rows along K), or stored
+/// [N][K] (`b_rows_of_n`: read as K x N, column by column).
+void expect_matmul(int64_t m, int64_t n, int64_t k, const Config &tiles, bool leaky_relu, bool b_rows_of_n = false) {
   Array a = random_array(DType::bf16, m * k, -1, 1, 1), b = random_array(DType::bf16, k * n, -1, 1, 2);
   Array c = output_array(DType::bf16, m * n);
   Config config = tiles;
   config.set("LEAKY_RELU", leaky_relu ? 1 : 0);
   config.set("GROUP_M", 8);
   int64_t programs = cdiv(m, tiles.get("BLOCK_M", 0)) * cdiv(n, tiles.get("BLOCK_N", 0));
-  // A row-major, B row-major (its rows along K), C row-major.
+  int64_t stride_bk = b_rows_of_n ? 1 : n, stride_bn = b_rows_of_n ? k : 1;
   expect_same(tutorial("tutorial_matmul"), Grid(programs), config,
-              {&a, &b, &c, m, n, k, k, int64_t(1), n, int64_t(1), n, int64_t(1)}, 2e-2);
+              {&a, &b, &c, m, n, k, k, int64_t(1), stride_bk, stride_bn, n, int64_t(1)}, 2e-2);
 }
 
 TEST(GpuTutorial, MatmulAlignedEveryTileSet) {
@@ -41,6 +43,22 @@ TEST(GpuTutorial, MatmulRaggedWithLeakyRelu) {
   // K tail (masked copies) and ragged edges (the staged epilogue's masks).
   expect_matmul(200, 264, 200, Config::parse("BLOCK_M=128,BLOCK_N=256,BLOCK_K=64,num_warps=8,num_stages=3"), true);
   expect_matmul(200, 136, 328, Config::parse("BLOCK_M=128,BLOCK_N=128,BLOCK_K=64,num_warps=4,num_stages=4"), false);
+}
+
+// The operands' pointer blocks read as boxes by the copy engine (the
+// default where the strides allow; rows and columns wrapped by `% M` and
+// `% N`, a K tail) and by per-thread copies (copy_engine=0), with B stored
+// either way round (as [N][K] its box is loaded transposed).
+TEST(GpuTutorial, MatmulOperandsByTheCopyEngineOrByEachThread) {
+  for (int64_t copy_engine : {1, 0})
+    for (bool b_rows_of_n : {false, true}) {
+      Config tiles = Config::parse("BLOCK_M=128,BLOCK_N=128,BLOCK_K=64,num_warps=8,num_stages=3");
+      tiles.set("copy_engine", copy_engine);
+      expect_matmul(328, 200, 264, tiles, false, b_rows_of_n);
+      tiles = Config::parse("BLOCK_M=128,BLOCK_N=256,BLOCK_K=64,num_warps=8,num_stages=3");
+      tiles.set("copy_engine", copy_engine);
+      expect_matmul(136, 264, 136, tiles, true, b_rows_of_n);
+    }
 }
 
 TEST(GpuTutorial, AttentionFullAndCausal) {

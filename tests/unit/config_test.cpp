@@ -77,11 +77,12 @@ TEST(Kernel, TracingTellsWhichConfigNamesItRead) {
       "config_keys");
   std::vector<std::string> read;
   kernel.trace({{"BLOCK", 16}, {"BLOK", 32}}, {}, &read);
-  EXPECT_EQ(read, (std::vector<std::string>{"BLOCK", "SCALE", "UNROLL", "approx_div", "cluster_size", "fp_fusion",
-                                            "min_blocks_per_sm", "num_stages", "num_warps", "warp_specialize"}));
+  EXPECT_EQ(read, (std::vector<std::string>{"BLOCK", "SCALE", "UNROLL", "approx_div", "cluster_size", "copy_engine",
+                                            "fp_fusion", "min_blocks_per_sm", "num_stages", "num_warps",
+                                            "warp_specialize"}));
   EXPECT_EQ(Config::compiler_keys(),
-            (std::vector<std::string>{"approx_div", "cluster_size", "fp_fusion", "min_blocks_per_sm", "num_stages",
-                                      "num_warps", "warp_specialize"}));
+            (std::vector<std::string>{"approx_div", "cluster_size", "copy_engine", "fp_fusion", "min_blocks_per_sm",
+                                      "num_stages", "num_warps", "warp_specialize"}));
 }
 
 TEST(Target, ParsesNvidiaAndAmdNames) {

@@ -322,7 +322,7 @@ TEST(DslOps, SpecializationMarksArguments) {
   EXPECT_EQ(spec.str(), "dd1");
   std::string ir = kernel.trace({}, spec).str();
   EXPECT_TRUE(contains(ir, "%arg0: !tile.ptr<f32> {tile.divisibility = 16 : i32}"));
-  EXPECT_TRUE(contains(ir, "%arg1: i32 {tile.divisibility = 16 : i32}"));
+  EXPECT_TRUE(contains(ir, "%arg1: i32 {tile.divisibility = 16 : i32, tile.positive}"));
   // stride == 1 became a constant: no multiplication by %arg2.
   EXPECT_FALSE(contains(ir, "arith.muli %arg1, %arg2"));
 
@@ -330,9 +330,17 @@ TEST(DslOps, SpecializationMarksArguments) {
   std::vector<Arg> args{Arg::device_pointer(4096, 64), Arg(int32_t(4040)), Arg(int32_t(48))};
   Specialization seen = kernel.specialize(args);
   EXPECT_EQ(seen.str(), "d8d");
-  EXPECT_TRUE(contains(kernel.trace({}, seen).str(), "%arg1: i32 {tile.divisibility = 8 : i32}"));
+  EXPECT_TRUE(contains(kernel.trace({}, seen).str(), "%arg1: i32 {tile.divisibility = 8 : i32, tile.positive}"));
   args[1] = Arg(int32_t(4044));
   EXPECT_EQ(kernel.specialize(args).str(), "d.d");
+  // Zero (a multiple of everything) and negative integers are told apart
+  // as nonpositive, with nothing else known of them.
+  args[1] = Arg(int32_t(0));
+  args[2] = Arg(int32_t(-32));
+  seen = kernel.specialize(args);
+  EXPECT_EQ(seen.str(), "dnn");
+  ir = kernel.trace({}, seen).str();
+  EXPECT_TRUE(contains(ir, "%arg1: i32, %arg2: i32)"));
 }
 
 TEST(DslOps, LocationsAreTheUsersLines) {

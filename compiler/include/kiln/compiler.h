@@ -39,17 +39,34 @@ struct CompileOptions {
   /// Divide f32 as PTX div.full.f32, at most 2 ulp from the IEEE quotient
   /// (Triton's `/`); false keeps IEEE division (the interpreter's).
   bool approx_div = true;
+  /// Move pointer-block loads that read a box of a tensor into a pipelined
+  /// wgmma dot to the copy engine (sm_90a).
+  bool copy_engine = true;
   bool locations = false;      ///< print source locations in IR text
   /// When set, compile() writes every stage there (KILN_DUMP_DIR).
   std::string dump_dir;
 };
 
-/// A descriptor the kernel reads with the copy engine (TMA): the launch
-/// builds its tensor map with this box and swizzle.
+/// Where a size or stride of a tensor map the compiler added comes from: a
+/// kernel parameter (an integer), or the constant when `parameter` is -1.
+struct TensorMapSource {
+  int parameter = -1;
+  int64_t constant = 0;
+  friend bool operator==(const TensorMapSource &, const TensorMapSource &) = default;
+};
+
+/// A tensor the kernel reads with the copy engine (TMA): the launch builds
+/// its tensor map with this box and swizzle. The map is a descriptor's
+/// (built from the base, sizes and strides that follow it), or, when
+/// `base` is set, one the compiler added for pointer loads it moved to the
+/// copy engine: a parameter after the kernel's own, built from the pointer
+/// parameter `base` and the sizes and strides named here.
 struct TensorMapSpec {
-  int parameter = 0;          ///< the index of the descriptor's tensor-map parameter
+  int parameter = 0;          ///< the index of the tensor-map parameter
   std::vector<uint32_t> box;  ///< elements per dimension of one copy, outermost first
   int swizzle_bytes = 0;      ///< shared-memory swizzle span: 0 (none), 32, 64 or 128
+  int base = -1;              ///< (an added map) the pointer parameter
+  std::vector<TensorMapSource> sizes, strides; ///< (an added map) elements, outermost first
   friend bool operator==(const TensorMapSpec &, const TensorMapSpec &) = default;
 };
 

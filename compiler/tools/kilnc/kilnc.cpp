@@ -31,7 +31,8 @@ usage: kilnc [options] [input.mlir]
   --kernel NAME          trace the registered kernel NAME (instead of reading input.mlir)
   --config K=V[,K=V]     config entries the kernel reads, merged over its defaults (repeatable)
   --spec CHARS           argument specialization, one character per parameter:
-                         'd' divisible by 16 (pointers: 16-byte aligned), '1' equal to 1, '.' nothing
+                         'd' divisible by 16 (pointers: 16-byte aligned), '8' by 8 only, '1' equal to 1,
+                         'n' an integer of zero or less, '.' nothing more (integers: positive)
   --emit STAGE           traced, tile, gpu, llvm, llvm-ir, ptx or cubin-info (default: tile)
   --arch ARCH            NVIDIA GPU target, sm_75 or newer: sm_80, sm_90a, sm_100, ... (default: sm_90a)
   --locations            print source locations of operations
@@ -120,9 +121,9 @@ kiln::Specialization parseSpecialization(const std::string &text, const kiln::Ke
     throw kiln::Error("--spec has " + std::to_string(text.size()) + " characters; kernel '" + kernel.name() +
                       "' has " + std::to_string(kernel.signature().size()) + " parameters");
   for (char c : text) {
-    if (c != 'd' && c != '8' && c != '1' && c != '.')
-      throw kiln::Error(std::string("--spec: unknown character '") + c + "' (use d, 8, 1 or .)");
-    spec.args.push_back({c == 'd', c == '1', c == '8'});
+    if (c != 'd' && c != '8' && c != '1' && c != 'n' && c != '.')
+      throw kiln::Error(std::string("--spec: unknown character '") + c + "' (use d, 8, 1, n or .)");
+    spec.args.push_back({c == 'd', c == '1', c == '8', c == 'n'});
   }
   return spec;
 }

@@ -61,11 +61,15 @@ public:
   /// with PTX's div.full.f32, at most 2 ulp from the IEEE quotient; 0
   /// keeps IEEE division, as the interpreter computes.
   bool approx_div() const { return get("approx_div", 1) != 0; }
+  /// 1 (the default): on Hopper, a pointer-block load feeding a tensor-core
+  /// dot in a pipelined loop that reads exactly a box of a tensor is a
+  /// copy-engine copy (docs/schedules.md); 0 keeps per-thread copies.
+  bool copy_engine() const { return get("copy_engine", 1) != 0; }
   /// Programs launched together as a thread-block cluster (1, 2, 4 or 8
   /// consecutive programs along grid axis 0; sm_90+): see cluster_id().
   int cluster_size() const { return static_cast<int>(get("cluster_size", 1)); }
   /// The names the compiler reads (num_warps, num_stages, min_blocks_per_sm,
-  /// warp_specialize, cluster_size, fp_fusion, approx_div), sorted.
+  /// warp_specialize, cluster_size, fp_fusion, approx_div, copy_engine), sorted.
   static const std::vector<std::string> &compiler_keys();
 
   const std::map<std::string, int64_t, std::less<>> &values() const { return values_; }

@@ -43,18 +43,21 @@ using Float = Scalar<DType::f32>;
 
 /// What a launch knows about each argument's value, so that new sizes reuse
 /// compiled code: only integers equal to 1, integers divisible by 16 (or by
-/// 8 only: strides of 16 bytes of a 16-bit type) and pointers aligned to 16
-/// bytes are told apart.
+/// 8 only: strides of 16 bytes of a 16-bit type), integers of zero or less
+/// and pointers aligned to 16 bytes are told apart. An integer argument of
+/// a specialization is positive unless it says `nonpositive`.
 struct ArgSpecialization {
   bool divisible_by_16 = false;
   bool equal_to_1 = false;
   bool divisible_by_8 = false; ///< integers divisible by 8 but not by 16
+  bool nonpositive = false;    ///< integers of zero or less (nothing else is told of them)
   friend bool operator==(const ArgSpecialization &, const ArgSpecialization &) = default;
 };
 struct Specialization {
   std::vector<ArgSpecialization> args; ///< empty: nothing known
-  /// "d.18" style: one character per argument ('d' divisible by 16, '8' by
-  /// 8 only, '1' equal to 1, '.' nothing).
+  /// "d.18n" style: one character per argument ('d' divisible by 16, '8' by
+  /// 8 only, '1' equal to 1, 'n' an integer of zero or less, '.' nothing
+  /// more: an integer argument is positive unless it is 'n').
   std::string str() const;
   friend bool operator==(const Specialization &, const Specialization &) = default;
 };

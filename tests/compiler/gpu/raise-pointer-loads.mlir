@@ -1,0 +1,256 @@
+// A pointer-block load that feeds a tensor-core dot in a pipelined loop and
+// reads exactly a box of one tensor becomes a descriptor load through a
+// tensor map the compiler adds as the last parameter (kgpu.added_map),
+// recorded with where the launch finds its base, sizes and strides. Every
+// form the analysis cannot prove exact keeps its pointer load.
+// RUN: kiln-opt %s --kgpu-lower-descriptors="num-stages=3 target=sm_90a" --canonicalize --split-input-file | FileCheck %s
+// RUN: kiln-opt %s --kgpu-lower-descriptors="num-stages=3 target=sm_90a copy-engine=false" --split-input-file | FileCheck %s --check-prefix=OFF
+
+// Triton's tutorial: rows and columns wrapped by `% M` and `% N` (the store
+// masks both), pointers advanced along K and masked against K. A is the
+// box [M, K] of stride (stride_am, 1); B the box [K, N] of (stride_bk, 1);
+// the carried pointer blocks are gone.
+// CHECK: kgpu.tensor_maps = [{base = 0 : i32, box = array<i32: 128, 64>, parameter = 8 : i32, sizes_constants = array<i64: 0, 0>, sizes_parameters = array<i32: 3, 5>, strides_constants = array<i64: 0, 1>, strides_parameters = array<i32: 6, -1>, swizzle = 128 : i32}, {base = 1 : i32, box = array<i32: 64, 64>, parameter = 9 : i32, sizes_constants = array<i64: 0, 0>, sizes_parameters = array<i32: 5, 4>, strides_constants = array<i64: 0, 1>, strides_parameters = array<i32: 7, -1>, swizzle = 128 : i32}]
+// CHECK-LABEL: tile.func @tutorial
+// CHECK-SAME: %arg8: !tile.tensormap {kgpu.added_map}, %arg9: !tile.tensormap {kgpu.added_map}
+// CHECK: scf.for %[[K:.*]] = %{{.*}} to %{{.*}} step %{{.*}} iter_args(%{{.*}} = %{{.*}}) -> (tensor<128x128xf32>)
+// CHECK-NOT: tile.load
+// CHECK: %[[AT:.*]] = arith.muli %[[K]], %c64_i32
+// CHECK: tile.descriptor_load %arg0[%{{.*}}, %[[AT]]] sizes[%{{.*}}, %{{.*}}] strides[%{{.*}}, %{{.*}}] map %arg8 : !tile.ptr<bf16> -> tensor<128x64xbf16>
+// CHECK: tile.descriptor_load %arg1[%{{.*}}, %{{.*}}] sizes[%{{.*}}, %{{.*}}] strides[%{{.*}}, %{{.*}}] map %arg9 : !tile.ptr<bf16> -> tensor<64x128xbf16>
+// CHECK: tile.dot
+// CHECK-NEXT: scf.yield
+// OFF-NOT: kgpu.tensor_maps
+// OFF-LABEL: tile.func @tutorial
+// OFF-NOT: tile.descriptor_load
+tile.func @tutorial(%a: !tile.ptr<bf16> {tile.divisibility = 16 : i32}, %b: !tile.ptr<bf16> {tile.divisibility = 16 : i32},
+                    %c: !tile.ptr<bf16> {tile.divisibility = 16 : i32}, %M: i32 {tile.positive}, %N: i32 {tile.positive},
+                    %K: i32 {tile.positive}, %sam: i32 {tile.divisibility = 16 : i32, tile.positive},
+                    %sbk: i32 {tile.divisibility = 16 : i32, tile.positive}) {
+  %c0 = arith.constant 0 : i32
+  %c1 = arith.constant 1 : i32
+  %c63 = arith.constant 63 : i32
+  %c64 = arith.constant 64 : i32
+  %c128 = arith.constant 128 : i32
+  %acc0 = arith.constant dense<0.0> : tensor<128x128xf32>
+  %za = arith.constant dense<0.0> : tensor<128x64xbf16>
+  %zb = arith.constant dense<0.0> : tensor<64x128xbf16>
+  %step_a = arith.constant dense<64> : tensor<128x64xi32>
+  %pm = tile.program_id x : i32
+  %pn = tile.program_id y : i32
+  %r128 = tile.range 0, 128 : tensor<128xi32>
+  %r64 = tile.range 0, 64 : tensor<64xi32>
+  // rows = (pm * 128 + range) % M, cols = (pn * 128 + range) % N
+  %m0 = arith.muli %pm, %c128 : i32
+  %m0s = tile.splat %m0 : i32 -> tensor<128xi32>
+  %rows = arith.addi %m0s, %r128 : tensor<128xi32>
+  %Ms = tile.splat %M : i32 -> tensor<128xi32>
+  %rowsw = arith.remsi %rows, %Ms : tensor<128xi32>
+  %n0 = arith.muli %pn, %c128 : i32
+  %n0s = tile.splat %n0 : i32 -> tensor<128xi32>
+  %cols = arith.addi %n0s, %r128 : tensor<128xi32>
+  %Ns = tile.splat %N : i32 -> tensor<128xi32>
+  %colsw = arith.remsi %cols, %Ns : tensor<128xi32>
+  // a + rows[:, None] * sam + k[None, :]
+  %ks_row = tile.expand_dims %r64 {axis = 0 : i32} : tensor<64xi32> -> tensor<1x64xi32>
+  %rows2 = tile.expand_dims %rowsw {axis = 1 : i32} : tensor<128xi32> -> tensor<128x1xi32>
+  %sams = tile.splat %sam : i32 -> tensor<128x1xi32>
+  %roff = arith.muli %rows2, %sams : tensor<128x1xi32>
+  %as = tile.splat %a : !tile.ptr<bf16> -> tensor<128x1x!tile.ptr<bf16>>
+  %ar = tile.addptr %as, %roff : tensor<128x1x!tile.ptr<bf16>>, tensor<128x1xi32>
+  %arb = tile.broadcast %ar : tensor<128x1x!tile.ptr<bf16>> -> tensor<128x64x!tile.ptr<bf16>>
+  %kb = tile.broadcast %ks_row : tensor<1x64xi32> -> tensor<128x64xi32>
+  %aptrs = tile.addptr %arb, %kb : tensor<128x64x!tile.ptr<bf16>>, tensor<128x64xi32>
+  // b + k[:, None] * sbk + cols[None, :]
+  %cols2 = tile.expand_dims %colsw {axis = 0 : i32} : tensor<128xi32> -> tensor<1x128xi32>
+  %ks_col = tile.expand_dims %r64 {axis = 1 : i32} : tensor<64xi32> -> tensor<64x1xi32>
+  %sbks = tile.splat %sbk : i32 -> tensor<64x1xi32>
+  %koff = arith.muli %ks_col, %sbks : tensor<64x1xi32>
+  %bs = tile.splat %b : !tile.ptr<bf16> -> tensor<64x1x!tile.ptr<bf16>>
+  %bk = tile.addptr %bs, %koff : tensor<64x1x!tile.ptr<bf16>>, tensor<64x1xi32>
+  %bkb = tile.broadcast %bk : tensor<64x1x!tile.ptr<bf16>> -> tensor<64x128x!tile.ptr<bf16>>
+  %cb = tile.broadcast %cols2 : tensor<1x128xi32> -> tensor<64x128xi32>
+  %bptrs = tile.addptr %bkb, %cb : tensor<64x128x!tile.ptr<bf16>>, tensor<64x128xi32>
+  %kp = arith.addi %K, %c63 : i32
+  %nk = arith.divsi %kp, %c64 : i32
+  %bstep = arith.muli %sbk, %c64 : i32
+  %bsteps = tile.splat %bstep : i32 -> tensor<64x128xi32>
+  %res:3 = scf.for %k = %c0 to %nk step %c1 iter_args(%acc = %acc0, %pa = %aptrs, %pb = %bptrs)
+      -> (tensor<128x128xf32>, tensor<128x64x!tile.ptr<bf16>>, tensor<64x128x!tile.ptr<bf16>>) : i32 {
+    %done = arith.muli %k, %c64 : i32
+    %left = arith.subi %K, %done : i32
+    %lr = tile.splat %left : i32 -> tensor<1x64xi32>
+    %mr = arith.cmpi slt, %ks_row, %lr : tensor<1x64xi32>
+    %mrb = tile.broadcast %mr : tensor<1x64xi1> -> tensor<128x64xi1>
+    %x = tile.load %pa, %mrb, %za : tensor<128x64x!tile.ptr<bf16>>
+    %lc = tile.splat %left : i32 -> tensor<64x1xi32>
+    %mc = arith.cmpi slt, %ks_col, %lc : tensor<64x1xi32>
+    %mcb = tile.broadcast %mc : tensor<64x1xi1> -> tensor<64x128xi1>
+    %y = tile.load %pb, %mcb, %zb : tensor<64x128x!tile.ptr<bf16>>
+    %d = tile.dot %x, %y, %acc : tensor<128x64xbf16> * tensor<64x128xbf16> -> tensor<128x128xf32>
+    %na = tile.addptr %pa, %step_a : tensor<128x64x!tile.ptr<bf16>>, tensor<128x64xi32>
+    %nb = tile.addptr %pb, %bsteps : tensor<64x128x!tile.ptr<bf16>>, tensor<64x128xi32>
+    scf.yield %d, %na, %nb : tensor<128x128xf32>, tensor<128x64x!tile.ptr<bf16>>, tensor<64x128x!tile.ptr<bf16>>
+  }
+  // c + rows[:, None] * N + cols[None, :], masked rows < M and cols < N
+  %rin = arith.cmpi slt, %rows, %Ms : tensor<128xi32>
+  %rin2 = tile.expand_dims %rin {axis = 1 : i32} : tensor<128xi1> -> tensor<128x1xi1>
+  %cin = arith.cmpi slt, %cols, %Ns : tensor<128xi32>
+  %cin2 = tile.expand_dims %cin {axis = 0 : i32} : tensor<128xi1> -> tensor<1x128xi1>
+  %rinb = tile.broadcast %rin2 : tensor<128x1xi1> -> tensor<128x128xi1>
+  %cinb = tile.broadcast %cin2 : tensor<1x128xi1> -> tensor<128x128xi1>
+  %inside = arith.andi %rinb, %cinb : tensor<128x128xi1>
+  %out = arith.truncf %res#0 : tensor<128x128xf32> to tensor<128x128xbf16>
+  %crow = tile.expand_dims %rows {axis = 1 : i32} : tensor<128xi32> -> tensor<128x1xi32>
+  %Ns2 = tile.splat %N : i32 -> tensor<128x1xi32>
+  %coff = arith.muli %crow, %Ns2 : tensor<128x1xi32>
+  %cs = tile.splat %c : !tile.ptr<bf16> -> tensor<128x1x!tile.ptr<bf16>>
+  %cr = tile.addptr %cs, %coff : tensor<128x1x!tile.ptr<bf16>>, tensor<128x1xi32>
+  %crb = tile.broadcast %cr : tensor<128x1x!tile.ptr<bf16>> -> tensor<128x128x!tile.ptr<bf16>>
+  %ccol = tile.expand_dims %cols {axis = 0 : i32} : tensor<128xi32> -> tensor<1x128xi32>
+  %ccolb = tile.broadcast %ccol : tensor<1x128xi32> -> tensor<128x128xi32>
+  %cptrs = tile.addptr %crb, %ccolb : tensor<128x128x!tile.ptr<bf16>>, tensor<128x128xi32>
+  tile.store %cptrs, %out, %inside : tensor<128x128x!tile.ptr<bf16>>
+  tile.return
+}
+
+// -----
+
+// Rows wrapped by `% M` but stored without a mask on them: the rows the
+// wrap reads again would be stored, so A keeps its pointer load.
+// CHECK-NOT: kgpu.tensor_maps
+// CHECK-LABEL: tile.func @wrapped_rows_stored
+// CHECK-NOT: tile.descriptor_load
+// CHECK: tile.load
+tile.func @wrapped_rows_stored(%a: !tile.ptr<bf16> {tile.divisibility = 16 : i32}, %c: !tile.ptr<f32> {tile.divisibility = 16 : i32},
+                               %M: i32 {tile.positive}, %sam: i32 {tile.divisibility = 16 : i32, tile.positive}, %nk: i32) {
+  %c0 = arith.constant 0 : i32
+  %c64 = arith.constant 64 : i32
+  %acc0 = arith.constant dense<0.0> : tensor<128x128xf32>
+  %w = arith.constant dense<1.0> : tensor<64x128xbf16>
+  %r128 = tile.range 0, 128 : tensor<128xi32>
+  %r64 = tile.range 0, 64 : tensor<64xi32>
+  %Ms = tile.splat %M : i32 -> tensor<128xi32>
+  %rowsw = arith.remsi %r128, %Ms : tensor<128xi32>
+  %rows2 = tile.expand_dims %rowsw {axis = 1 : i32} : tensor<128xi32> -> tensor<128x1xi32>
+  %sams = tile.splat %sam : i32 -> tensor<128x1xi32>
+  %roff = arith.muli %rows2, %sams : tensor<128x1xi32>
+  %as = tile.splat %a : !tile.ptr<bf16> -> tensor<128x1x!tile.ptr<bf16>>
+  %ar = tile.addptr %as, %roff : tensor<128x1x!tile.ptr<bf16>>, tensor<128x1xi32>
+  %arb = tile.broadcast %ar : tensor<128x1x!tile.ptr<bf16>> -> tensor<128x64x!tile.ptr<bf16>>
+  %res = scf.for %k = %c0 to %nk step %c64 iter_args(%acc = %acc0) -> (tensor<128x128xf32>) : i32 {
+    %ks = tile.splat %k : i32 -> tensor<64xi32>
+    %kk = arith.addi %ks, %r64 : tensor<64xi32>
+    %kr = tile.expand_dims %kk {axis = 0 : i32} : tensor<64xi32> -> tensor<1x64xi32>
+    %krb = tile.broadcast %kr : tensor<1x64xi32> -> tensor<128x64xi32>
+    %pa = tile.addptr %arb, %krb : tensor<128x64x!tile.ptr<bf16>>, tensor<128x64xi32>
+    %x = tile.load %pa : tensor<128x64x!tile.ptr<bf16>>
+    %d = tile.dot %x, %w, %acc : tensor<128x64xbf16> * tensor<64x128xbf16> -> tensor<128x128xf32>
+    scf.yield %d : tensor<128x128xf32>
+  }
+  %cs = tile.splat %c : !tile.ptr<f32> -> tensor<128x128x!tile.ptr<f32>>
+  tile.store %cs, %res : tensor<128x128x!tile.ptr<f32>>
+  tile.return
+}
+
+// -----
+
+// B stored [N][K] and read as a K x N block (`b + k[:, None] + n[None, :] *
+// stride_bn`, the pointers formed from the loop counter, no masks): the
+// box [N, K] of its tensor, transposed, with sizes the pointers' own reach.
+// CHECK: kgpu.tensor_maps = [{base = 0 : i32, box = array<i32: 128, 64>, parameter = 4 : i32, sizes_constants = array<i64: 2147483647, 2147483647>, sizes_parameters = array<i32: -1, -1>, strides_constants = array<i64: 0, 1>, strides_parameters = array<i32: 1, -1>, swizzle = 128 : i32}]
+// CHECK-LABEL: tile.func @b_rows_of_n
+// CHECK: scf.for %[[K:.*]] = %c0_i32
+// CHECK: %[[Y:.*]] = tile.descriptor_load %arg0[%{{.*}}, %[[K]]] sizes[%{{.*}}, %{{.*}}] strides[%{{.*}}, %{{.*}}] map %arg4 : !tile.ptr<bf16> -> tensor<128x64xbf16>
+// CHECK: %[[YT:.*]] = tile.trans %[[Y]] {order = array<i32: 1, 0>} : tensor<128x64xbf16> -> tensor<64x128xbf16>
+// CHECK: tile.dot %{{.*}}, %[[YT]]
+tile.func @b_rows_of_n(%b: !tile.ptr<bf16> {tile.divisibility = 16 : i32}, %sbn: i32 {tile.divisibility = 16 : i32, tile.positive}, %nk: i32,
+                       %c: !tile.ptr<f32>) {
+  %c0 = arith.constant 0 : i32
+  %c64 = arith.constant 64 : i32
+  %acc0 = arith.constant dense<0.0> : tensor<128x128xf32>
+  %v = arith.constant dense<1.0> : tensor<128x64xbf16>
+  %r128 = tile.range 0, 128 : tensor<128xi32>
+  %r64 = tile.range 0, 64 : tensor<64xi32>
+  %n2 = tile.expand_dims %r128 {axis = 0 : i32} : tensor<128xi32> -> tensor<1x128xi32>
+  %sbns = tile.splat %sbn : i32 -> tensor<1x128xi32>
+  %noff = arith.muli %n2, %sbns : tensor<1x128xi32>
+  %bs = tile.splat %b : !tile.ptr<bf16> -> tensor<1x128x!tile.ptr<bf16>>
+  %bn = tile.addptr %bs, %noff : tensor<1x128x!tile.ptr<bf16>>, tensor<1x128xi32>
+  %bnb = tile.broadcast %bn : tensor<1x128x!tile.ptr<bf16>> -> tensor<64x128x!tile.ptr<bf16>>
+  %res = scf.for %k = %c0 to %nk step %c64 iter_args(%acc = %acc0) -> (tensor<128x128xf32>) : i32 {
+    %ks = tile.splat %k : i32 -> tensor<64xi32>
+    %kk = arith.addi %r64, %ks : tensor<64xi32>
+    %kc = tile.expand_dims %kk {axis = 1 : i32} : tensor<64xi32> -> tensor<64x1xi32>
+    %kcb = tile.broadcast %kc : tensor<64x1xi32> -> tensor<64x128xi32>
+    %pb = tile.addptr %bnb, %kcb : tensor<64x128x!tile.ptr<bf16>>, tensor<64x128xi32>
+    %y = tile.load %pb : tensor<64x128x!tile.ptr<bf16>>
+    %d = tile.dot %v, %y, %acc : tensor<128x64xbf16> * tensor<64x128xbf16> -> tensor<128x128xf32>
+    scf.yield %d : tensor<128x128xf32>
+  }
+  %cs = tile.splat %c : !tile.ptr<f32> -> tensor<128x128x!tile.ptr<f32>>
+  tile.store %cs, %res : tensor<128x128x!tile.ptr<f32>>
+  tile.return
+}
+
+// -----
+
+// Loads whose masks or pointers do not describe one box of a tensor keep
+// their pointer loads: a mask against K that ignores the pointers' advance
+// (not a fixed bound of the tensor), a mask by a size the specialization
+// does not prove positive, masked elements that read as 1, and a base
+// moved by a scalar offset (`a + head`).
+// CHECK-NOT: kgpu.tensor_maps
+// CHECK-LABEL: tile.func @not_a_box
+// CHECK-NOT: tile.descriptor_load
+tile.func @not_a_box(%a: !tile.ptr<bf16> {tile.divisibility = 16 : i32}, %K: i32 {tile.positive}, %K0: i32,
+                     %head: i32, %nk: i32, %c: !tile.ptr<f32>) {
+  %c0 = arith.constant 0 : i32
+  %c64 = arith.constant 64 : i32
+  %acc0 = arith.constant dense<0.0> : tensor<128x128xf32>
+  %zero = arith.constant dense<0.0> : tensor<128x64xbf16>
+  %one = arith.constant dense<1.0> : tensor<128x64xbf16>
+  %w = arith.constant dense<1.0> : tensor<64x128xbf16>
+  %r128 = tile.range 0, 128 : tensor<128xi32>
+  %r64 = tile.range 0, 64 : tensor<64xi32>
+  %rows2 = tile.expand_dims %r128 {axis = 1 : i32} : tensor<128xi32> -> tensor<128x1xi32>
+  %stride = arith.constant dense<4096> : tensor<128x1xi32>
+  %roff = arith.muli %rows2, %stride : tensor<128x1xi32>
+  %as = tile.splat %a : !tile.ptr<bf16> -> tensor<128x1x!tile.ptr<bf16>>
+  %ar = tile.addptr %as, %roff : tensor<128x1x!tile.ptr<bf16>>, tensor<128x1xi32>
+  %arb = tile.broadcast %ar : tensor<128x1x!tile.ptr<bf16>> -> tensor<128x64x!tile.ptr<bf16>>
+  %heads = tile.splat %head : i32 -> tensor<128x64xi32>
+  %kr0 = tile.expand_dims %r64 {axis = 0 : i32} : tensor<64xi32> -> tensor<1x64xi32>
+  %Ks = tile.splat %K : i32 -> tensor<1x64xi32>
+  %K0s = tile.splat %K0 : i32 -> tensor<1x64xi32>
+  %res = scf.for %k = %c0 to %nk step %c64 iter_args(%acc = %acc0) -> (tensor<128x128xf32>) : i32 {
+    %ks = tile.splat %k : i32 -> tensor<64xi32>
+    %kk = arith.addi %ks, %r64 : tensor<64xi32>
+    %kr = tile.expand_dims %kk {axis = 0 : i32} : tensor<64xi32> -> tensor<1x64xi32>
+    %krb = tile.broadcast %kr : tensor<1x64xi32> -> tensor<128x64xi32>
+    %pa = tile.addptr %arb, %krb : tensor<128x64x!tile.ptr<bf16>>, tensor<128x64xi32>
+    // offs_k < K while the pointers read k + offs_k
+    %m1 = arith.cmpi slt, %kr0, %Ks : tensor<1x64xi32>
+    %m1b = tile.broadcast %m1 : tensor<1x64xi1> -> tensor<128x64xi1>
+    %x1 = tile.load %pa, %m1b, %zero : tensor<128x64x!tile.ptr<bf16>>
+    // k + offs_k < K0, K0 not known positive
+    %m2 = arith.cmpi slt, %kr, %K0s : tensor<1x64xi32>
+    %m2b = tile.broadcast %m2 : tensor<1x64xi1> -> tensor<128x64xi1>
+    %x2 = tile.load %pa, %m2b, %zero : tensor<128x64x!tile.ptr<bf16>>
+    // k + offs_k < K, other 1
+    %m3 = arith.cmpi slt, %kr, %Ks : tensor<1x64xi32>
+    %m3b = tile.broadcast %m3 : tensor<1x64xi1> -> tensor<128x64xi1>
+    %x3 = tile.load %pa, %m3b, %one : tensor<128x64x!tile.ptr<bf16>>
+    // a + head + ...
+    %ph = tile.addptr %pa, %heads : tensor<128x64x!tile.ptr<bf16>>, tensor<128x64xi32>
+    %x4 = tile.load %ph : tensor<128x64x!tile.ptr<bf16>>
+    %d1 = tile.dot %x1, %w, %acc : tensor<128x64xbf16> * tensor<64x128xbf16> -> tensor<128x128xf32>
+    %d2 = tile.dot %x2, %w, %d1 : tensor<128x64xbf16> * tensor<64x128xbf16> -> tensor<128x128xf32>
+    %d3 = tile.dot %x3, %w, %d2 : tensor<128x64xbf16> * tensor<64x128xbf16> -> tensor<128x128xf32>
+    %d4 = tile.dot %x4, %w, %d3 : tensor<128x64xbf16> * tensor<64x128xbf16> -> tensor<128x128xf32>
+    scf.yield %d4 : tensor<128x128xf32>
+  }
+  %cs = tile.splat %c : !tile.ptr<f32> -> tensor<128x128x!tile.ptr<f32>>
+  tile.store %cs, %res : tensor<128x128x!tile.ptr<f32>>
+  tile.return
+}
