@@ -183,10 +183,16 @@ public:
   int64_t ringBytesOf(RankedTensorType block) const {
     return (numStages_ + 1) * block.getNumElements() * elementBytes(block.getElementType());
   }
-  /// Whether `bytes` more of rings fit beside those `loop` has.
+  /// Whether `bytes` more of copy-engine rings fit beside those `loop`
+  /// has, and as many programs share a multiprocessor as with per-thread
+  /// copies, whose rings have one slot fewer.
   bool ringsFit(Operation *loop, int64_t bytes) const {
     auto known = ringBytes_.find(loop);
-    return (known == ringBytes_.end() ? 0 : known->second) + bytes <= kRingBudgetBytes;
+    const int64_t rings = (known == ringBytes_.end() ? 0 : known->second) + bytes;
+    auto programs = [](int64_t ringBytes) {
+      return kSharedPerMultiprocessorBytes / (ringBytes + kSharedReservedPerProgramBytes);
+    };
+    return rings <= kRingBudgetBytes && programs(rings) == programs(rings * numStages_ / (numStages_ + 1));
   }
 
   /// Notes where the launch finds the parts of a map the compiler added.
@@ -296,7 +302,10 @@ void expand(tile::DescriptorStoreOp store) {
 /// Moves the pointer-block loads that read a box of a tensor to the copy
 /// engine. A loop's rings are taken for all of them or none: where they do
 /// not all fit at the asked depth, the loads stay per-thread copies, whose
-/// rings the pipeliner shortens instead of leaving an operand unpipelined.
+/// rings the pipeliner shortens instead of leaving an operand unpipelined;
+/// where the copy engine's extra slot would halve the programs a
+/// multiprocessor holds (128x128 tiles of 3 stages: 128 KB instead of 96),
+/// they stay too, as the per-thread copies keep the programs.
 void raisePointerLoads(tile::FuncOp func, Decider &decider) {
   SmallVector<tile::LoadOp> pointerLoads;
   func.walk([&](tile::LoadOp load) { pointerLoads.push_back(load); });

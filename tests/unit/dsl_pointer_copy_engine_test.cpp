@@ -35,7 +35,7 @@ void plain_matmul(const Config &cfg, ConstPtr<bf16> a, ConstPtr<bf16> b, Ptr<f32
 
 Kernel plainMatmul() {
   return jit(plain_matmul, "plain_matmul")
-      .defaults({{"BM", 128}, {"BN", 128}, {"BK", 64}, {"num_warps", 4}, {"num_stages", 3}});
+      .defaults({{"BM", 128}, {"BN", 128}, {"BK", 64}, {"num_warps", 4}, {"num_stages", 4}});
 }
 
 /// What a launch with these sizes (row-major operands) knows.

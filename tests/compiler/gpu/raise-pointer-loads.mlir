@@ -3,8 +3,8 @@
 // tensor map the compiler adds as the last parameter (kgpu.added_map),
 // recorded with where the launch finds its base, sizes and strides. Every
 // form the analysis cannot prove exact keeps its pointer load.
-// RUN: kiln-opt %s --kgpu-lower-descriptors="num-stages=3 target=sm_90a" --canonicalize --split-input-file | FileCheck %s
-// RUN: kiln-opt %s --kgpu-lower-descriptors="num-stages=3 target=sm_90a copy-engine=false" --split-input-file | FileCheck %s --check-prefix=OFF
+// RUN: kiln-opt %s --kgpu-lower-descriptors="num-stages=4 target=sm_90a" --canonicalize --split-input-file | FileCheck %s
+// RUN: kiln-opt %s --kgpu-lower-descriptors="num-stages=4 target=sm_90a copy-engine=false" --split-input-file | FileCheck %s --check-prefix=OFF
 
 // Triton's tutorial: rows and columns wrapped by `% M` and `% N` (the store
 // masks both), pointers advanced along K and masked against K. A is the
@@ -158,38 +158,38 @@ tile.func @wrapped_rows_stored(%a: !tile.ptr<bf16> {tile.divisibility = 16 : i32
 // B stored [N][K] and read as a K x N block (`b + k[:, None] + n[None, :] *
 // stride_bn`, the pointers formed from the loop counter, no masks): the
 // box [N, K] of its tensor, transposed, with sizes the pointers' own reach.
-// CHECK: kgpu.tensor_maps = [{base = 0 : i32, box = array<i32: 128, 64>, parameter = 4 : i32, sizes_constants = array<i64: 2147483647, 2147483647>, sizes_parameters = array<i32: -1, -1>, strides_constants = array<i64: 0, 1>, strides_parameters = array<i32: 1, -1>, swizzle = 128 : i32}]
+// CHECK: kgpu.tensor_maps = [{base = 0 : i32, box = array<i32: 256, 64>, parameter = 4 : i32, sizes_constants = array<i64: 2147483647, 2147483647>, sizes_parameters = array<i32: -1, -1>, strides_constants = array<i64: 0, 1>, strides_parameters = array<i32: 1, -1>, swizzle = 128 : i32}]
 // CHECK-LABEL: tile.func @b_rows_of_n
 // CHECK: scf.for %[[K:.*]] = %c0_i32
-// CHECK: %[[Y:.*]] = tile.descriptor_load %arg0[%{{.*}}, %[[K]]] sizes[%{{.*}}, %{{.*}}] strides[%{{.*}}, %{{.*}}] map %arg4 : !tile.ptr<bf16> -> tensor<128x64xbf16>
-// CHECK: %[[YT:.*]] = tile.trans %[[Y]] {order = array<i32: 1, 0>} : tensor<128x64xbf16> -> tensor<64x128xbf16>
+// CHECK: %[[Y:.*]] = tile.descriptor_load %arg0[%{{.*}}, %[[K]]] sizes[%{{.*}}, %{{.*}}] strides[%{{.*}}, %{{.*}}] map %arg4 : !tile.ptr<bf16> -> tensor<256x64xbf16>
+// CHECK: %[[YT:.*]] = tile.trans %[[Y]] {order = array<i32: 1, 0>} : tensor<256x64xbf16> -> tensor<64x256xbf16>
 // CHECK: tile.dot %{{.*}}, %[[YT]]
 tile.func @b_rows_of_n(%b: !tile.ptr<bf16> {tile.divisibility = 16 : i32}, %sbn: i32 {tile.divisibility = 16 : i32, tile.positive}, %nk: i32,
                        %c: !tile.ptr<f32>) {
   %c0 = arith.constant 0 : i32
   %c64 = arith.constant 64 : i32
-  %acc0 = arith.constant dense<0.0> : tensor<128x128xf32>
+  %acc0 = arith.constant dense<0.0> : tensor<128x256xf32>
   %v = arith.constant dense<1.0> : tensor<128x64xbf16>
-  %r128 = tile.range 0, 128 : tensor<128xi32>
+  %r256 = tile.range 0, 256 : tensor<256xi32>
   %r64 = tile.range 0, 64 : tensor<64xi32>
-  %n2 = tile.expand_dims %r128 {axis = 0 : i32} : tensor<128xi32> -> tensor<1x128xi32>
-  %sbns = tile.splat %sbn : i32 -> tensor<1x128xi32>
-  %noff = arith.muli %n2, %sbns : tensor<1x128xi32>
-  %bs = tile.splat %b : !tile.ptr<bf16> -> tensor<1x128x!tile.ptr<bf16>>
-  %bn = tile.addptr %bs, %noff : tensor<1x128x!tile.ptr<bf16>>, tensor<1x128xi32>
-  %bnb = tile.broadcast %bn : tensor<1x128x!tile.ptr<bf16>> -> tensor<64x128x!tile.ptr<bf16>>
-  %res = scf.for %k = %c0 to %nk step %c64 iter_args(%acc = %acc0) -> (tensor<128x128xf32>) : i32 {
+  %n2 = tile.expand_dims %r256 {axis = 0 : i32} : tensor<256xi32> -> tensor<1x256xi32>
+  %sbns = tile.splat %sbn : i32 -> tensor<1x256xi32>
+  %noff = arith.muli %n2, %sbns : tensor<1x256xi32>
+  %bs = tile.splat %b : !tile.ptr<bf16> -> tensor<1x256x!tile.ptr<bf16>>
+  %bn = tile.addptr %bs, %noff : tensor<1x256x!tile.ptr<bf16>>, tensor<1x256xi32>
+  %bnb = tile.broadcast %bn : tensor<1x256x!tile.ptr<bf16>> -> tensor<64x256x!tile.ptr<bf16>>
+  %res = scf.for %k = %c0 to %nk step %c64 iter_args(%acc = %acc0) -> (tensor<128x256xf32>) : i32 {
     %ks = tile.splat %k : i32 -> tensor<64xi32>
     %kk = arith.addi %r64, %ks : tensor<64xi32>
     %kc = tile.expand_dims %kk {axis = 1 : i32} : tensor<64xi32> -> tensor<64x1xi32>
-    %kcb = tile.broadcast %kc : tensor<64x1xi32> -> tensor<64x128xi32>
-    %pb = tile.addptr %bnb, %kcb : tensor<64x128x!tile.ptr<bf16>>, tensor<64x128xi32>
-    %y = tile.load %pb : tensor<64x128x!tile.ptr<bf16>>
-    %d = tile.dot %v, %y, %acc : tensor<128x64xbf16> * tensor<64x128xbf16> -> tensor<128x128xf32>
-    scf.yield %d : tensor<128x128xf32>
+    %kcb = tile.broadcast %kc : tensor<64x1xi32> -> tensor<64x256xi32>
+    %pb = tile.addptr %bnb, %kcb : tensor<64x256x!tile.ptr<bf16>>, tensor<64x256xi32>
+    %y = tile.load %pb : tensor<64x256x!tile.ptr<bf16>>
+    %d = tile.dot %v, %y, %acc : tensor<128x64xbf16> * tensor<64x256xbf16> -> tensor<128x256xf32>
+    scf.yield %d : tensor<128x256xf32>
   }
-  %cs = tile.splat %c : !tile.ptr<f32> -> tensor<128x128x!tile.ptr<f32>>
-  tile.store %cs, %res : tensor<128x128x!tile.ptr<f32>>
+  %cs = tile.splat %c : !tile.ptr<f32> -> tensor<128x256x!tile.ptr<f32>>
+  tile.store %cs, %res : tensor<128x256x!tile.ptr<f32>>
   tile.return
 }
 
