@@ -38,9 +38,6 @@ using namespace kiln::gpu;
 
 namespace {
 
-/// Marks a tensor-map parameter the compiler added (RaisePointerLoads).
-constexpr const char *kAddedMap = "kgpu.added_map";
-
 /// The largest power of two (up to 16) known to divide `v`: a constant, or
 /// an argument (sign-extended or not) the specialization proved divisible.
 int64_t knownDivisor(Value v, tile::FuncOp func) {
@@ -65,7 +62,7 @@ int64_t knownDivisor(Value v, tile::FuncOp func) {
 /// the compiler added for pointer loads names its own parameters.)
 template <class Access> bool describedByItsParameters(Access access, tile::FuncOp func) {
   Block &entry = func.getBody().front();
-  if (auto map = dyn_cast<BlockArgument>(access.getMap()); map && func.getArgAttr(map.getArgNumber(), kAddedMap))
+  if (auto map = dyn_cast<BlockArgument>(access.getMap()); map && func.getArgAttr(map.getArgNumber(), kAddedMapAttr))
     return true;
   auto map = dyn_cast<BlockArgument>(access.getMap());
   if (!map || map.getOwner() != &entry)
@@ -183,16 +180,10 @@ public:
   int64_t ringBytesOf(RankedTensorType block) const {
     return (numStages_ + 1) * block.getNumElements() * elementBytes(block.getElementType());
   }
-  /// Whether `bytes` more of copy-engine rings fit beside those `loop`
-  /// has, and as many programs share a multiprocessor as with per-thread
-  /// copies, whose rings have one slot fewer.
+  /// Whether `bytes` more of copy-engine rings fit beside those `loop` has.
   bool ringsFit(Operation *loop, int64_t bytes) const {
     auto known = ringBytes_.find(loop);
-    const int64_t rings = (known == ringBytes_.end() ? 0 : known->second) + bytes;
-    auto programs = [](int64_t ringBytes) {
-      return kSharedPerMultiprocessorBytes / (ringBytes + kSharedReservedPerProgramBytes);
-    };
-    return rings <= kRingBudgetBytes && programs(rings) == programs(rings * numStages_ / (numStages_ + 1));
+    return (known == ringBytes_.end() ? 0 : known->second) + bytes <= kRingBudgetBytes;
   }
 
   /// Notes where the launch finds the parts of a map the compiler added.
@@ -302,10 +293,7 @@ void expand(tile::DescriptorStoreOp store) {
 /// Moves the pointer-block loads that read a box of a tensor to the copy
 /// engine. A loop's rings are taken for all of them or none: where they do
 /// not all fit at the asked depth, the loads stay per-thread copies, whose
-/// rings the pipeliner shortens instead of leaving an operand unpipelined;
-/// where the copy engine's extra slot would halve the programs a
-/// multiprocessor holds (128x128 tiles of 3 stages: 128 KB instead of 96),
-/// they stay too, as the per-thread copies keep the programs.
+/// rings the pipeliner shortens instead of leaving an operand unpipelined.
 void raisePointerLoads(tile::FuncOp func, Decider &decider) {
   SmallVector<tile::LoadOp> pointerLoads;
   func.walk([&](tile::LoadOp load) { pointerLoads.push_back(load); });
@@ -327,7 +315,7 @@ void raisePointerLoads(tile::FuncOp func, Decider &decider) {
     if (!raised)
       continue;
     auto map = cast<BlockArgument>(raised->load.getMap());
-    func.setArgAttr(map.getArgNumber(), kAddedMap, UnitAttr::get(func.getContext()));
+    func.setArgAttr(map.getArgNumber(), kAddedMapAttr, UnitAttr::get(func.getContext()));
     if (!decider.keep(raised->load)) {
       abandonRaisedLoad(*raised, func); // (its map is the last parameter)
       continue;

@@ -151,7 +151,11 @@ public:
     inFlight_ = findInFlightDot(candidates);
     const bool pointerRingsInFlight = inFlight_ && !usesCopyEngine(candidates);
     refillBeforeDot_ = pointerRingsInFlight && spareSlotFits();
-    refillAfterRelease_ = pointerRingsInFlight && !refillBeforeDot_;
+    // Rings of copies moved from pointer loads to the copy engine do
+    // without the spare slot as cp.async rings do, where it would cost a
+    // program a multiprocessor (a descriptor's rings always take it).
+    const bool addedRingsInFlight = inFlight_ && !warpSpecialize_ && onlyAddedMaps(candidates);
+    refillAfterRelease_ = (pointerRingsInFlight || addedRingsInFlight) && !spareSlotFits();
     slots_ = inFlight_ && !refillAfterRelease_ ? stages_ + 1 : stages_;
     SmallVector<Operation *> before;
     if (warpSpecialize_ && canSpecialize(candidates, slice, before))
@@ -304,6 +308,17 @@ private:
       return {};
     carriedIndex_ = index;
     return dot;
+  }
+
+  /// Whether every candidate is a copy-engine load through a tensor map the
+  /// compiler added for a pointer load.
+  bool onlyAddedMaps(ArrayRef<Candidate> candidates) const {
+    auto func = dyn_cast<tile::FuncOp>(loop_->getParentOp());
+    return func && llvm::all_of(candidates, [&](const Candidate &c) {
+      auto load = dyn_cast<tile::DescriptorLoadOp>(c.load);
+      auto map = load ? dyn_cast<BlockArgument>(load.getMap()) : BlockArgument();
+      return map && func.getArgAttr(map.getArgNumber(), kAddedMapAttr);
+    });
   }
 
   /// Whether the rings take one more slot each within their budget and
@@ -710,7 +725,7 @@ private:
       // cp.async mainloops; the fence cost a memory barrier per iteration.)
       if (pointerCopies)
         AsyncWaitOp::create(inner, loc, stages_ - 2);
-      else
+      else if (!refillAfterRelease_) // (else the release's barrier, below)
         BarrierOp::create(inner, loc); // every thread is done with the slot refilled below
       for (auto [c, buffer] : llvm::zip(candidates, buffers)) {
         auto read = LocalLoadOp::create(inner, loc, c.type(), buffer, readSlot);

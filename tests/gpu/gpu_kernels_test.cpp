@@ -2,6 +2,8 @@
 // (ragged sizes included) must agree on every output element.
 #include "GpuTestSupport.h"
 
+#include <kiln/compiler.h>
+
 #include <cstdlib>
 #include <functional>
 #include <random>
@@ -215,6 +217,40 @@ TEST(GpuKernels, DotsOfEveryOperandType) {
     Array c = output_array(f32, M * N), fc = output_array(f32, M * N), ic = output_array(i32, M * N);
     expect_same(k, Grid(1), {{"M", M}, {"N", N}, {"K", K}}, {&a, &b, &fa, &fb, &ia, &ib, &c, &fc, &ic}, 1e-4);
   }
+}
+
+TEST(GpuKernels, PointerBlocksReadAsBoxesByTheCopyEngine) {
+  // A matmul as users write it without K masks (K a multiple of BLOCK_K),
+  // the pointers formed from the loop counter, rows and columns masked
+  // (not wrapped), B stored [N][K]: on Hopper both operands are boxes the
+  // copy engine reads (B's transposed), K reaching as far as the pointers.
+  Kernel k = jit(
+      [](const Config &cfg, ConstPtr<bf16> a, ConstPtr<bf16> b, Ptr<f32> c, Int M, Int N, Int K) {
+        const int64_t BM = cfg["BM"], BN = cfg["BN"], BK = cfg["BK"];
+        Tensor rows = program_id(0) * BM + arange(0, BM), cols = program_id(1) * BN + arange(0, BN);
+        Tensor offs_k = arange(0, BK);
+        Tensor acc = for_range(0, K, BK, carry(zeros({BM, BN}, f32)), [&](const Tensor &k, const Tensor &acc) {
+          Tensor av = load(a + expand_dims(rows, 1) * K + expand_dims(k + offs_k, 0), expand_dims(rows < M, 1), 0.0);
+          Tensor bv = load(b + expand_dims(k + offs_k, 1) + expand_dims(cols, 0) * K, expand_dims(cols < N, 0), 0.0);
+          return dot(av, bv, acc);
+        });
+        store(c + expand_dims(rows, 1) * N + expand_dims(cols, 0), acc,
+              expand_dims(rows < M, 1) & expand_dims(cols < N, 0));
+      },
+      "even_k_matmul");
+  const Config config{{"BM", 128}, {"BN", 128}, {"BK", 64}, {"num_warps", 4}, {"num_stages", 4}};
+  const int64_t m = 200, n = 136, kk = 256;
+  std::vector<Arg> launch{Arg::device_pointer(1 << 20, m * kk * 2), Arg::device_pointer(1 << 24, n * kk * 2),
+                          Arg::device_pointer(1 << 28, m * n * 4), Arg(int32_t(m)), Arg(int32_t(n)),
+                          Arg(int32_t(kk))};
+  CompiledKernel hopper = k.compile(config, k.specialize(launch), "sm_90a");
+  ASSERT_EQ(hopper.tensor_maps.size(), 2u);
+  const TensorMapSource unbounded{-1, 2147483647};
+  EXPECT_EQ(hopper.tensor_maps[0].sizes, (std::vector<TensorMapSource>{{3, 0}, unbounded}));
+  EXPECT_EQ(hopper.tensor_maps[1].sizes, (std::vector<TensorMapSource>{{4, 0}, unbounded}));
+  Array a = random_array(DType::bf16, m * kk, -1, 1, 41), b = random_array(DType::bf16, n * kk, -1, 1, 42);
+  Array c = output_array(f32, m * n);
+  expect_same(k, Grid(cdiv(m, 128), cdiv(n, 128)), config, {&a, &b, &c, m, n, kk}, 1e-3);
 }
 
 TEST(GpuKernels, FlashAttentionKeepsEachProductsLayout) {

@@ -40,6 +40,9 @@ constexpr const char *kInFlightRegisterA = "kgpu.in_flight_register_a";
 /// dimension, outermost first), swizzle (bytes)}; the runtime builds their
 /// tensor maps at launch.
 constexpr const char *kTensorMapsAttr = "kgpu.tensor_maps";
+/// On a tensor-map parameter: one the compiler added for pointer loads it
+/// moved to the copy engine (RaisePointerLoads), not the user's.
+constexpr const char *kAddedMapAttr = "kgpu.added_map";
 /// On the module: warps the program runs past its num_warps, as the
 /// producer of a warp-specialized loop (kgpu.producer); absent: none.
 constexpr const char *kProducerWarpsAttr = "kgpu.producer_warps";
