@@ -62,11 +62,11 @@ int64_t knownDivisor(Value v, tile::FuncOp func) {
 /// the compiler added for pointer loads names its own parameters.)
 template <class Access> bool describedByItsParameters(Access access, tile::FuncOp func) {
   Block &entry = func.getBody().front();
-  if (auto map = dyn_cast<BlockArgument>(access.getMap()); map && func.getArgAttr(map.getArgNumber(), kAddedMapAttr))
-    return true;
   auto map = dyn_cast<BlockArgument>(access.getMap());
   if (!map || map.getOwner() != &entry)
     return false;
+  if (func.getArgAttr(map.getArgNumber(), kAddedMapAttr))
+    return true;
   const unsigned first = map.getArgNumber(), rank = access.getSizes().size();
   auto isParameter = [&](Value v, unsigned position, bool mayBeOne) {
     if (position >= entry.getNumArguments())
@@ -297,13 +297,11 @@ void expand(tile::DescriptorStoreOp store) {
 void raisePointerLoads(tile::FuncOp func, Decider &decider) {
   SmallVector<tile::LoadOp> pointerLoads;
   func.walk([&](tile::LoadOp load) { pointerLoads.push_back(load); });
-  // What each loop's raised loads would take (each tried and given back).
+  // What each loop's raised loads would take (a box holds the block's elements).
   llvm::DenseMap<Operation *, int64_t> ringBytes;
   for (tile::LoadOp load : pointerLoads)
-    if (std::optional<RaisedLoad> raised = raisePointerLoad(load, func)) {
-      ringBytes[load->getParentOp()] += decider.ringBytesOf(cast<RankedTensorType>(raised->load.getType()));
-      abandonRaisedLoad(*raised, func);
-    }
+    if (readsABox(load, func))
+      ringBytes[load->getParentOp()] += decider.ringBytesOf(cast<RankedTensorType>(load.getType()));
   llvm::DenseSet<Operation *> fitting;
   for (const auto &[loop, bytes] : ringBytes)
     if (decider.ringsFit(loop, bytes))
@@ -315,7 +313,6 @@ void raisePointerLoads(tile::FuncOp func, Decider &decider) {
     if (!raised)
       continue;
     auto map = cast<BlockArgument>(raised->load.getMap());
-    func.setArgAttr(map.getArgNumber(), kAddedMapAttr, UnitAttr::get(func.getContext()));
     if (!decider.keep(raised->load)) {
       abandonRaisedLoad(*raised, func); // (its map is the last parameter)
       continue;

@@ -36,6 +36,10 @@
 // cp.async rings do the same where a slot more fits without fewer programs
 // a multiprocessor: one barrier an iteration instead of two. (Issued after
 // the dot instead, between it and its wait, their copies ran slower.)
+// Rings of pointer loads moved to the copy engine (RaisePointerLoads) take
+// no spare slot where it would cost a program either, and refill as below,
+// with no barrier before the dot: each thread's wait on the slot's
+// transaction barrier already makes the copy visible to it.
 // Otherwise the iteration issues its dot right after the barrier, then
 // waits for the previous dot (warpgroup_wait 1), passes a second barrier
 // (the wait orders only its own warp) and only then refills that dot's
@@ -903,8 +907,9 @@ private:
   int computeCapability_;
   int numWarps_;
   bool warpSpecialize_;
-  /// An in-flight dot fed by cp.async rings: each iteration refills the
-  /// slot of the dot before it once the dot's release proves it read...
+  /// An in-flight dot fed by cp.async rings (or rings of raised pointer
+  /// loads): each iteration refills the slot of the dot before it once the
+  /// dot's release proves it read...
   bool refillAfterRelease_ = false;
   /// ...or, where a spare slot fits, the slot of the dot two iterations
   /// back, before its own dot (as copy-engine rings).

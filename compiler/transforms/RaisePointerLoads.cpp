@@ -19,6 +19,8 @@
 
 #include "compiler/transforms/RaisePointerLoads.h"
 
+#include "compiler/dialect/gpu/KGpu.h"
+
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/IR/Matchers.h"
@@ -442,19 +444,27 @@ Value i32Constant(OpBuilder &b, Location loc, int64_t v) {
 Value buildStart(OpBuilder &b, Location loc, const IndexLine &line) {
   Value sum;
   auto add = [&](Value v) { sum = sum ? arith::AddIOp::create(b, loc, sum, v).getResult() : v; };
-  for (Value s : line.starts) {
-    if (!s.getType().isInteger(32))
-      return {};
+  for (Value s : line.starts)
     add(s);
-  }
   if (line.startConstant != 0 || !sum)
     add(i32Constant(b, loc, line.startConstant));
   return sum;
 }
 
-} // namespace
+/// What a load that reads a box of a tensor reads, as the descriptor load
+/// replacing it needs it.
+struct BoxRead {
+  scf::ForOp loop;
+  PointerBlock block;
+  int advancedDim = -1;           ///< the dimension a carried block advances along (-1: none)
+  int64_t perUnit = 0;            ///< elements it advances per unit of the loop counter
+  int inner = 1;                  ///< the block's unit-stride dimension
+  TensorMapSource sizes[2];       ///< by the block's dimensions
+  TensorMapSource outerStride;
+};
 
-std::optional<RaisedLoad> raisePointerLoad(tile::LoadOp load, tile::FuncOp func) {
+/// The box `load` reads, when it provably reads one (raisePointerLoad).
+std::optional<BoxRead> boxReadBy(tile::LoadOp load, tile::FuncOp func) {
   auto type = dyn_cast<RankedTensorType>(load.getType());
   auto loop = dyn_cast<scf::ForOp>(load->getParentOp());
   if (!type || type.getRank() != 2 || !loop || load.getIsVolatile() || !load->hasOneUse() ||
@@ -500,7 +510,8 @@ std::optional<RaisedLoad> raisePointerLoad(tile::LoadOp load, tile::FuncOp func)
   if (!block)
     return std::nullopt;
   for (const Line &line : block->lines)
-    if (line.index.starts.size() > 4)
+    if (line.index.starts.size() > 4 ||
+        !llvm::all_of(line.index.starts, [](Value start) { return start.getType().isInteger(32); }))
       return std::nullopt;
 
   // Per-iteration advance in terms of the induction variable: a step of
@@ -576,9 +587,24 @@ std::optional<RaisedLoad> raisePointerLoad(tile::LoadOp load, tile::FuncOp func)
       return std::nullopt;
     sizes[d] = sourceOf(linearOf(index.bound), func, true);
   }
-  for (int d = 0; d < 2; ++d)
-    if (!sizes[d]) // no bound the kernel keeps: the pointers' own reach
-      sizes[d] = TensorMapSource{-1, std::numeric_limits<int32_t>::max()};
+  BoxRead read{loop, *block, advancedDim, perUnit, inner, {}, *outerStrideSource};
+  for (int d = 0; d < 2; ++d) // (no bound the kernel keeps: the pointers' own reach)
+    read.sizes[d] = sizes[d].value_or(TensorMapSource{-1, std::numeric_limits<int32_t>::max()});
+  return read;
+}
+
+} // namespace
+
+bool readsABox(tile::LoadOp load, tile::FuncOp func) { return boxReadBy(load, func).has_value(); }
+
+std::optional<RaisedLoad> raisePointerLoad(tile::LoadOp load, tile::FuncOp func) {
+  std::optional<BoxRead> read = boxReadBy(load, func);
+  if (!read)
+    return std::nullopt;
+  auto type = cast<RankedTensorType>(load.getType());
+  scf::ForOp loop = read->loop;
+  const PointerBlock &block = read->block;
+  const int inner = read->inner, outer = 1 - inner;
 
   // The descriptor load: coordinates at the load, sizes and strides
   // before the loop, the tensor map a new last parameter.
@@ -586,12 +612,10 @@ std::optional<RaisedLoad> raisePointerLoad(tile::LoadOp load, tile::FuncOp func)
   Location loc = load.getLoc();
   SmallVector<Value> offsets(2);
   for (int d = 0; d < 2; ++d) {
-    Value start = buildStart(b, loc, block->lines[d].index);
-    if (!start)
-      return std::nullopt;
-    if (d == advancedDim) {
+    Value start = buildStart(b, loc, block.lines[d].index);
+    if (d == read->advancedDim) {
       Value counter = arith::SubIOp::create(b, loc, loop.getInductionVar(), loop.getLowerBound());
-      Value moved = arith::MulIOp::create(b, loc, counter, i32Constant(b, loc, perUnit));
+      Value moved = arith::MulIOp::create(b, loc, counter, i32Constant(b, loc, read->perUnit));
       start = arith::AddIOp::create(b, loc, start, moved);
     }
     offsets[d] = start;
@@ -606,17 +630,21 @@ std::optional<RaisedLoad> raisePointerLoad(tile::LoadOp load, tile::FuncOp func)
   };
   RaisedLoad raised;
   raised.original = load;
-  raised.sources.base = static_cast<int>(block->base.getArgNumber());
-  raised.sources.sizes = {*sizes[outer], *sizes[inner]};
-  raised.sources.strides = {*outerStrideSource, TensorMapSource{-1, 1}};
-  SmallVector<Value> sizeValues{i64Of(*sizes[outer]), i64Of(*sizes[inner])};
-  SmallVector<Value> strideValues{i64Of(*outerStrideSource), i64Of(TensorMapSource{-1, 1})};
+  raised.sources.base = static_cast<int>(block.base.getArgNumber());
+  raised.sources.sizes = {read->sizes[outer], read->sizes[inner]};
+  raised.sources.strides = {read->outerStride, TensorMapSource{-1, 1}};
+  SmallVector<Value> sizeValues{i64Of(read->sizes[outer]), i64Of(read->sizes[inner])};
+  SmallVector<Value> strideValues{i64Of(read->outerStride), i64Of(TensorMapSource{-1, 1})};
 
   const unsigned mapIndex = func.getNumArguments();
-  (void)func.insertArgument(mapIndex, tile::TensorMapType::get(func.getContext()), DictionaryAttr(), func.getLoc());
+  MLIRContext *context = func.getContext();
+  (void)func.insertArgument(mapIndex, tile::TensorMapType::get(context),
+                            DictionaryAttr::get(context, {NamedAttribute(StringAttr::get(context, gpu::kAddedMapAttr),
+                                                                         UnitAttr::get(context))}),
+                            func.getLoc());
   Value map = entry.getArgument(mapIndex);
   auto boxType = RankedTensorType::get({type.getShape()[outer], type.getShape()[inner]}, type.getElementType());
-  raised.load = tile::DescriptorLoadOp::create(b, loc, boxType, map, block->base, sizeValues, strideValues,
+  raised.load = tile::DescriptorLoadOp::create(b, loc, boxType, map, block.base, sizeValues, strideValues,
                                                ValueRange{offsets[outer], offsets[inner]});
   raised.replacement = raised.load.getResult();
   if (inner == 0)

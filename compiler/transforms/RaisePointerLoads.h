@@ -27,8 +27,13 @@ struct RaisedLoad {
   TensorMapSpec sources;         ///< `base`, `sizes` and `strides` (no box yet)
 };
 
+/// Whether `load` provably reads a box of one tensor (the conditions
+/// below): what raisePointerLoad would rewrite, without rewriting it.
+bool readsABox(tile::LoadOp load, tile::FuncOp func);
+
 /// Adds, before `load`, the descriptor load of the same block and its
-/// tensor-map parameter (the function's last), and moves the load's uses
+/// tensor-map parameter (the function's last, marked kgpu.added_map), and
+/// moves the load's uses
 /// to it (the load stays until committed or abandoned), when the load provably
 /// reads a box of one tensor: its pointers are a pointer parameter plus one
 /// index line per dimension times a stride (a unit stride on one, an

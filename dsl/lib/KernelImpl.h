@@ -19,7 +19,6 @@ namespace interp {
 class Program;
 }
 
-/// A kernel loaded on a GPU, and the tensor maps its launches build.
 /// A launch's specialization (ArgSpecialization) of up to 32 arguments in
 /// two words: a 2-bit code per argument and a bit per nonpositive integer.
 struct PackedSpecialization {
@@ -28,6 +27,7 @@ struct PackedSpecialization {
   friend bool operator==(const PackedSpecialization &, const PackedSpecialization &) = default;
 };
 
+/// A kernel loaded on a GPU, and the tensor maps its launches build.
 struct GpuKernel {
   cuda::LoadedKernel loaded;
   std::vector<TensorMapSpec> tensor_maps;

@@ -200,17 +200,24 @@ private:
       strides[d] = args[i + 2 + rank + d].integer();
     }
     cuda::TensorMap map;
-    for (const TensorMapSpec &spec : tensorMaps) {
-      if (spec.parameter != static_cast<int>(i))
-        continue;
-      try {
-        map = cuda::encode_tensor_map(signature[i].dtype, args[i + 1].address(), {sizes, size_t(rank)},
-                                      {strides, size_t(rank)}, spec.box, spec.swizzle_bytes);
-      } catch (const Error &e) {
-        bad(i, kernel, e.what());
-      }
-    }
+    for (const TensorMapSpec &spec : tensorMaps)
+      if (spec.parameter == static_cast<int>(i))
+        map = encoded(signature[i].dtype, args[i + 1], sizes, strides, spec, i, kernel);
     return map;
+  }
+
+  /// The map of the tensor at `base` with the first `spec.box.size()`
+  /// sizes and strides, for `spec`'s box and swizzle; a tensor the copy
+  /// engine cannot take is reported against argument `argument`.
+  static cuda::TensorMap encoded(DType dtype, const Arg &base, const int64_t *sizes, const int64_t *strides,
+                                 const TensorMapSpec &spec, size_t argument, const std::string &kernel) {
+    const size_t rank = spec.box.size();
+    try {
+      return cuda::encode_tensor_map(dtype, base.address(), {sizes, rank}, {strides, rank}, spec.box,
+                                     spec.swizzle_bytes);
+    } catch (const Error &e) {
+      bad(argument, kernel, e.what());
+    }
   }
 
   /// The tensor map the compiler added as parameter `i`, for pointer loads
@@ -233,12 +240,7 @@ private:
           bad(i, kernel, "the compiled kernel's added tensor map names a parameter that is not an integer");
         *out = source.parameter >= 0 ? args[source.parameter].integer() : source.constant;
       }
-    try {
-      return cuda::encode_tensor_map(signature[spec->base].dtype, args[spec->base].address(), {sizes, rank},
-                                     {strides, rank}, spec->box, spec->swizzle_bytes);
-    } catch (const Error &e) {
-      bad(spec->base, kernel, e.what());
-    }
+    return encoded(signature[spec->base].dtype, args[spec->base], sizes, strides, *spec, spec->base, kernel);
   }
 
   static uint64_t value(const ElementType &type, const Arg &arg, size_t i, const std::string &kernel) {
