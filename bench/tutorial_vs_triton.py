@@ -111,6 +111,13 @@ def matmul_workloads():
                    if not leaky else {})
 
 
+# Tile sets of the attention kernel (BLOCK_M, BLOCK_N, warps, stages): the
+# tutorial's, and key blocks twice as long (half the iterations, so half the
+# per-iteration synchronization). Causal attention needs BLOCK_M a multiple
+# of BLOCK_N.
+ATTENTION_TILES = [(128, 64, 8, 3), (128, 128, 8, 2)]
+
+
 def attention_workloads():
     from torch.nn.attention import SDPBackend, sdpa_kernel
     bh, n_ctx = 128, 4096
@@ -125,25 +132,27 @@ def attention_workloads():
         q, k, v = (torch.randn(bh, n_ctx, d, device="cuda", dtype=torch.bfloat16) for _ in range(3))
         o = torch.empty_like(q)
         scale = 1 / math.sqrt(d)
+        q4, k4, v4 = (t.view(1, bh, n_ctx, d) for t in (q, k, v))
         for causal in (0, 1):
             want = torch.nn.functional.scaled_dot_product_attention(q.double().cpu()[:2], k.double().cpu()[:2],
                                                                     v.double().cpu()[:2], is_causal=bool(causal))
             flops = 4 * bh * n_ctx * n_ctx * d // (2 if causal else 1)
-            bm, bn, warps, stages = 128, 64, 8, 3
-            grid = (n_ctx // bm, bh)
-            config = dict(BLOCK_M=bm, BLOCK_N=bn, HEAD_DIM=d, CAUSAL=causal, num_warps=warps, num_stages=stages)
-            q4, k4, v4 = (t.view(1, bh, n_ctx, d) for t in (q, k, v))
 
-            def library(q4=q4, k4=k4, v4=v4, causal=causal):
+            def library(causal=causal):
                 with sdpa_kernel(backend):
                     return torch.nn.functional.scaled_dot_product_attention(q4, k4, v4, is_causal=bool(causal))
-            name = f"flash attention fwd bf16, B*H {bh}, N {n_ctx}, D {d}, {'causal' if causal else 'full'}, " \
-                   f"{bm}x{bn} {warps}w {stages}s"
-            yield (name, "TFLOP/s", flops, o, want, 1e-2,
-                   lambda: kiln("tutorial_attention", config, grid, q, k, v, o, n_ctx, scale),
-                   lambda: tt.attention[grid](q, k, v, o, n_ctx, scale, BLOCK_M=bm, BLOCK_N=bn, HEAD_DIM=d,
+            for bm, bn, warps, stages in ATTENTION_TILES:
+                grid = (n_ctx // bm, bh)
+                config = dict(BLOCK_M=bm, BLOCK_N=bn, HEAD_DIM=d, CAUSAL=causal, num_warps=warps, num_stages=stages)
+                name = f"flash attention fwd bf16, B*H {bh}, N {n_ctx}, D {d}, {'causal' if causal else 'full'}, " \
+                       f"{bm}x{bn} {warps}w {stages}s"
+                yield (name, "TFLOP/s", flops, o, want, 1e-2,
+                       lambda config=config, grid=grid: kiln("tutorial_attention", config, grid, q, k, v, o, n_ctx,
+                                                             scale),
+                       lambda grid=grid, bm=bm, bn=bn, warps=warps, stages=stages, causal=causal:
+                           tt.attention[grid](q, k, v, o, n_ctx, scale, BLOCK_M=bm, BLOCK_N=bn, HEAD_DIM=d,
                                               CAUSAL=causal, num_warps=warps, num_stages=stages),
-                   {peer: library}, lambda t: t[:2].cpu())
+                       {peer: library}, lambda t: t[:2].cpu())
 
 
 def memory_workloads():
