@@ -124,6 +124,18 @@ nvptx::FloatRounding rounding(const CompileOptions &options) {
 
 } // namespace
 
+namespace {
+/// ", N programs a multiprocessor" on Hopper, and whether the PTX declares
+/// it to ptxas.
+std::string occupancy(const CompiledKernel &kernel) {
+  if (compute_capability_of(kernel.arch) != 90)
+    return "";
+  int programs = nvptx::hopperProgramsPerMultiprocessor(kernel.registers, kernel.num_warps * 32, kernel.shared_memory);
+  return ", " + std::to_string(programs) + (programs == 1 ? " program" : " programs") + " a multiprocessor" +
+         (kernel.ptx.find(".minnctapersm") != std::string::npos ? " (declared to ptxas)" : "");
+}
+} // namespace
+
 void lower(Module &module, Stage requested, const CompileOptions &options) {
   runStages(module, Stage::tile, std::min(requested, Stage::llvm), options);
 }
@@ -142,7 +154,7 @@ std::string emit(const Module &module, Stage stage, const CompileOptions &option
            " registers, " + std::to_string(kernel.shared_memory) + " bytes shared memory, " +
            std::to_string(kernel.stack_frame) + " bytes stack frame, " + std::to_string(kernel.spill_stores) +
            " bytes spill stores, " + std::to_string(kernel.spill_loads) + " bytes spill loads, " +
-           std::to_string(kernel.num_warps * 32) + " threads\n";
+           std::to_string(kernel.num_warps * 32) + " threads" + occupancy(kernel) + "\n";
   }
   default:
     return working.str(options.locations);
@@ -200,6 +212,25 @@ CompiledKernel compile(const Module &module, const CompileOptions &options) {
   dump(dir, "5-kernel.ptx", kernel.ptx);
   if (!nvptx::findPtxas().empty()) {
     nvptx::Assembled assembled = nvptx::assemble(kernel.ptx, options.arch);
+    // ptxas budgets registers for as many programs a multiprocessor as it
+    // hopes to fit, and to stay under that budget issues a block's loads
+    // one after another's uses instead of together. Where it missed that
+    // occupancy anyway, told the occupancy the kernel gets it may use every
+    // register that leaves (a row kernel's loads then stay in flight
+    // together). A min_blocks_per_sm the kernel asked for stands; Hopper's
+    // limits are the ones known here.
+    if (compute_capability_of(options.arch) == 90 && options.min_blocks_per_sm == 0) {
+      int programs = nvptx::hopperProgramsPerMultiprocessor(assembled.registers, kernel.num_warps * 32,
+                                                            kernel.shared_memory);
+      if (programs >= 2) {
+        std::string bounded = nvptx::withProgramsPerMultiprocessor(kernel.ptx, programs);
+        nvptx::Assembled again = nvptx::assemble(bounded, options.arch);
+        if (again.spill_stores == 0 && again.registers != assembled.registers) {
+          kernel.ptx = std::move(bounded);
+          assembled = std::move(again);
+        }
+      }
+    }
     kernel.cubin = std::move(assembled.cubin);
     kernel.registers = assembled.registers;
     kernel.spill_stores = assembled.spill_stores;

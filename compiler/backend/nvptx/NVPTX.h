@@ -2,6 +2,7 @@
 
 #pragma once
 
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -50,5 +51,15 @@ std::string disassemble(const std::vector<char> &cubin);
 /// Assembles PTX with ptxas (-O3 -v). Throws kiln::Error with ptxas's
 /// messages when it fails or is missing.
 Assembled assemble(const std::string &ptx, const std::string &arch);
+
+/// `ptx` with every kernel entry declaring that `programs` programs share a
+/// multiprocessor (.minnctapersm after its .maxntid): ptxas then budgets
+/// registers for that occupancy.
+std::string withProgramsPerMultiprocessor(const std::string &ptx, int programs);
+
+/// Programs of `threads` threads, `registers` registers a thread and
+/// `sharedBytes` of shared memory that one Hopper (sm_90) multiprocessor
+/// holds at once.
+int hopperProgramsPerMultiprocessor(int registers, int threads, int64_t sharedBytes);
 
 } // namespace kiln::nvptx
