@@ -309,9 +309,7 @@ struct MmaDotLowering : KilnPattern<tile::DotOp> {
       return f;
     };
     // Each K step's fragments are read before the previous step's mma.sync
-    // are issued, so their ldmatrix latency hides behind those (0-3 %
-    // faster at 4096^3 bf16 on an H200, 2 % with the pipeliner's copies
-    // after the dot and 32-bit shared pointers).
+    // are issued, so their ldmatrix latency hides behind those.
     auto accumulate = [&] {
       StepFragments current = loadStep(0);
       for (int64_t k = 0; k < K; k += kStep) {

@@ -213,8 +213,8 @@ struct MBarrierArriveLowering : KilnPattern<gpu::MBarrierArriveOp> {
     } else {
       // The same barrier in every program of the cluster, its own included.
       // (Release at the program's scope, as for the own barrier: the slot's
-      // reads are the completed wgmma's. `.release.cluster` put a memory
-      // barrier in every step: 0.57x the speed, H200 2026-11-26.)
+      // reads are the completed wgmma's. `.release.cluster` would put a
+      // memory barrier in every step.)
       std::string arrivals = "{ .reg .pred p; .reg .b32 remote; setp.ne.b32 p, $0, 0; ";
       for (int rank = 0; rank < static_cast<int>(op.getCluster()); ++rank)
         arrivals += "mapa.shared::cluster.u32 remote, $1, " + std::to_string(rank) +

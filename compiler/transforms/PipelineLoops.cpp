@@ -755,8 +755,8 @@ private:
       return;
     // An mma.sync dot's iteration issues its copies last: their address
     // arithmetic then fills the issue slots between the dot's last
-    // mma.sync instead of delaying its first (measured 3-8 % faster at
-    // 4096^3 on an H200). Two stages would leave them no time to land.
+    // mma.sync instead of delaying its first. Two stages would leave them
+    // no time to land.
     if (!tma && !inFlight_ && stages_ >= 3) {
       for (Operation *op : issued)
         op->moveBefore(newLoop.getBody()->getTerminator());
@@ -877,8 +877,9 @@ private:
 
   /// Leaves the dot's group in flight until the next iteration's dot has
   /// been issued, and waits for the last one after the loop. A branch that
-  /// reads the dot waits for it at its start. (Issuing the next copies
-  /// after the dot instead measured 2-4 % slower on the H100.)
+  /// reads the dot waits for it at its start. (The next copies stay
+  /// before the dot: issued between the dot and its wait, their address
+  /// arithmetic delays the next group.)
   void keepInFlight(IRRewriter &b, scf::ForOp newLoop) {
     Location loc = inFlight_.getLoc();
     b.setInsertionPointAfter(inFlight_);

@@ -248,7 +248,7 @@ Kernel makeKernel(const std::string &key, const Structure &s, const Params &q) {
       //
       // The tile's coordinates are formed every step (the copies run ahead
       // by steps, across tiles), where integer divisions by runtime values
-      // (~25 instructions each) measured 20-30 % slower: quotients come from
+      // (~25 instructions each) would slow every step: quotients come from
       // f32 reciprocals instead, exact for the tile numbers below 2^20 that
       // the launch allows (floor((n + 0.5) / d): the error stays below
       // 0.5 / d). A band of GROUP rows has GROUP rows, the last one
@@ -381,31 +381,27 @@ bool stores_b_k_major(const TensorView &b) {
   return b.rank() >= 2 && b.effective_strides()[b.rank() - 2] == 1 && b.shape[b.rank() - 1] > 1;
 }
 
-/// The default tile for a problem: the winners of the H100 measurements
-/// (bench/results/2026-11-23-h100-matmul-split-k.md). 16-row tiles with long
-/// K steps for M <= 16; up to M = 128, 64x128 tiles while they make at
-/// most ~one wave (128 programs), else 128x128. For 64 < M <= 128 the copy
-/// engine feeds the tiles on Hopper: 64x64 (eight stages) while those make a
-/// wave, else 128x64 (six stages); 64x64 with a producer warpgroup measured
-/// 4-21 points of cuBLAS ahead of 128x64 at 128x4096x4096 and
-/// 128x4096x11008 (bench/results/2026-11-25-h100-matmul-64x64-plan-cache.md), and
-/// 128x64 5-14 ahead of 64x128 with pointer loads
-/// (bench/results/2026-11-25-h100-matmul-tma-store.md). 128x256 (two warpgroups) for
-/// larger products (128x128 when N < 256); small FMA tiles for ieee f32;
-/// for tf32 (operands twice as wide) 128x256x32 with B stored [N][K]
-/// (wgmma on the H100), else 128x128x32 (mma.sync); 128x64x32 for M <= 128,
-/// split while chunks keep 1024 elements of K.
+/// The default tile for a problem, the fastest of the measured ones
+/// (docs/ops.md, "Matrix products"): 16-row tiles with long K steps
+/// for M <= 16; up to M = 128, 64x128 tiles while they make at most ~one
+/// wave (128 programs), else 128x128. For 64 < M <= 128 the copy engine
+/// feeds the tiles on Hopper: 64x64 (eight stages, a producer warpgroup)
+/// while those make a wave, else 128x64 (six stages), both ahead of 64x128
+/// with pointer loads. 128x256 (two warpgroups) for larger products
+/// (128x128 when N < 256); small FMA tiles for ieee f32; for tf32 (operands
+/// twice as wide) 128x256x32 with B stored [N][K] (wgmma), else 128x128x32
+/// (mma.sync); 128x64x32 for M <= 128, split while chunks keep 1024
+/// elements of K.
 /// Tensor-core products with few tiles and a long K split it until about
 /// 128 programs run, each chunk keeping at least 8 BLOCK_K steps and 4096
-/// elements of K (8192 for 16-row tiles: their whole product takes ~10 us
-/// at K <= 11008, where the combining launch costs about what the second
-/// wave of programs gains; unsplit measured 2-5 points of cuBLAS ahead,
-/// bench/results/2026-11-25-h100-matmul-llm-split.md).
+/// elements of K (8192 for 16-row tiles: their whole product is so short
+/// that the combining launch costs about what a second wave of programs
+/// gains).
 Config default_matmul_config(DType operands, Precision precision, bool kMajorB, int64_t batches, int64_t M,
                              int64_t N, int64_t K) {
   if (!on_tensor_cores(operands, precision))
     return Config{{"BLOCK_M", 32}, {"BLOCK_N", 32}, {"BLOCK_K", 16}, {"GROUP_M", 8}, {"num_warps", 4}, {"num_stages", 1}};
-  constexpr int64_t kWave = 128; // programs that about fill the H100 (132 multiprocessors) once
+  constexpr int64_t kWave = 128; // programs that about fill a Hopper GPU (132 multiprocessors) once
   auto tile = [](int64_t bm, int64_t bn, int64_t bk, int64_t warps, int64_t stages) {
     return Config{{"BLOCK_M", bm}, {"BLOCK_N", bn}, {"BLOCK_K", bk}, {"GROUP_M", 8}, {"num_warps", warps},
                   {"num_stages", stages}};
@@ -441,21 +437,18 @@ bool copy_engine_tile(int64_t blockM, int64_t M) {
 
 Config with_copy_engine_schedule(Config tile) {
   // With the output stored by the copy engine (OUT_DESCRIPTOR), a producer
-  // warpgroup keeping the copies running across a persistent program's
-  // tiles measured 1-5 points of cuBLAS ahead of one program a tile on
-  // every 4096- and 8192-row shape on the H100; for the 128x64 tiles of
-  // 128-row products (a wave or less: one program a tile) a producer alone
-  // measured 5-9 points ahead (bench/results/2026-11-25-h100-matmul-tma-store.md),
-  // and so does the 64x64 tile of a 128-row product.
+  // warpgroup keeps the copies running across a persistent program's tiles
+  // (while a tile's output is stored); the 128x64 and 64x64 tiles of
+  // 128-row products (a wave or less: one program a tile) take a producer
+  // alone. Both measured ahead of one program a tile without one
+  // (docs/ops.md).
   if (tile.get("SPLIT_K", 1) != 1)
     return tile;
   const int64_t BM = tile.get("BLOCK_M", 0), BN = tile.get("BLOCK_N", 0);
   // The 128x256 tile's persistent programs walk bands of 16 tile rows (the
   // default is 8): a wave of 132 tiles then spans 16 rows by about 8
-  // columns instead of 8 by 16, and at 4096^3 on an H200 read 144 MB from
-  // DRAM instead of 186 (cuBLAS: 148), in the same cycles, 0.5-0.9 % faster
-  // back to back under the power cap
-  // (bench/results/2026-11-26-h200-matmul-instructions.md).
+  // columns instead of 8 by 16, which shares more of A and B in L2 and
+  // reads less from DRAM.
   if (BM == 128 && BN == 256 && !tile.has("PERSISTENT")) {
     tile.set("PERSISTENT", 1);
     tile.set("GROUP_M", 16);

@@ -181,10 +181,8 @@ Kernel makeKernel(const std::string &key, const Request &r, const Plan &p, const
       Tensor cols = arange(0, BN).to(index);
       Tensor colMask = columnMask(cols);
       Tensor mask = expand_dims(rowMask, 1) & expand_dims(colMask, 0);
-      // Each kernel reads x once, with evict_last: measured 0.8-1.5 % faster
-      // for the normalizations on the H100 at 16384x8192, f32 and bf16,
-      // where evict_first and streaming stores were 1-3 % slower
-      // (bench/results/2026-11-24-h100-norm-cache-hints.md).
+      // Each kernel reads x once, with evict_last (faster than no hint;
+      // evict_first and streaming stores were slower: docs/ops.md).
       switch (norm) {
       case Norm::softmax:
       case Norm::log_softmax: {
@@ -384,9 +382,8 @@ Kernel makeKernel(const std::string &key, const Request &r, const Plan &p, const
       .library(normName(norm));
 }
 
-/// The longest row read once: 32 values a thread at 32 warps (measured on
-/// the H100, 2026-11-23: at 32768 columns one pass reaches 0.90-0.98 of a
-/// copy where two walks, whose second read misses L2, reach 0.66).
+/// The longest row read once: 32 values a thread at 32 warps (longer rows
+/// take two walks, whose second read mostly misses L2).
 constexpr int64_t kOnePassMax = 32768;
 
 } // namespace
@@ -497,9 +494,8 @@ NormalizationLaunch prepare(const Request &r, const Stream &stream, const Config
   // use a whole 1024-thread program per row, which keeps fewer rows in
   // flight, so that more of the second walk's reads hit L2.
   // Softmax, and layer norm's two reductions on 16-bit rows, run best at
-  // 16 warps on rows of 32768 (H100, 2026-11-23: softmax bf16 0.93 of a
-  // copy against 0.89 with 32; layer norm bf16 0.94 against 0.89); f32
-  // layer norm would spill at 16.
+  // 16 warps on rows of 32768 (fewer, fuller warps per row); f32 layer
+  // norm would spill at 16.
   const bool sixteenBit = size_in_bytes(x.dtype) == 2;
   const int64_t mostWarps =
       r.norm == Norm::softmax || r.norm == Norm::log_softmax || (r.norm == Norm::layer_norm && sixteenBit && !p.shifted)

@@ -44,9 +44,8 @@ NormalizationLaunch prepare_normalization(Normalization op, const NormalizationA
 /// 16, or 32 where memory outruns the multiprocessors (more than 16 bytes a
 /// multiprocessor-cycle) and that still leaves 4 warps. Fewer, fuller
 /// programs then keep more of the row in flight against each program's two
-/// block reductions: 10-14 % faster for 16-bit rows of 8192 on the H200,
-/// 1 % for f32 layer norm; on the H100 (12.8 bytes) 16 measured as fast or
-/// up to 2 % faster (bench/results/2026-11-25-h200-ops.md).
+/// block reductions; where memory does not outrun them, 16 is as fast
+/// (docs/ops.md, "Normalizations").
 int64_t one_pass_values_per_thread(int64_t elements, double bytesPerMultiprocessorCycle);
 
 /// The plan a call without overrides takes: the tuned one for this problem

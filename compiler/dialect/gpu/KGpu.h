@@ -49,8 +49,9 @@ constexpr const char *kProducerWarpsAttr = "kgpu.producer_warps";
 /// The producer's warps: one warpgroup.
 constexpr int kProducerWarps = 4;
 
-/// Shared memory the pipelining rings of one program may take (H100: 227 KB
-/// per block; the rest is left to scratch and the copy engine's stores).
+/// Shared memory the pipelining rings of one program may take (of Hopper's
+/// 227 KB a program; the rest is left to scratch and the copy engine's
+/// stores).
 constexpr int64_t kRingBudgetBytes = 192 * 1024;
 /// Shared memory a Hopper multiprocessor holds for all of its programs, and
 /// what the hardware keeps of it for each program (one program's own limit:
