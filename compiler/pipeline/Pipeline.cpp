@@ -224,10 +224,14 @@ CompiledKernel compile(const Module &module, const CompileOptions &options) {
                                                             kernel.shared_memory);
       if (programs >= 2) {
         std::string bounded = nvptx::withProgramsPerMultiprocessor(kernel.ptx, programs);
-        nvptx::Assembled again = nvptx::assemble(bounded, options.arch);
-        if (again.spill_stores == 0 && again.registers != assembled.registers) {
-          kernel.ptx = std::move(bounded);
-          assembled = std::move(again);
+        try {
+          nvptx::Assembled again = nvptx::assemble(bounded, options.arch);
+          if (again.spill_stores == 0 && again.registers != assembled.registers) {
+            kernel.ptx = std::move(bounded);
+            assembled = std::move(again);
+          }
+        } catch (const Error &) {
+          // (The first assembly stands: the declaration is a hint.)
         }
       }
     }
