@@ -130,7 +130,7 @@ namespace {
 std::string occupancy(const CompiledKernel &kernel) {
   if (compute_capability_of(kernel.arch) != 90)
     return "";
-  int programs = nvptx::hopperProgramsPerMultiprocessor(kernel.registers, kernel.num_warps * 32, kernel.shared_memory);
+  int programs = gpu::hopperProgramsPerMultiprocessor(kernel.registers, kernel.num_warps * 32, kernel.shared_memory);
   return ", " + std::to_string(programs) + (programs == 1 ? " program" : " programs") + " a multiprocessor" +
          (kernel.ptx.find(".minnctapersm") != std::string::npos ? " (declared to ptxas)" : "");
 }
@@ -220,7 +220,7 @@ CompiledKernel compile(const Module &module, const CompileOptions &options) {
     // together). A min_blocks_per_sm the kernel asked for stands; Hopper's
     // limits are the ones known here.
     if (compute_capability_of(options.arch) == 90 && options.min_blocks_per_sm == 0) {
-      int programs = nvptx::hopperProgramsPerMultiprocessor(assembled.registers, kernel.num_warps * 32,
+      int programs = gpu::hopperProgramsPerMultiprocessor(assembled.registers, kernel.num_warps * 32,
                                                             kernel.shared_memory);
       if (programs >= 2) {
         std::string bounded = nvptx::withProgramsPerMultiprocessor(kernel.ptx, programs);

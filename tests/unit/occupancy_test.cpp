@@ -1,10 +1,13 @@
-// How many programs a Hopper multiprocessor holds, and the PTX that tells
-// ptxas so (compiler/backend/nvptx/NVPTX.h).
+// How many programs a Hopper multiprocessor holds
+// (compiler/dialect/gpu/Occupancy.h), and the PTX that tells ptxas so
+// (compiler/backend/nvptx/NVPTX.h).
 #include "compiler/backend/nvptx/NVPTX.h"
+#include "compiler/dialect/gpu/Occupancy.h"
 
 #include <gtest/gtest.h>
 
-using namespace kiln::nvptx;
+using kiln::gpu::hopperProgramsPerMultiprocessor;
+using kiln::nvptx::withProgramsPerMultiprocessor;
 
 TEST(Occupancy, RegistersThreadsAndSharedMemoryEachBound) {
   // 256 threads: 64 registers leave room for 4 programs, 65-80 for 3

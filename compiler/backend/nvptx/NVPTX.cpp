@@ -391,27 +391,9 @@ Assembled assemble(const std::string &ptx, const std::string &arch) {
   return result;
 }
 
-} // namespace kiln::nvptx
-
-namespace kiln::nvptx {
-
 std::string withProgramsPerMultiprocessor(const std::string &ptx, int programs) {
   static const std::regex entryBound(R"((\n\.maxntid [^\n]*))");
   return std::regex_replace(ptx, entryBound, "$1\n.minnctapersm " + std::to_string(programs));
-}
-
-int hopperProgramsPerMultiprocessor(int registers, int threads, int64_t sharedBytes) {
-  constexpr int kRegisters = 64 * 1024, kThreads = 2048, kPrograms = 32, kRegisterUnit = 256;
-  constexpr int64_t kShared = 228 * 1024, kReservedPerProgram = 1024;
-  if (threads <= 0)
-    return 0;
-  const int warps = (threads + 31) / 32;
-  // Registers are handed to warps in units of 256.
-  const int perWarp = (std::max(registers, 1) * 32 + kRegisterUnit - 1) / kRegisterUnit * kRegisterUnit;
-  int programs = std::min({kPrograms, kThreads / (warps * 32), kRegisters / (perWarp * warps)});
-  if (sharedBytes > 0)
-    programs = std::min<int64_t>(programs, kShared / (sharedBytes + kReservedPerProgram));
-  return programs;
 }
 
 } // namespace kiln::nvptx

@@ -2,7 +2,6 @@
 
 #pragma once
 
-#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -56,10 +55,5 @@ Assembled assemble(const std::string &ptx, const std::string &arch);
 /// multiprocessor (.minnctapersm after its .maxntid): ptxas then budgets
 /// registers for that occupancy.
 std::string withProgramsPerMultiprocessor(const std::string &ptx, int programs);
-
-/// Programs of `threads` threads, `registers` registers a thread and
-/// `sharedBytes` of shared memory that one Hopper (sm_90) multiprocessor
-/// holds at once.
-int hopperProgramsPerMultiprocessor(int registers, int threads, int64_t sharedBytes);
 
 } // namespace kiln::nvptx

@@ -3,6 +3,7 @@
 #pragma once
 
 #include "compiler/dialect/gpu/LinearLayout.h"
+#include "compiler/dialect/gpu/Occupancy.h"
 #include "compiler/dialect/tile/Tile.h"
 #include <kiln/target.h> // compute_capability_of, for passes that read the target
 
@@ -53,11 +54,6 @@ constexpr int kProducerWarps = 4;
 /// 227 KB a program; the rest is left to scratch and the copy engine's
 /// stores).
 constexpr int64_t kRingBudgetBytes = 192 * 1024;
-/// Shared memory a Hopper multiprocessor holds for all of its programs, and
-/// what the hardware keeps of it for each program (one program's own limit:
-/// max_shared_memory_per_program in kiln/target.h).
-constexpr int64_t kSharedPerMultiprocessorBytes = 228 * 1024;
-constexpr int64_t kSharedReservedPerProgramBytes = 1024;
 
 int getNumWarps(mlir::ModuleOp module);
 /// kgpu.producer_warps, or 0.

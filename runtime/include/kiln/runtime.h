@@ -41,8 +41,7 @@ public:
   int multiprocessors() const;
   /// The machine's balance: peak memory bandwidth over what the
   /// multiprocessors run, in bytes a multiprocessor-cycle at their peak
-  /// clock (an H100 SXM's about 12.8, an H200's 18.4; 0 for the
-  /// interpreter).
+  /// clock (0 for the interpreter).
   /// The more, the more bytes a memory-bound program must keep in flight
   /// against its fixed per-program costs.
   double memory_bytes_per_multiprocessor_cycle() const;
