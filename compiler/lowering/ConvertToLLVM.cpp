@@ -49,11 +49,14 @@ Operation *lastUseInBlock(gpu::LocalAllocOp alloc) {
   return last;
 }
 
-/// Whether `alloc` is a ring only cp.async writes and threads read: its
-/// last reader and every copy into it are done once each thread has left
-/// the loop (and its `async_wait 0`) and passed a barrier.
+/// Whether `alloc` is a ring that cp.async or the copy engine writes and
+/// threads read: its last reader and every copy into it are done once each
+/// thread has left the loop (and its `async_wait 0`, or its wait on the
+/// last slot's barrier: the pipeliner starts no copy past the loop's end)
+/// and passed a barrier.
 bool copiedByThreads(gpu::LocalAllocOp alloc) {
-  return llvm::all_of(alloc->getUsers(), [](Operation *user) { return isa<gpu::AsyncCopyOp, gpu::LocalLoadOp>(user); });
+  return llvm::all_of(alloc->getUsers(),
+                      [](Operation *user) { return isa<gpu::AsyncCopyOp, gpu::TmaLoadOp, gpu::LocalLoadOp>(user); });
 }
 
 /// Places the pipelining rings (the buffers without barriers) from `base`,
@@ -62,7 +65,10 @@ bool copiedByThreads(gpu::LocalAllocOp alloc) {
 /// the memory of one whose loop ended before it in the same block (causal
 /// attention's two loops): a barrier right after its allocation, before its
 /// first copies, then keeps every thread's last reads of the old ring first.
+/// (Not in a kernel with a producer warpgroup, whose warps meet the others
+/// only at their rings' barriers.)
 int64_t placeRings(ModuleOp module, int64_t base) {
+  const bool programBarriers = gpu::getProducerWarps(module) == 0;
   struct Placed {
     gpu::LocalAllocOp alloc;
     Operation *last; ///< the last user's ancestor in the alloc's block
@@ -79,7 +85,8 @@ int64_t placeRings(ModuleOp module, int64_t base) {
     if (!last)
       last = alloc;
     auto deadBefore = [&](const Placed &p) {
-      return copiedByThreads(alloc) && copiedByThreads(p.alloc) && p.alloc->getBlock() == alloc->getBlock() &&
+      return programBarriers && copiedByThreads(alloc) && copiedByThreads(p.alloc) &&
+             p.alloc->getBlock() == alloc->getBlock() &&
              p.last->isBeforeInBlock(alloc);
     };
     auto overlaps = [&](const Placed &p, int64_t offset) { return offset < p.offset + p.bytes && p.offset < offset + bytes; };

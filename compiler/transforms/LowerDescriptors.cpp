@@ -199,6 +199,8 @@ public:
       fields.append("swizzle", b.getI32IntegerAttr(box.swizzleBytes));
       if (auto added = sources_.find(parameter); added != sources_.end()) {
         fields.append("base", b.getI32IntegerAttr(added->second.base));
+        if (added->second.offset_rows)
+          fields.append("offset_rows", b.getUnitAttr());
         for (auto [field, sources] : {std::pair{"sizes", &added->second.sizes},
                                       std::pair{"strides", &added->second.strides}}) {
           SmallVector<int32_t> parameters;
@@ -290,13 +292,27 @@ void expand(tile::DescriptorStoreOp store) {
   store.erase();
 }
 
+/// Whether `loop` chains dots (attention's `Q Kᵀ`, then `P V`). Their
+/// operands stay per-thread copies: with every thread waiting on the
+/// slot's transaction barrier and the program's barrier before each
+/// refill, the copy engine measured no faster there and at 128-key blocks
+/// slower (docs/schedules.md, section 5); what it needs first is a
+/// producer that waits alone.
+bool chainsDots(Operation *loop) {
+  auto dots = cast<scf::ForOp>(loop).getBody()->getOps<tile::DotOp>();
+  return std::distance(dots.begin(), dots.end()) >= 2;
+}
+
 /// Moves the pointer-block loads that read a box of a tensor to the copy
 /// engine. A loop's rings are taken for all of them or none: where they do
 /// not all fit at the asked depth, the loads stay per-thread copies, whose
 /// rings the pipeliner shortens instead of leaving an operand unpipelined.
 void raisePointerLoads(tile::FuncOp func, Decider &decider) {
   SmallVector<tile::LoadOp> pointerLoads;
-  func.walk([&](tile::LoadOp load) { pointerLoads.push_back(load); });
+  func.walk([&](tile::LoadOp load) {
+    if (isa<scf::ForOp>(load->getParentOp()) && !chainsDots(load->getParentOp()))
+      pointerLoads.push_back(load);
+  });
   // What each loop's raised loads would take (a box holds the block's elements).
   llvm::DenseMap<Operation *, int64_t> ringBytes;
   for (tile::LoadOp load : pointerLoads)

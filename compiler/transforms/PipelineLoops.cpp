@@ -757,7 +757,9 @@ private:
     // arithmetic then fills the issue slots between the dot's last
     // mma.sync instead of delaying its first. Two stages would leave them
     // no time to land.
-    if (!tma && !inFlight_ && stages_ >= 3) {
+    // Copy-engine rings do so in a loop of several wgmma dots, whose last
+    // dot then stays in flight across the back edge (chainLastDot).
+    if ((!tma || wgmmaDotCount(newLoop) >= 2) && !inFlight_ && stages_ >= 3) {
       for (Operation *op : issued)
         op->moveBefore(newLoop.getBody()->getTerminator());
       chainLastDot(b, newLoop, issued);
@@ -848,6 +850,12 @@ private:
     b.setInsertionPoint(issued.front());
     BarrierOp::create(b, loc);
     waitAfterLoop(b, loc, loop, index);
+  }
+
+  int wgmmaDotCount(scf::ForOp loop) const {
+    return static_cast<int>(llvm::count_if(loop.getBody()->getOps<tile::DotOp>(), [&](tile::DotOp dot) {
+      return isWgmmaDot(dot, computeCapability_, numWarps_);
+    }));
   }
 
   /// After `loop`, waits for the group still in flight in its result

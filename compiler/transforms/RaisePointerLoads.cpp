@@ -5,8 +5,9 @@
 // seen. The analysis below therefore accepts only forms it can take apart
 // completely:
 //
-//   pointers  splat(param) + sum over the two dimensions of
-//             expand_dims(line_d) * stride_d        (broadcasts, sext looked through)
+//   pointers  splat(param + offset) + sum over the two dimensions of
+//             expand_dims(line_d) * stride_d        (broadcasts, sext looked through;
+//             the uniform offset a whole number of rows of a constant stride)
 //   line_d    start + range(0, n), or (start + range(0, n)) % size
 //   mask      AND of  line < limit  and  line >= limit  per dimension
 //
@@ -248,9 +249,11 @@ bool offsetLines(Value offset, Monomial scale, SmallVectorImpl<Line> &lines, int
   return true;
 }
 
-/// A block of pointers as a pointer parameter plus one line per dimension.
+/// A block of pointers as a pointer parameter, a uniform offset in
+/// elements (a head's rows at `pid_h * N * D`), and one line per dimension.
 struct PointerBlock {
   BlockArgument base;
+  Linear offset;
   SmallVector<Line, 2> lines; ///< by dimension
 };
 
@@ -267,10 +270,22 @@ std::optional<PointerBlock> pointerBlockOf(Value ptrs, tile::FuncOp func) {
       continue;
     }
     auto splat = p.getDefiningOp<tile::SplatOp>();
-    auto base = splat ? dyn_cast<BlockArgument>(splat.getSrc()) : BlockArgument();
+    if (!splat)
+      return std::nullopt;
+    // The scalar pointer: the parameter advanced by uniform offsets.
+    Linear offset;
+    Value scalar = splat.getSrc();
+    for (int steps = 0; steps < 4; ++steps) {
+      auto add = scalar.getDefiningOp<tile::AddPtrOp>();
+      if (!add)
+        break;
+      offset.add(linearOf(add.getOffset()), 1);
+      scalar = add.getPtr();
+    }
+    auto base = dyn_cast<BlockArgument>(scalar);
     if (!base || base.getOwner() != &func.getBody().front() || lines.size() != 2 || lines[0].dim == lines[1].dim)
       return std::nullopt;
-    PointerBlock block{base, {}};
+    PointerBlock block{base, offset, {}};
     if (lines[0].dim == 1)
       std::swap(lines[0], lines[1]);
     block.lines.assign(lines.begin(), lines.end());
@@ -451,6 +466,22 @@ Value buildStart(OpBuilder &b, Location loc, const IndexLine &line) {
   return sum;
 }
 
+/// `start + rows` (i32). A 64-bit term is truncated: the launch refuses a
+/// tensor of more rows than 32 bits count (TensorMapSpec::row_offset).
+Value addRows(OpBuilder &b, Location loc, Value start, const Linear &rows) {
+  for (const auto &[atom, coefficient] : rows.nonzero()) {
+    Value term = atom;
+    if (!term.getType().isInteger(32))
+      term = arith::TruncIOp::create(b, loc, b.getI32Type(), term);
+    if (coefficient != 1)
+      term = arith::MulIOp::create(b, loc, term, i32Constant(b, loc, coefficient));
+    start = arith::AddIOp::create(b, loc, start, term);
+  }
+  if (rows.constant != 0)
+    start = arith::AddIOp::create(b, loc, start, i32Constant(b, loc, rows.constant));
+  return start;
+}
+
 /// What a load that reads a box of a tensor reads, as the descriptor load
 /// replacing it needs it.
 struct BoxRead {
@@ -461,6 +492,7 @@ struct BoxRead {
   int inner = 1;                  ///< the block's unit-stride dimension
   TensorMapSource sizes[2];       ///< by the block's dimensions
   TensorMapSource outerStride;
+  Linear rows;                    ///< the uniform offset, in rows of the outer dimension
 };
 
 /// The box `load` reads, when it provably reads one (raisePointerLoad).
@@ -551,6 +583,24 @@ std::optional<BoxRead> boxReadBy(tile::LoadOp load, tile::FuncOp func) {
   if (!outerStrideSource)
     return std::nullopt;
 
+  // A uniform offset (a head's rows) is a whole number of rows of a
+  // constant outer stride, on a dimension nothing bounds: where a mask or
+  // a wrap bounds it, the rows past the bound are the next head's, which
+  // the pointers would not read but the box would.
+  Linear rows;
+  const bool offsetRows = !block->offset.nonzero().empty() || block->offset.constant != 0;
+  if (offsetRows) {
+    const int64_t s = outerStride.coefficient;
+    if (outerStride.atom || s <= 0 || block->lines[outer].index.bound || block->offset.constant % s != 0)
+      return std::nullopt;
+    rows.constant = block->offset.constant / s;
+    for (const auto &[atom, coefficient] : block->offset.nonzero()) {
+      if (coefficient % s != 0 || !(atom.getType().isInteger(32) || atom.getType().isInteger(64)))
+        return std::nullopt;
+      rows.terms[atom] = coefficient / s;
+    }
+  }
+
   // Each dimension's size: a mask's bound, a wrap's size, or unbounded.
   std::optional<TensorMapSource> sizes[2];
   SmallVector<Value> conjuncts;
@@ -558,7 +608,7 @@ std::optional<BoxRead> boxReadBy(tile::LoadOp load, tile::FuncOp func) {
     conjunctsOf(load.getMask(), conjuncts);
   for (Value conjunct : conjuncts) {
     std::optional<Bound> bound = boundOf(conjunct);
-    if (!bound || bound->line.bound)
+    if (!bound || bound->line.bound || (offsetRows && bound->dim == outer))
       return std::nullopt;
     // line' < limit, line' = start' + i, reads coordinate + i:
     // coordinate + i < limit - start' + coordinate.
@@ -587,7 +637,7 @@ std::optional<BoxRead> boxReadBy(tile::LoadOp load, tile::FuncOp func) {
       return std::nullopt;
     sizes[d] = sourceOf(linearOf(index.bound), func, true);
   }
-  BoxRead read{loop, *block, advancedDim, perUnit, inner, {}, *outerStrideSource};
+  BoxRead read{loop, *block, advancedDim, perUnit, inner, {}, *outerStrideSource, rows};
   for (int d = 0; d < 2; ++d) // (no bound the kernel keeps: the pointers' own reach)
     read.sizes[d] = sizes[d].value_or(TensorMapSource{-1, std::numeric_limits<int32_t>::max()});
   return read;
@@ -618,6 +668,8 @@ std::optional<RaisedLoad> raisePointerLoad(tile::LoadOp load, tile::FuncOp func)
       Value moved = arith::MulIOp::create(b, loc, counter, i32Constant(b, loc, read->perUnit));
       start = arith::AddIOp::create(b, loc, start, moved);
     }
+    if (d == outer)
+      start = addRows(b, loc, start, read->rows);
     offsets[d] = start;
   }
   OpBuilder outside(loop);
@@ -633,6 +685,7 @@ std::optional<RaisedLoad> raisePointerLoad(tile::LoadOp load, tile::FuncOp func)
   raised.sources.base = static_cast<int>(block.base.getArgNumber());
   raised.sources.sizes = {read->sizes[outer], read->sizes[inner]};
   raised.sources.strides = {read->outerStride, TensorMapSource{-1, 1}};
+  raised.sources.offset_rows = !read->rows.nonzero().empty();
   SmallVector<Value> sizeValues{i64Of(read->sizes[outer]), i64Of(read->sizes[inner])};
   SmallVector<Value> strideValues{i64Of(read->outerStride), i64Of(TensorMapSource{-1, 1})};
 

@@ -35,7 +35,9 @@ bool readsABox(tile::LoadOp load, tile::FuncOp func);
 /// tensor-map parameter (the function's last, marked kgpu.added_map), and
 /// moves the load's uses
 /// to it (the load stays until committed or abandoned), when the load provably
-/// reads a box of one tensor: its pointers are a pointer parameter plus one
+/// reads a box of one tensor: its pointers are a pointer parameter (moved,
+/// perhaps, by a uniform offset that is a whole number of rows of a
+/// constant row stride, on rows nothing bounds: a head's) plus one
 /// index line per dimension times a stride (a unit stride on one, an
 /// integer parameter or a constant on the other), loop-carried pointers
 /// advance along one dimension by a uniform step, each mask bounds one

@@ -240,7 +240,16 @@ private:
           bad(i, kernel, "the compiled kernel's added tensor map names a parameter that is not an integer");
         *out = source.parameter >= 0 ? args[source.parameter].integer() : source.constant;
       }
-    return encoded(signature[spec->base].dtype, args[spec->base], sizes, strides, *spec, spec->base, kernel);
+    // A coordinate counting the pointers' uniform offset in rows (32 bits)
+    // reaches every row of the memory passed only below 2^31 rows.
+    const Arg &base = args[spec->base];
+    const int64_t rowBytes = strides[0] * size_in_bytes(signature[spec->base].dtype);
+    if (spec->offset_rows && base.kind() == Arg::Kind::memory && rowBytes > 0 &&
+        base.bytes() / static_cast<uint64_t>(rowBytes) > static_cast<uint64_t>(std::numeric_limits<int32_t>::max()))
+      bad(spec->base, kernel,
+          "the copy engine reads this tensor by rows of " + std::to_string(rowBytes) + " bytes counted in 32 bits, and " +
+              std::to_string(base.bytes()) + " bytes hold 2^31 of them or more: compile with copy_engine=0");
+    return encoded(signature[spec->base].dtype, base, sizes, strides, *spec, spec->base, kernel);
   }
 
   static uint64_t value(const ElementType &type, const Arg &arg, size_t i, const std::string &kernel) {
@@ -381,6 +390,7 @@ CompiledKernel compileThroughDiskCache(const Kernel &k, const Config &config, co
           spec.swizzle_bytes = metadataInteger(map, "swizzle", 0, 128);
           if (map.contains("base")) { // a map the compiler added
             spec.base = metadataInteger(map, "base", 0, 1 << 16);
+            spec.offset_rows = map.value("offset_rows", false);
             for (auto [field, sources] : {std::pair{"sizes", &spec.sizes}, std::pair{"strides", &spec.strides}})
               for (const auto &source : map.at(field))
                 sources->push_back({integerIn(source.at(0), field, -1, 1 << 16),
@@ -416,6 +426,7 @@ CompiledKernel compileThroughDiskCache(const Kernel &k, const Config &config, co
     nlohmann::json entry = {{"parameter", map.parameter}, {"box", map.box}, {"swizzle", map.swizzle_bytes}};
     if (map.base >= 0) {
       entry["base"] = map.base;
+      entry["offset_rows"] = map.offset_rows;
       for (auto [field, sources] : {std::pair{"sizes", &map.sizes}, std::pair{"strides", &map.strides}}) {
         entry[field] = nlohmann::json::array();
         for (const TensorMapSource &source : *sources)

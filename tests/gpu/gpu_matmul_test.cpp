@@ -145,5 +145,78 @@ TEST(GpuMatmul, Tf32TensorCoresInBothOperandOrders) {
   check({f32, 96, 128, 160, true, false, config(32, 64, 16, 4, 2), Precision::tf32x3});
 }
 
+/// C[h] = A[h] B for each batch h (A [H][M][256] bf16 and C [H][M][64] f32
+/// row-major, B [256][64], M a multiple of 128), the batch a uniform
+/// pointer offset of 64 bits, as a user writes it.
+void batched_matmul(const Config &, ConstPtr<bf16> a, ConstPtr<bf16> b, Ptr<f32> c, Int M) {
+  const int64_t BM = 128, BN = 64, BK = 64, K = 256;
+  Tensor rows_before = program_id(1).to(i64) * M;
+  Tensor rm = program_id(0) * BM + arange(0, BM);
+  Tensor rn = arange(0, BN);
+  Tensor rk = arange(0, BK);
+  Tensor acc = for_range(0, K, BK, carry(zeros({BM, BN}, f32)), [&](const Tensor &k, const Tensor &acc) {
+    Tensor av = load(a + rows_before * K + expand_dims(rm, 1) * K + expand_dims(k + rk, 0));
+    Tensor bv = load(b + expand_dims(k + rk, 1) * BN + expand_dims(rn, 0));
+    return dot(av, bv, acc);
+  });
+  store(c + rows_before * BN + expand_dims(rm, 1) * BN + expand_dims(rn, 0), acc);
+}
+
+// The batch offset moves the box of A along its rows (the copy engine reads
+// each batch from the tensor of all of them), or each thread copies
+// (copy_engine=0): both against the exact product. A launch whose memory
+// holds 2^31 rows or more, which the 32-bit row coordinate cannot reach,
+// is refused before anything runs.
+TEST(GpuMatmul, BatchesAtAUniformPointerOffset) {
+  Kernel kernel = jit(batched_matmul, "batched_matmul");
+  const int64_t heads = 3, m = 256, k = 256, n = 64;
+  Config tiles{{"num_warps", 4}, {"num_stages", 3}};
+  Specialization aligned;
+  aligned.args = {{.divisible_by_16 = true}, {.divisible_by_16 = true}, {.divisible_by_16 = true},
+                  {.divisible_by_16 = true}};
+  CompiledKernel compiled = kernel.compile(tiles, aligned, "sm_90a");
+  ASSERT_EQ(compiled.tensor_maps.size(), 2u);
+  EXPECT_TRUE(compiled.tensor_maps[0].offset_rows != compiled.tensor_maps[1].offset_rows)
+      << "A's map counts the batch's rows, B's does not";
+
+  Array a = random_array(bf16, heads * m * k, -1, 1, 41), b = random_array(bf16, k * n, -1, 1, 42);
+  const Device device = compile_only() ? Device::interp() : Device::cuda(0);
+  for (int64_t copy_engine : {1, 0}) {
+    Config config = tiles;
+    config.set("copy_engine", copy_engine);
+    Array c = output_array(f32, heads * m * n);
+    Array result = run_on(device, kernel, Grid(m / 128, heads), config, {&a, &b, &c, m}, 0xFF).front();
+    size_t bad = 0;
+    for (int64_t h = 0; h < heads; ++h)
+      for (int64_t i = 0; i < m; ++i)
+        for (int64_t j = 0; j < n; ++j) {
+          double exact = 0, magnitude = 0;
+          for (int64_t l = 0; l < k; ++l) {
+            double product = a.at((h * m + i) * k + l) * b.at(l * n + j);
+            exact += product;
+            magnitude += std::fabs(product);
+          }
+          double got = result.at((h * m + i) * n + j);
+          if (!(std::fabs(got - exact) <= 1e-5 * magnitude + 1e-6) && bad++ < 5)
+            ADD_FAILURE() << "C[" << h << "][" << i << "][" << j << "] = " << got << ", expected " << exact;
+        }
+    EXPECT_EQ(bad, 0u) << "copy_engine=" << copy_engine;
+  }
+
+  if (compile_only())
+    return;
+  Buffer small_a = Buffer::allocate(device, heads * m * k * 2), small_b = Buffer::allocate(device, k * n * 2);
+  Buffer small_c = Buffer::allocate(device, heads * m * n * 4);
+  const size_t rows_past_32_bits = (size_t(1) << 31) * k * 2;
+  try {
+    const std::vector<Arg> args{Arg::device_pointer(small_a.address(), rows_past_32_bits), Arg(small_b),
+                                Arg(small_c), Arg(m)};
+    kernel.launch_with(Grid(m / 128, heads), tiles, Stream(device), args);
+    ADD_FAILURE() << "a launch on 2^31 rows of A ran";
+  } catch (const Error &e) {
+    EXPECT_NE(std::string(e.what()).find("copy_engine=0"), std::string::npos) << e.what();
+  }
+}
+
 } // namespace
 } // namespace kiln::testing

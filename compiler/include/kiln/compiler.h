@@ -67,6 +67,10 @@ struct TensorMapSpec {
   int swizzle_bytes = 0;      ///< shared-memory swizzle span: 0 (none), 32, 64 or 128
   int base = -1;              ///< (an added map) the pointer parameter
   std::vector<TensorMapSource> sizes, strides; ///< (an added map) elements, outermost first
+  /// (an added map) the outer coordinate counts rows of the pointers'
+  /// uniform offset (a head's) in 32 bits: the launch refuses a tensor of
+  /// 2^31 such rows or more, which the copy engine could not address
+  bool offset_rows = false;
   friend bool operator==(const TensorMapSpec &, const TensorMapSpec &) = default;
 };
 

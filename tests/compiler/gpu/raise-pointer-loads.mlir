@@ -195,11 +195,140 @@ tile.func @b_rows_of_n(%b: !tile.ptr<bf16> {tile.divisibility = 16 : i32}, %sbn:
 
 // -----
 
+// A base moved by a uniform offset, a whole number of rows of the
+// constant row stride (a head's rows, `a + pid * n * 128`, in 64 bits): the
+// rows move the box's outer coordinate (truncated to 32 bits; the map says
+// so, `offset_rows`, and the launch refuses a tensor of 2^31 rows or more).
+// CHECK: kgpu.tensor_maps = [{base = 0 : i32, box = array<i32: 128, 64>, offset_rows, parameter = 3 : i32, sizes_constants = array<i64: 2147483647, 2147483647>, sizes_parameters = array<i32: -1, -1>, strides_constants = array<i64: 128, 1>, strides_parameters = array<i32: -1, -1>, swizzle = 128 : i32}]
+// CHECK-LABEL: tile.func @head_rows
+// CHECK: %[[BEFORE:.*]] = arith.muli %{{.*}}, %{{.*}} : i64
+// CHECK: scf.for %[[K:.*]] = %c0_i32
+// CHECK-NEXT: %[[ROWS:.*]] = arith.trunci %[[BEFORE]] : i64 to i32
+// CHECK-NEXT: tile.descriptor_load %arg0[%[[ROWS]], %[[K]]]
+tile.func @head_rows(%a: !tile.ptr<bf16> {tile.divisibility = 16 : i32}, %n: i32 {tile.positive}, %c: !tile.ptr<f32>) {
+  %c0 = arith.constant 0 : i32
+  %c64 = arith.constant 64 : i32
+  %c128 = arith.constant 128 : i64
+  %acc0 = arith.constant dense<0.0> : tensor<128x128xf32>
+  %w = arith.constant dense<1.0> : tensor<64x128xbf16>
+  %pid = tile.program_id y : i32
+  %pid64 = arith.extsi %pid : i32 to i64
+  %n64 = arith.extsi %n : i32 to i64
+  %before = arith.muli %pid64, %n64 : i64
+  %head = arith.muli %before, %c128 : i64
+  %ah = tile.addptr %a, %head : !tile.ptr<bf16>, i64
+  %r128 = tile.range 0, 128 : tensor<128xi32>
+  %r64 = tile.range 0, 64 : tensor<64xi32>
+  %rows2 = tile.expand_dims %r128 {axis = 1 : i32} : tensor<128xi32> -> tensor<128x1xi32>
+  %stride = arith.constant dense<128> : tensor<128x1xi32>
+  %roff = arith.muli %rows2, %stride : tensor<128x1xi32>
+  %as = tile.splat %ah : !tile.ptr<bf16> -> tensor<128x1x!tile.ptr<bf16>>
+  %ar = tile.addptr %as, %roff : tensor<128x1x!tile.ptr<bf16>>, tensor<128x1xi32>
+  %arb = tile.broadcast %ar : tensor<128x1x!tile.ptr<bf16>> -> tensor<128x64x!tile.ptr<bf16>>
+  %res = scf.for %k = %c0 to %n step %c64 iter_args(%acc = %acc0) -> (tensor<128x128xf32>) : i32 {
+    %ks = tile.splat %k : i32 -> tensor<64xi32>
+    %kk = arith.addi %ks, %r64 : tensor<64xi32>
+    %kr = tile.expand_dims %kk {axis = 0 : i32} : tensor<64xi32> -> tensor<1x64xi32>
+    %krb = tile.broadcast %kr : tensor<1x64xi32> -> tensor<128x64xi32>
+    %pa = tile.addptr %arb, %krb : tensor<128x64x!tile.ptr<bf16>>, tensor<128x64xi32>
+    %x = tile.load %pa : tensor<128x64x!tile.ptr<bf16>>
+    %d = tile.dot %x, %w, %acc : tensor<128x64xbf16> * tensor<64x128xbf16> -> tensor<128x128xf32>
+    scf.yield %d : tensor<128x128xf32>
+  }
+  %cs = tile.splat %c : !tile.ptr<f32> -> tensor<128x128x!tile.ptr<f32>>
+  tile.store %cs, %res : tensor<128x128x!tile.ptr<f32>>
+  tile.return
+}
+
+// -----
+
+// Uniform offsets the box cannot take keep their pointer loads: an offset
+// that is not a whole number of rows (`pid * n * 64` with rows of 128), rows
+// bounded by a mask (the rows past the bound are the next head's, which the
+// box would read instead of zeros), and a loop that chains dots
+// (attention's operands stay per-thread copies).
+// CHECK-NOT: kgpu.tensor_maps
+// CHECK-LABEL: tile.func @head_not_rows
+// CHECK-NOT: tile.descriptor_load
+tile.func @head_not_rows(%a: !tile.ptr<bf16> {tile.divisibility = 16 : i32}, %n: i32 {tile.positive},
+                         %M: i32 {tile.positive}, %c: !tile.ptr<f32>) {
+  %c0 = arith.constant 0 : i32
+  %c64 = arith.constant 64 : i32
+  %c64w = arith.constant 64 : i64
+  %c128w = arith.constant 128 : i64
+  %acc0 = arith.constant dense<0.0> : tensor<128x128xf32>
+  %zero = arith.constant dense<0.0> : tensor<128x64xbf16>
+  %w = arith.constant dense<1.0> : tensor<64x128xbf16>
+  %pid = tile.program_id y : i32
+  %pid64 = arith.extsi %pid : i32 to i64
+  %n64 = arith.extsi %n : i32 to i64
+  %before = arith.muli %pid64, %n64 : i64
+  %half = arith.muli %before, %c64w : i64
+  %head = arith.muli %before, %c128w : i64
+  %r128 = tile.range 0, 128 : tensor<128xi32>
+  %r64 = tile.range 0, 64 : tensor<64xi32>
+  %rows2 = tile.expand_dims %r128 {axis = 1 : i32} : tensor<128xi32> -> tensor<128x1xi32>
+  %stride = arith.constant dense<128> : tensor<128x1xi32>
+  %roff = arith.muli %rows2, %stride : tensor<128x1xi32>
+  %Ms = tile.splat %M : i32 -> tensor<128x1xi32>
+  %inM = arith.cmpi slt, %rows2, %Ms : tensor<128x1xi32>
+  %inMb = tile.broadcast %inM : tensor<128x1xi1> -> tensor<128x64xi1>
+  // a + pid * n * 64 + ...
+  %ahalf = tile.addptr %a, %half : !tile.ptr<bf16>, i64
+  %as1 = tile.splat %ahalf : !tile.ptr<bf16> -> tensor<128x1x!tile.ptr<bf16>>
+  %ar1 = tile.addptr %as1, %roff : tensor<128x1x!tile.ptr<bf16>>, tensor<128x1xi32>
+  %arb1 = tile.broadcast %ar1 : tensor<128x1x!tile.ptr<bf16>> -> tensor<128x64x!tile.ptr<bf16>>
+  // a + pid * n * 128 + ...
+  %ah = tile.addptr %a, %head : !tile.ptr<bf16>, i64
+  %as2 = tile.splat %ah : !tile.ptr<bf16> -> tensor<128x1x!tile.ptr<bf16>>
+  %ar2 = tile.addptr %as2, %roff : tensor<128x1x!tile.ptr<bf16>>, tensor<128x1xi32>
+  %arb2 = tile.broadcast %ar2 : tensor<128x1x!tile.ptr<bf16>> -> tensor<128x64x!tile.ptr<bf16>>
+  %r1 = scf.for %k = %c0 to %n step %c64 iter_args(%acc = %acc0) -> (tensor<128x128xf32>) : i32 {
+    %ks = tile.splat %k : i32 -> tensor<64xi32>
+    %kk = arith.addi %ks, %r64 : tensor<64xi32>
+    %kr = tile.expand_dims %kk {axis = 0 : i32} : tensor<64xi32> -> tensor<1x64xi32>
+    %krb = tile.broadcast %kr : tensor<1x64xi32> -> tensor<128x64xi32>
+    %pa = tile.addptr %arb1, %krb : tensor<128x64x!tile.ptr<bf16>>, tensor<128x64xi32>
+    %x = tile.load %pa : tensor<128x64x!tile.ptr<bf16>>
+    %d = tile.dot %x, %w, %acc : tensor<128x64xbf16> * tensor<64x128xbf16> -> tensor<128x128xf32>
+    scf.yield %d : tensor<128x128xf32>
+  }
+  %r2 = scf.for %k = %c0 to %n step %c64 iter_args(%acc = %r1) -> (tensor<128x128xf32>) : i32 {
+    %ks = tile.splat %k : i32 -> tensor<64xi32>
+    %kk = arith.addi %ks, %r64 : tensor<64xi32>
+    %kr = tile.expand_dims %kk {axis = 0 : i32} : tensor<64xi32> -> tensor<1x64xi32>
+    %krb = tile.broadcast %kr : tensor<1x64xi32> -> tensor<128x64xi32>
+    %pa = tile.addptr %arb2, %krb : tensor<128x64x!tile.ptr<bf16>>, tensor<128x64xi32>
+    %x = tile.load %pa, %inMb, %zero : tensor<128x64x!tile.ptr<bf16>>
+    %d = tile.dot %x, %w, %acc : tensor<128x64xbf16> * tensor<64x128xbf16> -> tensor<128x128xf32>
+    scf.yield %d : tensor<128x128xf32>
+  }
+  %r3 = scf.for %k = %c0 to %n step %c64 iter_args(%acc = %r2) -> (tensor<128x128xf32>) : i32 {
+    %ks = tile.splat %k : i32 -> tensor<64xi32>
+    %kk = arith.addi %ks, %r64 : tensor<64xi32>
+    %kr = tile.expand_dims %kk {axis = 0 : i32} : tensor<64xi32> -> tensor<1x64xi32>
+    %krb = tile.broadcast %kr : tensor<1x64xi32> -> tensor<128x64xi32>
+    %pa = tile.addptr %arb2, %krb : tensor<128x64x!tile.ptr<bf16>>, tensor<128x64xi32>
+    %x = tile.load %pa : tensor<128x64x!tile.ptr<bf16>>
+    %s = tile.dot %x, %w, %acc0 : tensor<128x64xbf16> * tensor<64x128xbf16> -> tensor<128x128xf32>
+    %p = arith.truncf %s : tensor<128x128xf32> to tensor<128x128xbf16>
+    %v = arith.constant dense<1.0> : tensor<128x128xbf16>
+    %d = tile.dot %p, %v, %acc : tensor<128x128xbf16> * tensor<128x128xbf16> -> tensor<128x128xf32>
+    scf.yield %d : tensor<128x128xf32>
+  }
+  %cs = tile.splat %c : !tile.ptr<f32> -> tensor<128x128x!tile.ptr<f32>>
+  tile.store %cs, %r3 : tensor<128x128x!tile.ptr<f32>>
+  tile.return
+}
+
+// -----
+
 // Loads whose masks or pointers do not describe one box of a tensor keep
-// their pointer loads: a mask against K that ignores the pointers' advance
-// (not a fixed bound of the tensor), a mask by a size the specialization
-// does not prove positive, masked elements that read as 1, and a base
-// moved by a scalar offset (`a + head`).
+// their pointer loads (each loop with one dot: a loop that chains dots
+// keeps its pointer loads whatever they read): a mask against K that
+// ignores the pointers' advance (not a fixed bound of the tensor), a mask
+// by a size the specialization does not prove positive, masked elements
+// that read as 1, and pointers moved by a uniform block (`ptrs + head`).
 // CHECK-NOT: kgpu.tensor_maps
 // CHECK-LABEL: tile.func @not_a_box
 // CHECK-NOT: tile.descriptor_load
@@ -223,7 +352,7 @@ tile.func @not_a_box(%a: !tile.ptr<bf16> {tile.divisibility = 16 : i32}, %K: i32
   %kr0 = tile.expand_dims %r64 {axis = 0 : i32} : tensor<64xi32> -> tensor<1x64xi32>
   %Ks = tile.splat %K : i32 -> tensor<1x64xi32>
   %K0s = tile.splat %K0 : i32 -> tensor<1x64xi32>
-  %res = scf.for %k = %c0 to %nk step %c64 iter_args(%acc = %acc0) -> (tensor<128x128xf32>) : i32 {
+  %r1 = scf.for %k = %c0 to %nk step %c64 iter_args(%acc = %acc0) -> (tensor<128x128xf32>) : i32 {
     %ks = tile.splat %k : i32 -> tensor<64xi32>
     %kk = arith.addi %ks, %r64 : tensor<64xi32>
     %kr = tile.expand_dims %kk {axis = 0 : i32} : tensor<64xi32> -> tensor<1x64xi32>
@@ -233,22 +362,46 @@ tile.func @not_a_box(%a: !tile.ptr<bf16> {tile.divisibility = 16 : i32}, %K: i32
     %m1 = arith.cmpi slt, %kr0, %Ks : tensor<1x64xi32>
     %m1b = tile.broadcast %m1 : tensor<1x64xi1> -> tensor<128x64xi1>
     %x1 = tile.load %pa, %m1b, %zero : tensor<128x64x!tile.ptr<bf16>>
+    %d = tile.dot %x1, %w, %acc : tensor<128x64xbf16> * tensor<64x128xbf16> -> tensor<128x128xf32>
+    scf.yield %d : tensor<128x128xf32>
+  }
+  %r2 = scf.for %k = %c0 to %nk step %c64 iter_args(%acc = %r1) -> (tensor<128x128xf32>) : i32 {
+    %ks = tile.splat %k : i32 -> tensor<64xi32>
+    %kk = arith.addi %ks, %r64 : tensor<64xi32>
+    %kr = tile.expand_dims %kk {axis = 0 : i32} : tensor<64xi32> -> tensor<1x64xi32>
+    %krb = tile.broadcast %kr : tensor<1x64xi32> -> tensor<128x64xi32>
+    %pa = tile.addptr %arb, %krb : tensor<128x64x!tile.ptr<bf16>>, tensor<128x64xi32>
     // k + offs_k < K0, K0 not known positive
     %m2 = arith.cmpi slt, %kr, %K0s : tensor<1x64xi32>
     %m2b = tile.broadcast %m2 : tensor<1x64xi1> -> tensor<128x64xi1>
     %x2 = tile.load %pa, %m2b, %zero : tensor<128x64x!tile.ptr<bf16>>
+    %d = tile.dot %x2, %w, %acc : tensor<128x64xbf16> * tensor<64x128xbf16> -> tensor<128x128xf32>
+    scf.yield %d : tensor<128x128xf32>
+  }
+  %r3 = scf.for %k = %c0 to %nk step %c64 iter_args(%acc = %r2) -> (tensor<128x128xf32>) : i32 {
+    %ks = tile.splat %k : i32 -> tensor<64xi32>
+    %kk = arith.addi %ks, %r64 : tensor<64xi32>
+    %kr = tile.expand_dims %kk {axis = 0 : i32} : tensor<64xi32> -> tensor<1x64xi32>
+    %krb = tile.broadcast %kr : tensor<1x64xi32> -> tensor<128x64xi32>
+    %pa = tile.addptr %arb, %krb : tensor<128x64x!tile.ptr<bf16>>, tensor<128x64xi32>
     // k + offs_k < K, other 1
     %m3 = arith.cmpi slt, %kr, %Ks : tensor<1x64xi32>
     %m3b = tile.broadcast %m3 : tensor<1x64xi1> -> tensor<128x64xi1>
     %x3 = tile.load %pa, %m3b, %one : tensor<128x64x!tile.ptr<bf16>>
-    // a + head + ...
+    %d = tile.dot %x3, %w, %acc : tensor<128x64xbf16> * tensor<64x128xbf16> -> tensor<128x128xf32>
+    scf.yield %d : tensor<128x128xf32>
+  }
+  %res = scf.for %k = %c0 to %nk step %c64 iter_args(%acc = %r3) -> (tensor<128x128xf32>) : i32 {
+    %ks = tile.splat %k : i32 -> tensor<64xi32>
+    %kk = arith.addi %ks, %r64 : tensor<64xi32>
+    %kr = tile.expand_dims %kk {axis = 0 : i32} : tensor<64xi32> -> tensor<1x64xi32>
+    %krb = tile.broadcast %kr : tensor<1x64xi32> -> tensor<128x64xi32>
+    %pa = tile.addptr %arb, %krb : tensor<128x64x!tile.ptr<bf16>>, tensor<128x64xi32>
+    // ptrs + head
     %ph = tile.addptr %pa, %heads : tensor<128x64x!tile.ptr<bf16>>, tensor<128x64xi32>
     %x4 = tile.load %ph : tensor<128x64x!tile.ptr<bf16>>
-    %d1 = tile.dot %x1, %w, %acc : tensor<128x64xbf16> * tensor<64x128xbf16> -> tensor<128x128xf32>
-    %d2 = tile.dot %x2, %w, %d1 : tensor<128x64xbf16> * tensor<64x128xbf16> -> tensor<128x128xf32>
-    %d3 = tile.dot %x3, %w, %d2 : tensor<128x64xbf16> * tensor<64x128xbf16> -> tensor<128x128xf32>
-    %d4 = tile.dot %x4, %w, %d3 : tensor<128x64xbf16> * tensor<64x128xbf16> -> tensor<128x128xf32>
-    scf.yield %d4 : tensor<128x128xf32>
+    %d = tile.dot %x4, %w, %acc : tensor<128x64xbf16> * tensor<64x128xbf16> -> tensor<128x128xf32>
+    scf.yield %d : tensor<128x128xf32>
   }
   %cs = tile.splat %c : !tile.ptr<f32> -> tensor<128x128x!tile.ptr<f32>>
   tile.store %cs, %res : tensor<128x128x!tile.ptr<f32>>
