@@ -152,7 +152,11 @@ def attention_workloads():
                        lambda grid=grid, bm=bm, bn=bn, warps=warps, stages=stages, causal=causal:
                            tt.attention[grid](q, k, v, o, n_ctx, scale, BLOCK_M=bm, BLOCK_N=bn, HEAD_DIM=d,
                                               CAUSAL=causal, num_warps=warps, num_stages=stages),
-                       {peer: library}, lambda t: t[:2].cpu())
+                       {peer: library,
+                        # The same kernel with per-thread copies of K and V (no producer).
+                        "Kiln copy_engine=0": lambda config=config, grid=grid: kiln(
+                            "tutorial_attention", {**config, "copy_engine": 0}, grid, q, k, v, o, n_ctx, scale)},
+                       lambda t: t[:2].cpu())
 
 
 def memory_workloads():

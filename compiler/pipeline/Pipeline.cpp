@@ -45,6 +45,8 @@ void addGpuPasses(mlir::PassManager &pm, const CompileOptions &options) {
   descriptors.numStages = options.num_stages;
   descriptors.target = options.arch;
   descriptors.copyEngine = options.copy_engine;
+  descriptors.warpSpecialize = options.warp_specialize;
+  descriptors.numWarps = options.num_warps;
   pm.addPass(createLowerDescriptors(descriptors));
   pm.addPass(mlir::createCSEPass());
   AssignLayoutsOptions layouts;

@@ -292,26 +292,74 @@ void expand(tile::DescriptorStoreOp store) {
   store.erase();
 }
 
-/// Whether `loop` chains dots (attention's `Q Kᵀ`, then `P V`). Their
-/// operands stay per-thread copies: with every thread waiting on the
-/// slot's transaction barrier and the program's barrier before each
-/// refill, the copy engine measured no faster there and at 128-key blocks
-/// slower (docs/schedules.md, section 5); what it needs first is a
-/// producer that waits alone.
-bool chainsDots(Operation *loop) {
-  auto dots = cast<scf::ForOp>(loop).getBody()->getOps<tile::DotOp>();
+/// Whether `loop` chains dots (attention's `Q Kᵀ`, then `P V`).
+bool chainsDots(scf::ForOp loop) {
+  auto dots = loop.getBody()->getOps<tile::DotOp>();
   return std::distance(dots.begin(), dots.end()) >= 2;
+}
+
+/// Registers a thread of the plain schedule spends, beyond the dots' own
+/// values, on addresses, row statistics and loop state.
+constexpr int kChainOverheadRegisters = 24;
+
+/// Whether a loop that chains dots gets a producer warpgroup feeding its
+/// operands by the copy engine: asked (`warpSpecialize`), or where the
+/// plain schedule would hold one program a multiprocessor anyway (a
+/// producer takes the multiprocessor's registers for one program). The
+/// plain schedule's registers are estimated from what each thread holds
+/// across an iteration: every dot's f32 result and its A where A is read
+/// from registers (computed, as attention's P, or loaded before the loop,
+/// as its Q). The producer's loop must be the kernel's only loop of dots,
+/// at its top (PipelineLoops). Without a producer the operands stay
+/// per-thread copies: with every thread waiting on each slot's transaction
+/// barrier and the program's barrier before each refill, the copy engine
+/// measured no faster there, and at 128-key blocks slower
+/// (docs/schedules.md, section 2).
+bool chainGetsProducer(scf::ForOp loop, tile::FuncOp func, int numWarps, int numStages, bool warpSpecialize) {
+  if (loop->getParentOp() != func.getOperation())
+    return false;
+  bool otherDots = false;
+  func.walk([&](scf::ForOp other) { otherDots |= other != loop && !other.getBody()->getOps<tile::DotOp>().empty(); });
+  if (otherDots)
+    return false;
+  if (warpSpecialize)
+    return true;
+  int64_t heldBytes = 0, ringBytes = 0;
+  for (auto dot : loop.getBody()->getOps<tile::DotOp>()) {
+    auto result = cast<RankedTensorType>(dot.getType());
+    heldBytes += result.getNumElements() * elementBytes(result.getElementType());
+    for (Value operand : {dot.getA(), dot.getB()}) {
+      auto type = cast<RankedTensorType>(operand.getType());
+      const int64_t bytes = type.getNumElements() * elementBytes(type.getElementType());
+      Operation *def = operand.getDefiningOp();
+      if (def && def->getBlock() == loop.getBody() && isa<tile::LoadOp, tile::DescriptorLoadOp, tile::TransOp>(def))
+        ringBytes += numStages * bytes;
+      else if (operand == dot.getA())
+        heldBytes += bytes;
+    }
+  }
+  const int threads = numWarps * 32;
+  const int registers = static_cast<int>(heldBytes / 4 / threads) + kChainOverheadRegisters;
+  return hopperProgramsPerMultiprocessor(registers, threads, ringBytes) == 1;
 }
 
 /// Moves the pointer-block loads that read a box of a tensor to the copy
 /// engine. A loop's rings are taken for all of them or none: where they do
 /// not all fit at the asked depth, the loads stay per-thread copies, whose
 /// rings the pipeliner shortens instead of leaving an operand unpipelined.
-void raisePointerLoads(tile::FuncOp func, Decider &decider) {
+void raisePointerLoads(tile::FuncOp func, Decider &decider, int numWarps, int numStages, bool warpSpecialize) {
   SmallVector<tile::LoadOp> pointerLoads;
+  llvm::DenseSet<Operation *> producerLoops;
   func.walk([&](tile::LoadOp load) {
-    if (isa<scf::ForOp>(load->getParentOp()) && !chainsDots(load->getParentOp()))
-      pointerLoads.push_back(load);
+    auto loop = dyn_cast<scf::ForOp>(load->getParentOp());
+    if (!loop)
+      return;
+    if (chainsDots(loop)) {
+      if (!producerLoops.contains(loop) && !chainGetsProducer(loop, func, numWarps, numStages, warpSpecialize))
+        return;
+      producerLoops.insert(loop);
+    }
+    pointerLoads.push_back(load);
   });
   // What each loop's raised loads would take (a box holds the block's elements).
   llvm::DenseMap<Operation *, int64_t> ringBytes;
@@ -336,6 +384,18 @@ void raisePointerLoads(tile::FuncOp func, Decider &decider) {
     decider.recordSources(map.getArgNumber(), raised->sources);
     commitRaisedLoad(*raised);
   }
+  // A loop that chains dots whose operands all come by the copy engine now
+  // gets its producer (PipelineLoops).
+  for (Operation *loop : producerLoops) {
+    Block *body = &loop->getRegion(0).front();
+    bool allRaised = true;
+    for (auto dot : body->getOps<tile::DotOp>())
+      for (Value operand : {dot.getA(), dot.getB()})
+        if (auto load = operand.getDefiningOp<tile::LoadOp>())
+          allRaised &= load->getBlock() != body;
+    if (allRaised)
+      loop->setAttr(kWarpSpecializeAttr, UnitAttr::get(loop->getContext()));
+  }
 }
 
 struct LowerDescriptors : impl::LowerDescriptorsBase<LowerDescriptors> {
@@ -355,7 +415,7 @@ struct LowerDescriptors : impl::LowerDescriptorsBase<LowerDescriptors> {
       // Pointer loads that read a box of a tensor: descriptor loads through
       // a tensor map the compiler adds, where the copy engine takes them.
       if (copyEngine)
-        raisePointerLoads(func, decider);
+        raisePointerLoads(func, decider, numWarps, numStages, warpSpecialize);
       for (tile::DescriptorStoreOp store : stores)
         if (!decider.keep(store))
           expand(store);

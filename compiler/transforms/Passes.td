@@ -27,7 +27,10 @@ def LowerDescriptors : Pass<"kgpu-lower-descriptors", "mlir::ModuleOp"> {
     Option<"numStages", "num-stages", "int", "3", "software-pipelining depth of loops">,
     Option<"target", "target", "std::string", "\"sm_90a\"", "GPU target">,
     Option<"copyEngine", "copy-engine", "bool", "true",
-           "also move pointer-block loads that read a box of a tensor to the copy engine">
+           "also move pointer-block loads that read a box of a tensor to the copy engine">,
+    Option<"warpSpecialize", "warp-specialize", "bool", "false",
+           "loops will get a producer warpgroup: move the loads of loops that chain dots too">,
+    Option<"numWarps", "num-warps", "int", "4", "warps a program (to estimate a loop's registers)">
   ];
   let dependentDialects = ["::kiln::gpu::KGpuDialect", "::mlir::arith::ArithDialect"];
 }
@@ -88,8 +91,11 @@ def PipelineLoops : Pass<"kgpu-pipeline-loops", "mlir::ModuleOp"> {
     as the consumers hand it back (an "empty" barrier per slot, one arrival
     per consumer warp once the dot that read the slot completed); the
     consumer warps only wait for each slot's "full" barrier and multiply,
-    with no barrier of the program in the loop. Other loops are pipelined
-    as without it.
+    with no barrier of the program in the loop. A loop of chained dots
+    whose last dot can stay in flight across the back edge (attention)
+    gets one too, with the option or where `kgpu-lower-descriptors` marked
+    it `kgpu.warp_specialize`, when it is the kernel's only loop of dots.
+    Other loops are pipelined as without it.
   }];
   let options = [
     Option<"numStages", "num-stages", "int", "3", "slots in each ring (1: no pipelining)">,

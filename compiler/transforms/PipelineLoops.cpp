@@ -74,6 +74,11 @@
 // The producer computes what the copies' addresses need from before the
 // loop again (scalar arithmetic only). It is a whole warpgroup (the
 // lowering moves its registers to the consumers with setmaxnreg).
+// A loop that chains dots (attention) gets the same producer, with the
+// option or where LowerDescriptors marked it (kgpu.warp_specialize): its
+// last dot stays in flight across the back edge (chainOf), and the
+// consumers hand slot k-1 back after iteration k's first dot, whose own
+// wait completed the last dot that read it.
 //
 //===----------------------------------------------------------------------===//
 
@@ -162,10 +167,21 @@ public:
     refillAfterRelease_ = (pointerRingsInFlight || addedRingsInFlight) && !spareSlotFits();
     slots_ = inFlight_ && !refillAfterRelease_ ? stages_ + 1 : stages_;
     SmallVector<Operation *> before;
-    if (warpSpecialize_ && canSpecialize(candidates, slice, before))
+    if (warpSpecialize_ && !inFlight_)
+      chain_ = chainOf(loop_, [&](Value v) {
+        return llvm::any_of(candidates, [&](const Candidate &c) { return c.result() == v; });
+      });
+    if (warpSpecialize_ && canSpecialize(candidates, slice, before)) {
+      // A chain's slot is handed back an iteration after it was read (its
+      // last dot stays in flight): a spare slot keeps the producer as far
+      // ahead as the stages ask, where it fits.
+      if (chain_ && ringBytes_ * (stages_ + 1) / stages_ <= kRingBudgetBytes)
+        slots_ = stages_ + 1;
       specialize(candidates, slice, before);
-    else
+    } else {
+      chain_.reset();
       rewrite(candidates, slice);
+    }
   }
 
 private:
@@ -450,17 +466,28 @@ private:
   }
 
   /// Whether the loop can have a producer warpgroup: every operand comes by the
-  /// copy engine into the one wgmma dot left in flight, the loop sits at the
-  /// top of the kernel (it runs once, so the producer can run it whole and
-  /// exit), and what its copies need from before the loop is scalar
-  /// arithmetic on the kernel's arguments (`before`, in program order),
-  /// which the producer computes again.
+  /// copy engine into the one wgmma dot left in flight, or into a chain of
+  /// dots whose last stays in flight (chainOf), the loop sits at the top of
+  /// the kernel (it runs once, so the producer can run it whole and exit)
+  /// and is its only loop of dots (the rings of another could not share
+  /// its memory: they meet at program barriers, the producer never does),
+  /// and what its copies need from before the loop is scalar arithmetic on
+  /// the kernel's arguments (`before`, in program order), which the
+  /// producer computes again.
   bool canSpecialize(ArrayRef<Candidate> candidates, const AddressSlice &slice, SmallVector<Operation *> &before) {
     auto func = dyn_cast<tile::FuncOp>(loop_->getParentOp());
     auto module = loop_->getParentOfType<ModuleOp>();
-    if (!inFlight_ || !func || getProducerWarps(module) > 0 || numWarps_ + kProducerWarps > 32 ||
+    if ((!inFlight_ && !chain_) || !func || getProducerWarps(module) > 0 || numWarps_ + kProducerWarps > 32 ||
         !llvm::all_of(candidates, [](const Candidate &c) { return c.tma; }))
       return false;
+    if (chain_) {
+      bool otherDots = false;
+      func.walk([&](scf::ForOp other) {
+        otherDots |= other != loop_ && !other.getBody()->getOps<tile::DotOp>().empty();
+      });
+      if (otherDots)
+        return false;
+    }
     auto scalar = [](Type t) { return !isa<ShapedType>(t); };
     SmallVector<Value> work{loop_.getLowerBound(), loop_.getUpperBound(), loop_.getStep()};
     for (unsigned index : slice.carried)
@@ -650,9 +677,16 @@ private:
       return;
     for (Value map : sharedMaps)
       shrinkBox(func, map, sharing);
-    keepInFlight(b, newLoop);
-    Operation *partial = newLoop.getBody()->getTerminator()->getOperand(carriedIndex_).getDefiningOp();
-    b.setInsertionPointAfter(partial);
+    // A slot is handed back once the last dot reading it completed: the
+    // in-flight dot's at the next iteration's wait for it, a chain's at the
+    // next iteration's first dot (whose own wait completes every group).
+    if (chain_) {
+      keepLastInFlight(b, newLoop, *chain_);
+      b.setInsertionPointAfter(chain_->first);
+    } else {
+      keepInFlight(b, newLoop);
+      b.setInsertionPointAfter(newLoop.getBody()->getTerminator()->getOperand(carriedIndex_).getDefiningOp());
+    }
     Value readSlot = newLoop.getRegionIterArgs()[newLoop.getNumRegionIterArgs() - 2];
     Value wrapsBack = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, readSlot, i32(b, 0));
     Value previous = arith::SelectOp::create(b, loc, wrapsBack, i32(b, slots_ - 1),
@@ -802,54 +836,79 @@ private:
   /// after that iteration's first dot: the first dot's own wait (a dot not
   /// left in flight waits for every group) completes it as well, so the
   /// tensor cores run it while the rest of the iteration (the reductions
-  /// after it, the next copies) and the next one's start are issued. Until
-  /// then its slot may still be read, so the refill, already last in the
-  /// iteration, waits behind a barrier: every warp has passed that first
-  /// wait. A register A it reads must be computed from the first dot's
-  /// result, so that nothing rewrites those registers before the wait.
-  void chainLastDot(IRRewriter &b, scf::ForOp loop, ArrayRef<Operation *> issued) {
+  /// after it, the next copies) and the next one's start are issued. Its
+  /// operands come from rings (`fromRing`), or A from the registers wgmma
+  /// reads, computed from the first dot's result, so that nothing rewrites
+  /// those registers before the wait.
+  struct Chain {
+    tile::DotOp first, last;
+    unsigned index;      ///< the last dot's accumulator's iter_arg number
+    Operation *firstUse; ///< where the next iteration first reads it
+    bool registerA;
+  };
+  std::optional<Chain> chainOf(scf::ForOp loop, llvm::function_ref<bool(Value)> fromRing) const {
     Block *body = loop.getBody();
     SmallVector<tile::DotOp> dots;
     for (auto dot : body->getOps<tile::DotOp>())
       if (isWgmmaDot(dot, computeCapability_, numWarps_))
         dots.push_back(dot);
-    if (dots.size() < 2 || issued.empty())
-      return;
+    if (dots.size() < 2)
+      return std::nullopt;
     tile::DotOp first = dots.front(), last = dots.back();
     if (last.getType() != last.getC().getType() || !last.getType().getElementType().isF32() ||
         !last->hasOneUse() || *last->getUsers().begin() != body->getTerminator())
-      return;
+      return std::nullopt;
     unsigned index = last->getUses().begin()->getOperandNumber();
     BlockArgument carried = loop.getRegionIterArg(index);
     Operation *firstUse = nullptr;
     for (Operation *user : carried.getUsers()) {
       Operation *ancestor = body->findAncestorOpInBlock(*user);
       if (!ancestor || !first->isBeforeInBlock(ancestor))
-        return; // read before the first dot's wait: nothing to overlap
+        return std::nullopt; // read before the first dot's wait: nothing to overlap
       if (!firstUse || ancestor->isBeforeInBlock(firstUse))
         firstUse = ancestor;
     }
     if (!firstUse)
-      return;
-    // Its operands: ring slots, or an A in the registers wgmma reads (an A
-    // staged through shared memory would share the staging space with the
-    // next iteration's first dot).
+      return std::nullopt;
+    // (An A staged through shared memory would share the staging space
+    // with the next iteration's first dot.)
     const bool registerA = wgmmaReadsRegisterA(last, numWarps_);
-    if (!ringSlotLoad(last.getB()) || (!registerA && !ringSlotLoad(last.getA())) ||
+    if (!fromRing(last.getB()) || (!registerA && !fromRing(last.getA())) ||
         (registerA && !dependsOn(last.getA(), first.getResult(), body)))
-      return;
-    Location loc = last.getLoc();
-    b.setInsertionPointAfter(last);
-    auto partial = WarpgroupWaitOp::create(b, loc, last.getType(), last.getResult(), 1);
-    body->getTerminator()->setOperand(index, partial);
-    if (registerA)
-      last->setAttr(kInFlightRegisterA, b.getUnitAttr());
-    b.setInsertionPoint(firstUse);
+      return std::nullopt;
+    return Chain{first, last, index, firstUse, registerA};
+  }
+
+  /// Leaves the chain's last dot in flight (chainOf) and waits for it after
+  /// the loop.
+  void keepLastInFlight(IRRewriter &b, scf::ForOp loop, Chain chain) {
+    Location loc = chain.last.getLoc();
+    Block *body = loop.getBody();
+    BlockArgument carried = loop.getRegionIterArg(chain.index);
+    b.setInsertionPointAfter(chain.last);
+    auto partial = WarpgroupWaitOp::create(b, loc, chain.last.getType(), chain.last.getResult(), 1);
+    body->getTerminator()->setOperand(chain.index, partial);
+    if (chain.registerA)
+      chain.last->setAttr(kInFlightRegisterA, b.getUnitAttr());
+    b.setInsertionPoint(chain.firstUse);
     auto ready = WarpgroupWaitOp::create(b, loc, carried.getType(), carried, 0);
     carried.replaceAllUsesExcept(ready, ready);
+    waitAfterLoop(b, loc, loop, chain.index);
+  }
+
+  /// The last dot of a loop of several, over rings refilled by the
+  /// iteration's copies (`issued`, last in the iteration), stays in flight
+  /// (chainOf): its slot is read until the next iteration's first wait, so
+  /// the refill waits behind a barrier every warp reaches past it.
+  void chainLastDot(IRRewriter &b, scf::ForOp loop, ArrayRef<Operation *> issued) {
+    if (issued.empty())
+      return;
+    std::optional<Chain> chain = chainOf(loop, [](Value v) { return static_cast<bool>(ringSlotLoad(v)); });
+    if (!chain)
+      return;
+    keepLastInFlight(b, loop, *chain);
     b.setInsertionPoint(issued.front());
-    BarrierOp::create(b, loc);
-    waitAfterLoop(b, loc, loop, index);
+    BarrierOp::create(b, chain->last.getLoc());
   }
 
   int wgmmaDotCount(scf::ForOp loop) const {
@@ -926,6 +985,7 @@ private:
   int64_t ringBytes_ = 0;
   int slots_ = 0;            ///< slots per ring
   tile::DotOp inFlight_;     ///< the wgmma dot left in flight, if any
+  std::optional<Chain> chain_; ///< (a producer's loop) the chain whose last dot stays in flight
   unsigned carriedIndex_ = 0; ///< its accumulator's iter_arg number
   const AxisInfoAnalysis &axis_;
 };
@@ -941,8 +1001,11 @@ struct PipelineLoops : impl::PipelineLoopsBase<PipelineLoops> {
     AxisInfoAnalysis axis(module);
     SmallVector<scf::ForOp> loops;
     module.walk([&](scf::ForOp loop) { loops.push_back(loop); });
-    for (scf::ForOp loop : loops)
-      LoopPipeliner(loop, numStages, cc, getNumWarps(module), warpSpecialize && cc >= 90, axis).run();
+    for (scf::ForOp loop : loops) {
+      const bool producer = cc >= 90 && (warpSpecialize || loop->hasAttr(kWarpSpecializeAttr));
+      loop->removeAttr(kWarpSpecializeAttr);
+      LoopPipeliner(loop, numStages, cc, getNumWarps(module), producer, axis).run();
+    }
   }
 };
 

@@ -47,6 +47,9 @@ constexpr const char *kAddedMapAttr = "kgpu.added_map";
 /// On the module: warps the program runs past its num_warps, as the
 /// producer of a warp-specialized loop (kgpu.producer); absent: none.
 constexpr const char *kProducerWarpsAttr = "kgpu.producer_warps";
+/// On a loop: give it a producer warpgroup (LowerDescriptors decided so for
+/// a loop that chains dots, whose operands it moved to the copy engine).
+constexpr const char *kWarpSpecializeAttr = "kgpu.warp_specialize";
 /// The producer's warps: one warpgroup.
 constexpr int kProducerWarps = 4;
 
