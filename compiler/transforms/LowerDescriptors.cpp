@@ -302,28 +302,22 @@ bool chainsDots(scf::ForOp loop) {
 /// values, on addresses, row statistics and loop state.
 constexpr int kChainOverheadRegisters = 24;
 
-/// Whether a loop that chains dots gets a producer warpgroup feeding its
-/// operands by the copy engine: asked (`warpSpecialize`), or where the
-/// plain schedule would hold one program a multiprocessor anyway (a
-/// producer takes the multiprocessor's registers for one program). The
-/// plain schedule's registers are estimated from what each thread holds
-/// across an iteration: every dot's f32 result and its A where A is read
-/// from registers (computed, as attention's P, or loaded before the loop,
-/// as its Q). The producer's loop must be the kernel's only loop of dots,
-/// at its top (PipelineLoops). Without a producer the operands stay
-/// per-thread copies: with every thread waiting on each slot's transaction
-/// barrier and the program's barrier before each refill, the copy engine
-/// measured no faster there, and at 128-key blocks slower
-/// (docs/schedules.md, section 2).
-bool chainGetsProducer(scf::ForOp loop, tile::FuncOp func, int numWarps, int numStages, bool warpSpecialize) {
-  if (loop->getParentOp() != func.getOperation())
-    return false;
-  bool otherDots = false;
-  func.walk([&](scf::ForOp other) { otherDots |= other != loop && !other.getBody()->getOps<tile::DotOp>().empty(); });
-  if (otherDots)
-    return false;
-  if (warpSpecialize)
-    return true;
+/// The blocks a loop's dots read from loads in the loop, in order.
+SmallVector<Type> loadedOperands(scf::ForOp loop) {
+  SmallVector<Type> types;
+  for (auto dot : loop.getBody()->getOps<tile::DotOp>())
+    for (Value operand : {dot.getA(), dot.getB()})
+      if (Operation *def = operand.getDefiningOp(); def && def->getBlock() == loop.getBody() &&
+                                                     isa<tile::LoadOp, tile::DescriptorLoadOp, tile::TransOp>(def))
+        types.push_back(operand.getType());
+  return types;
+}
+
+/// Registers a thread of a loop's plain schedule holds across an
+/// iteration: every dot's f32 result, and its A where A is read from
+/// registers (computed, as attention's P, or loaded before the loop, as
+/// its Q); and the bytes of the loop's rings.
+std::pair<int, int64_t> plainFootprint(scf::ForOp loop, int numWarps, int numStages) {
   int64_t heldBytes = 0, ringBytes = 0;
   for (auto dot : loop.getBody()->getOps<tile::DotOp>()) {
     auto result = cast<RankedTensorType>(dot.getType());
@@ -338,9 +332,43 @@ bool chainGetsProducer(scf::ForOp loop, tile::FuncOp func, int numWarps, int num
         heldBytes += bytes;
     }
   }
-  const int threads = numWarps * 32;
-  const int registers = static_cast<int>(heldBytes / 4 / threads) + kChainOverheadRegisters;
-  return hopperProgramsPerMultiprocessor(registers, threads, ringBytes) == 1;
+  return {static_cast<int>(heldBytes / 4 / (numWarps * 32)) + kChainOverheadRegisters, ringBytes};
+}
+
+/// The loops that chain dots and get a producer warpgroup feeding their
+/// operands by the copy engine: asked (`warpSpecialize`), or where the
+/// plain schedule would hold one program a multiprocessor anyway (a
+/// producer takes the multiprocessor's registers for one program). Every
+/// loop of dots of the kernel must be such a loop at its top, reading
+/// blocks of the same shapes: one producer fills one ring for them, one
+/// loop after another (causal attention's two). Without a producer the
+/// operands stay per-thread copies: with every thread waiting on each
+/// slot's transaction barrier and the program's barrier before each
+/// refill, the copy engine measured no faster there, and at 128-key
+/// blocks slower (docs/schedules.md, section 2).
+llvm::DenseSet<Operation *> chainsGettingProducer(tile::FuncOp func, int numWarps, int numStages,
+                                                  bool warpSpecialize) {
+  SmallVector<scf::ForOp> loops;
+  bool fits = true;
+  func.walk([&](scf::ForOp loop) {
+    if (loop.getBody()->getOps<tile::DotOp>().empty())
+      return;
+    fits &= chainsDots(loop) && loop->getParentOp() == func.getOperation() &&
+            (loops.empty() || loadedOperands(loop) == loadedOperands(loops.front()));
+    loops.push_back(loop);
+  });
+  llvm::DenseSet<Operation *> chosen;
+  if (!fits || loops.empty())
+    return chosen;
+  bool oneProgram = true;
+  for (scf::ForOp loop : loops) {
+    auto [registers, ringBytes] = plainFootprint(loop, numWarps, numStages);
+    oneProgram &= hopperProgramsPerMultiprocessor(registers, numWarps * 32, ringBytes) == 1;
+  }
+  if (warpSpecialize || oneProgram)
+    for (scf::ForOp loop : loops)
+      chosen.insert(loop);
+  return chosen;
 }
 
 /// Moves the pointer-block loads that read a box of a tensor to the copy
@@ -349,17 +377,11 @@ bool chainGetsProducer(scf::ForOp loop, tile::FuncOp func, int numWarps, int num
 /// rings the pipeliner shortens instead of leaving an operand unpipelined.
 void raisePointerLoads(tile::FuncOp func, Decider &decider, int numWarps, int numStages, bool warpSpecialize) {
   SmallVector<tile::LoadOp> pointerLoads;
-  llvm::DenseSet<Operation *> producerLoops;
+  llvm::DenseSet<Operation *> producerLoops = chainsGettingProducer(func, numWarps, numStages, warpSpecialize);
   func.walk([&](tile::LoadOp load) {
     auto loop = dyn_cast<scf::ForOp>(load->getParentOp());
-    if (!loop)
-      return;
-    if (chainsDots(loop)) {
-      if (!producerLoops.contains(loop) && !chainGetsProducer(loop, func, numWarps, numStages, warpSpecialize))
-        return;
-      producerLoops.insert(loop);
-    }
-    pointerLoads.push_back(load);
+    if (loop && (!chainsDots(loop) || producerLoops.contains(loop)))
+      pointerLoads.push_back(load);
   });
   // What each loop's raised loads would take (a box holds the block's elements).
   llvm::DenseMap<Operation *, int64_t> ringBytes;
@@ -384,18 +406,19 @@ void raisePointerLoads(tile::FuncOp func, Decider &decider, int numWarps, int nu
     decider.recordSources(map.getArgNumber(), raised->sources);
     commitRaisedLoad(*raised);
   }
-  // A loop that chains dots whose operands all come by the copy engine now
-  // gets its producer (PipelineLoops).
+  // Loops that chain dots whose operands all come by the copy engine now
+  // get their producer (PipelineLoops): all of them, or none.
+  bool allRaised = true;
   for (Operation *loop : producerLoops) {
     Block *body = &loop->getRegion(0).front();
-    bool allRaised = true;
     for (auto dot : body->getOps<tile::DotOp>())
       for (Value operand : {dot.getA(), dot.getB()})
         if (auto load = operand.getDefiningOp<tile::LoadOp>())
           allRaised &= load->getBlock() != body;
-    if (allRaised)
-      loop->setAttr(kWarpSpecializeAttr, UnitAttr::get(loop->getContext()));
   }
+  if (allRaised)
+    for (Operation *loop : producerLoops)
+      loop->setAttr(kWarpSpecializeAttr, UnitAttr::get(loop->getContext()));
 }
 
 struct LowerDescriptors : impl::LowerDescriptorsBase<LowerDescriptors> {

@@ -94,7 +94,8 @@ def PipelineLoops : Pass<"kgpu-pipeline-loops", "mlir::ModuleOp"> {
     with no barrier of the program in the loop. A loop of chained dots
     whose last dot can stay in flight across the back edge (attention)
     gets one too, with the option or where `kgpu-lower-descriptors` marked
-    it `kgpu.warp_specialize`, when it is the kernel's only loop of dots.
+    it `kgpu.warp_specialize`; the kernel's loops of chained dots (causal
+    attention's two) then share one producer and one ring, one after another.
     Other loops are pipelined as without it.
   }];
   let options = [

@@ -78,7 +78,10 @@
 // option or where LowerDescriptors marked it (kgpu.warp_specialize): its
 // last dot stays in flight across the back edge (chainOf), and the
 // consumers hand slot k-1 back after iteration k's first dot, whose own
-// wait completed the last dot that read it.
+// wait completed the last dot that read it. Later loops of chained dots
+// (causal attention's diagonal block) continue the same ring
+// (ProducerRing): a second fill loop in the producer, a second consumer
+// loop reading on from the first's slot and parity.
 //
 //===----------------------------------------------------------------------===//
 
@@ -137,12 +140,27 @@ bool usesCopyEngine(ArrayRef<Candidate> candidates) {
   return llvm::any_of(candidates, [](const Candidate &c) { return c.tma; });
 }
 
+/// The ring a producer warpgroup fills for the loops of chained dots of a
+/// kernel, one loop after another (causal attention's two): the slots,
+/// their barriers, where the producer's fills and the consumers' reads
+/// have got to.
+struct ProducerRing {
+  SmallVector<Type> blocks;           ///< the candidates' blocks
+  SmallVector<unsigned> contiguousDims;
+  SmallVector<Value> buffers;
+  Value full, empty;
+  int slots = 0;
+  ProducerOp producer;
+  Value fillSlot, fillPhase;          ///< after the producer's last loop
+  scf::ForOp consumer;                ///< the last consumer loop (results: ..., slot, phase)
+};
+
 class LoopPipeliner {
 public:
   LoopPipeliner(scf::ForOp loop, int stages, int computeCapability, int numWarps, bool warpSpecialize,
-                const AxisInfoAnalysis &axis)
+                const AxisInfoAnalysis &axis, std::optional<ProducerRing> &ring)
       : loop_(loop), stages_(stages), computeCapability_(computeCapability), numWarps_(numWarps),
-        warpSpecialize_(warpSpecialize), axis_(axis) {}
+        warpSpecialize_(warpSpecialize), axis_(axis), ring_(ring) {}
 
   void run() {
     SmallVector<Candidate> candidates = findCandidates();
@@ -177,6 +195,8 @@ public:
       // ahead as the stages ask, where it fits.
       if (chain_ && ringBytes_ * (stages_ + 1) / stages_ <= kRingBudgetBytes)
         slots_ = stages_ + 1;
+      if (continuesRing(candidates))
+        slots_ = ring_->slots;
       specialize(candidates, slice, before);
     } else {
       chain_.reset();
@@ -468,24 +488,31 @@ private:
   /// Whether the loop can have a producer warpgroup: every operand comes by the
   /// copy engine into the one wgmma dot left in flight, or into a chain of
   /// dots whose last stays in flight (chainOf), the loop sits at the top of
-  /// the kernel (it runs once, so the producer can run it whole and exit)
-  /// and is its only loop of dots (the rings of another could not share
-  /// its memory: they meet at program barriers, the producer never does),
-  /// and what its copies need from before the loop is scalar arithmetic on
+  /// the kernel (it runs once, so the producer can run it whole and exit),
+  /// the kernel's other loops of dots (a chain's) join its ring after it
+  /// (the rings of another could not share its memory: they meet at
+  /// program barriers, the producer never does), and what its copies need
+  /// from before the loop is scalar arithmetic on
   /// the kernel's arguments (`before`, in program order), which the
   /// producer computes again.
   bool canSpecialize(ArrayRef<Candidate> candidates, const AddressSlice &slice, SmallVector<Operation *> &before) {
     auto func = dyn_cast<tile::FuncOp>(loop_->getParentOp());
     auto module = loop_->getParentOfType<ModuleOp>();
-    if ((!inFlight_ && !chain_) || !func || getProducerWarps(module) > 0 || numWarps_ + kProducerWarps > 32 ||
+    if ((!inFlight_ && !chain_) || !func || numWarps_ + kProducerWarps > 32 ||
         !llvm::all_of(candidates, [](const Candidate &c) { return c.tma; }))
       return false;
-    if (chain_) {
-      bool otherDots = false;
+    if (getProducerWarps(module) > 0 && !continuesRing(candidates))
+      return false;
+    if (chain_ && !ring_) {
+      // The kernel's other loops of dots join this one's producer: they
+      // come after it, marked to (LowerDescriptors checked their blocks).
+      bool others = true;
       func.walk([&](scf::ForOp other) {
-        otherDots |= other != loop_ && !other.getBody()->getOps<tile::DotOp>().empty();
+        if (other != loop_ && !other.getBody()->getOps<tile::DotOp>().empty())
+          others &= other->hasAttr(kWarpSpecializeAttr) && other->getParentOp() == func.getOperation() &&
+                    loop_->isBeforeInBlock(other);
       });
-      if (otherDots)
+      if (!others)
         return false;
     }
     auto scalar = [](Type t) { return !isa<ShapedType>(t); };
@@ -519,6 +546,21 @@ private:
     }
     before.assign(needed.begin(), needed.end());
     llvm::sort(before, [](Operation *x, Operation *y) { return x->isBeforeInBlock(y); });
+    return true;
+  }
+
+  /// Whether this loop of chained dots continues the ring a producer fills
+  /// for an earlier loop: same blocks, a positive constant step (so that a
+  /// loop that ran is one whose upper bound passed its lower).
+  bool continuesRing(ArrayRef<Candidate> candidates) {
+    if (!ring_ || !chain_ || candidates.size() != ring_->blocks.size())
+      return false;
+    APInt step;
+    if (!matchPattern(loop_.getStep(), m_ConstantInt(&step)) || !step.isStrictlyPositive())
+      return false;
+    for (auto [c, block, dim] : llvm::zip(candidates, ring_->blocks, ring_->contiguousDims))
+      if (c.type() != block || c.contiguousDim != dim)
+        return false;
     return true;
   }
 
@@ -605,13 +647,27 @@ private:
     auto i32 = [&](OpBuilder &at, int64_t v) -> Value {
       return arith::ConstantOp::create(at, loc, at.getI32IntegerAttr(v));
     };
-    SmallVector<int> multicast = sharedByCluster(candidates, func);
+    // A later loop of chained dots continues the ring of the first: the
+    // producer fills its slots next, the consumers read them next.
+    const bool continues = continuesRing(candidates);
+    SmallVector<int> multicast = continues ? SmallVector<int>(candidates.size(), 1) : sharedByCluster(candidates, func);
     const int sharing = *llvm::max_element(multicast);
-    SmallVector<Value> buffers = allocateRings(b, loc, candidates);
-    Value full = barriersFor(b, loc, 1, sharing > 1), empty = barriersFor(b, loc, numWarps_ * sharing, sharing > 1);
-
-    auto producer = ProducerOp::create(b, loc);
-    b.createBlock(&producer.getBody());
+    SmallVector<Value> buffers;
+    Value full, empty;
+    ProducerOp producer;
+    if (continues) {
+      buffers = ring_->buffers;
+      full = ring_->full;
+      empty = ring_->empty;
+      producer = ring_->producer;
+      b.setInsertionPointToEnd(&producer.getBody().front());
+    } else {
+      buffers = allocateRings(b, loc, candidates);
+      full = barriersFor(b, loc, 1, sharing > 1);
+      empty = barriersFor(b, loc, numWarps_ * sharing, sharing > 1);
+      producer = ProducerOp::create(b, loc);
+      b.createBlock(&producer.getBody());
+    }
     IRMapping outer;
     for (Operation *op : before)
       b.clone(*op, outer);
@@ -619,8 +675,8 @@ private:
     for (unsigned index : slice.carried)
       inits.push_back(outer.lookupOrDefault(loop_.getInitArgs()[index]));
     const size_t state = inits.size();
-    inits.push_back(i32(b, 0)); // the slot to fill
-    inits.push_back(i32(b, 1)); // the parity to wait for on its empty barrier: free at first
+    inits.push_back(continues ? ring_->fillSlot : i32(b, 0));  // the slot to fill
+    inits.push_back(continues ? ring_->fillPhase : i32(b, 1)); // the parity to wait for on its empty barrier: free at first
     auto fill = scf::ForOp::create(
         b, loc, outer.lookupOrDefault(loop_.getLowerBound()), outer.lookupOrDefault(loop_.getUpperBound()),
         outer.lookupOrDefault(loop_.getStep()), inits,
@@ -648,6 +704,22 @@ private:
                                                 ValueRange{following, nextPhase(inner, loc, following, args[1])});
                          });
     }
+    if (chain_ && sharing == 1) {
+      if (!continues) {
+        ring_.emplace();
+        for (const Candidate &c : candidates) {
+          ring_->blocks.push_back(c.type());
+          ring_->contiguousDims.push_back(c.contiguousDim);
+        }
+        ring_->buffers = buffers;
+        ring_->full = full;
+        ring_->empty = empty;
+        ring_->slots = slots_;
+        ring_->producer = producer;
+      }
+      ring_->fillSlot = fill.getResult(state);
+      ring_->fillPhase = fill.getResult(state + 1);
+    }
     // A whole warpgroup, so that setmaxnreg can move its registers to the
     // consumers (registers are shared per quarter of the multiprocessor: a
     // lone extra warp would cap every thread as a warpgroup would).
@@ -672,9 +744,31 @@ private:
     for (auto [c, programs] : llvm::zip(candidates, multicast))
       if (programs > 1)
         sharedMaps.push_back(cast<tile::DescriptorLoadOp>(c.load).getMap());
-    scf::ForOp newLoop = carryMore(b, {i32(b, 0), i32(b, 0)}, yields, candidates);
+    SmallVector<Value> readFrom{i32(b, 0), i32(b, 0)};
+    scf::ForOp previousLoop = continues ? ring_->consumer : scf::ForOp();
+    if (previousLoop) {
+      const unsigned n = previousLoop.getNumResults();
+      readFrom = {previousLoop.getResult(n - 2), previousLoop.getResult(n - 1)};
+    }
+    scf::ForOp newLoop = carryMore(b, readFrom, yields, candidates);
     if (!newLoop)
       return;
+    if (previousLoop) {
+      // The previous loop's last slot, once its last dot completed (the wait
+      // after that loop), if it ran.
+      auto completed = cast<WarpgroupWaitOp>(previousLoop->getNextNode());
+      b.setInsertionPointAfter(completed);
+      const unsigned n = previousLoop.getNumResults();
+      Value after = previousLoop.getResult(n - 2);
+      Value wraps = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, after, i32(b, 0));
+      Value last = arith::SelectOp::create(b, loc, wraps, i32(b, slots_ - 1),
+                                           arith::SubIOp::create(b, loc, after, i32(b, 1)));
+      Value ran = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sgt, previousLoop.getUpperBound(),
+                                        previousLoop.getLowerBound());
+      MBarrierArriveOp::create(b, loc, empty, last, ran, 1);
+    }
+    if (chain_ && sharing == 1)
+      ring_->consumer = newLoop;
     for (Value map : sharedMaps)
       shrinkBox(func, map, sharing);
     // A slot is handed back once the last dot reading it completed: the
@@ -988,6 +1082,7 @@ private:
   std::optional<Chain> chain_; ///< (a producer's loop) the chain whose last dot stays in flight
   unsigned carriedIndex_ = 0; ///< its accumulator's iter_arg number
   const AxisInfoAnalysis &axis_;
+  std::optional<ProducerRing> &ring_; ///< the kernel's producer ring of chained dots, once made
 };
 
 struct PipelineLoops : impl::PipelineLoopsBase<PipelineLoops> {
@@ -999,12 +1094,15 @@ struct PipelineLoops : impl::PipelineLoopsBase<PipelineLoops> {
     if (numStages < 2 || cc < 80)
       return;
     AxisInfoAnalysis axis(module);
-    SmallVector<scf::ForOp> loops;
-    module.walk([&](scf::ForOp loop) { loops.push_back(loop); });
-    for (scf::ForOp loop : loops) {
-      const bool producer = cc >= 90 && (warpSpecialize || loop->hasAttr(kWarpSpecializeAttr));
-      loop->removeAttr(kWarpSpecializeAttr);
-      LoopPipeliner(loop, numStages, cc, getNumWarps(module), producer, axis).run();
+    for (auto func : module.getOps<tile::FuncOp>()) {
+      SmallVector<scf::ForOp> loops;
+      func.walk([&](scf::ForOp loop) { loops.push_back(loop); });
+      std::optional<ProducerRing> ring;
+      for (scf::ForOp loop : loops) {
+        const bool producer = cc >= 90 && (warpSpecialize || loop->hasAttr(kWarpSpecializeAttr));
+        loop->removeAttr(kWarpSpecializeAttr);
+        LoopPipeliner(loop, numStages, cc, getNumWarps(module), producer, axis, ring).run();
+      }
     }
   }
 };
