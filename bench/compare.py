@@ -105,5 +105,11 @@ json.dump(records, open(out_path, "w"), indent=1)
 
 print("| workload | metric | Kiln | peer | peer value | ratio |")
 print("| --- | --- | --- | --- | --- | --- |")
+def number(v):
+    return "-" if v is None else f"{v:.3f}"
+
+
 for r in kiln_records + records:
-    print(f"| {r['workload']} | {r['metric']} | {r['kiln']:.3f} | {r['peer']} | {r['peer_value']:.3f} | {r['ratio']:.3f} |")
+    # (A record of Kiln's own may have no peer: a filtered run left it out.)
+    print(f"| {r['workload']} | {r['metric']} | {number(r['kiln'])} | {r.get('peer') or '-'} | "
+          f"{number(r.get('peer_value'))} | {number(r.get('ratio'))} |")

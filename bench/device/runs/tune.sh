@@ -1,0 +1,32 @@
+# shellcheck shell=bash
+# The autotuner on the matmul op beside Triton's (sourced by
+# bench/device/run.sh for: tune-matmul).
+
+if [ "$part" = tune-matmul ]; then
+  # The autotuner on the matmul op (4096^3 bf16): 5 configs end to end from
+  # a fresh store, a second process with the warm store, Triton's autotuner
+  # on the same 5 tiles; then the whole space exhaustively and by pattern
+  # search (each from a fresh store); the op from Python; its GPU tests.
+  tune=("$bundle/bin/autotune" --op matmul --m 4096 --n 4096 --k 4096 --dtype bf16)
+  five=()
+  for c in BLOCK_M=128,BLOCK_N=128,BLOCK_K=64,num_warps=4,num_stages=3 BLOCK_M=128,BLOCK_N=256,BLOCK_K=64,num_warps=8,num_stages=3 \
+           BLOCK_M=128,BLOCK_N=128,BLOCK_K=32,num_warps=4,num_stages=4 BLOCK_M=64,BLOCK_N=128,BLOCK_K=64,num_warps=4,num_stages=4 \
+           BLOCK_M=256,BLOCK_N=128,BLOCK_K=32,num_warps=8,num_stages=4; do
+    five+=(--config "$c,GROUP_M=8")
+  done
+  export KILN_CACHE_DIR=$(mktemp -d)
+  record "autotune: 5 matmul configs, fresh store" bash -c 'start=$(date +%s%N); "$@"; echo "wall: $(( ($(date +%s%N) - start) / 1000000 )) ms"' _ "${tune[@]}" "${five[@]}"
+  record "autotune: the same, second process (warm store)" bash -c 'start=$(date +%s%N); "$@"; echo "wall: $(( ($(date +%s%N) - start) / 1000000 )) ms"' _ "${tune[@]}" "${five[@]}"
+  record "Triton's autotuner: the same 5 tiles" python3 bench/device/triton_matmul_autotune.py
+  export KILN_CACHE_DIR=$(mktemp -d)
+  record "autotune: whole space, exhaustive" bash -c '"$@" --strategy exhaustive --json > '"$out"'/matmul-exhaustive.json' _ "${tune[@]}"
+  export KILN_CACHE_DIR=$(mktemp -d)
+  record "autotune: whole space, pattern search" bash -c '"$@" --strategy pattern --json > '"$out"'/matmul-pattern.json' _ "${tune[@]}"
+  record "matmul op GPU tests" "$bundle/bin/kiln_gpu_tests" --gtest_brief=1 --gtest_filter='GpuOps.Matmul*'
+  if python3 -c "import torch" 2> /dev/null; then
+    record "ops from Python (ctypes, DLPack) vs PyTorch" python3 ops/python/check_with_torch.py "$bundle/lib/libkiln_ops.so" cuda
+  fi
+  cat "$results"
+  ! grep -q "| FAIL" "$results"
+  exit
+fi
