@@ -106,276 +106,328 @@ Params parameters(const Request &r, const Plan &p) {
   return q;
 }
 
-Kernel makeKernel(const std::string &key, const Request &r, const Plan &p, const Params &q) {
-  Norm norm = r.norm;
-  DType types[SLOTS];
-  bool present[SLOTS];
-  for (int s = 0; s < SLOTS; ++s) {
-    types[s] = r.views[s].dtype;
-    present[s] = r.has(static_cast<Slot>(s));
-  }
-  std::vector<DType> dtypes(types, types + SLOTS);
-  std::vector<bool> has(present, present + SLOTS);
-  auto body = [norm, p, q, dtypes, has](const Config &cfg, const std::vector<Tensor> &args) {
-    const int64_t BM = cfg["BLOCK_M"], BN = cfg["BLOCK_N"];
-    DType index = p.wide ? DType::i64 : DType::i32;
-    Tensor rows = program_id(0).to(index) * BM + arange(0, BM).to(index);
-    Tensor N = args[q.N];
+/// How a normalization kernel reaches its rows, built in the kernel's body
+/// from its arguments: the program's BLOCK_M rows and their mask, tiles of
+/// x and y, the per-column weight and bias, the per-row outputs.
+class Rows {
+public:
+  Rows(const Config &cfg, const Plan &p, const Params &q, const std::vector<DType> &dtypes,
+       const std::vector<bool> &has, const std::vector<Tensor> &args)
+      : BM(cfg["BLOCK_M"]), BN(cfg["BLOCK_N"]), index(p.wide ? DType::i64 : DType::i32), has(has), q_(q),
+        dtypes_(dtypes), args_(args) {
+    rows_ = program_id(0).to(index) * BM + arange(0, BM).to(index);
+    N = args[q.N];
     // Masks of blocks that tile the problem exactly are constant true: the
     // compiler drops them, and with them a compare and a select an element.
-    const bool fullRows = cfg.get("FULL_ROWS", 0), fullColumns = cfg.get("FULL_COLUMNS", 0);
-    Tensor rowMask = fullRows ? full({BM}, 1, DType::i1) : rows < args[q.rows];
-    auto columnMask = [&](const Tensor &cols) { return fullColumns ? full({BN}, 1, DType::i1) : cols < N; };
-    std::vector<Tensor> coords = unflatten(rows, arguments_at(q.rowSizes, args));
-    auto rowOffset = [&](int s) {
-      return offset_of(coords, arguments_at(q.rowStrides[s], args), index);
-    };
-    auto columnOffset = [&](int s, const Tensor &cols) {
-      return q.columnStrides[s] >= 0 ? cols * args[q.columnStrides[s]] : cols;
-    };
-    // The pointers of a [BM, BN] tile of slot s at columns `cols`.
-    auto tile = [&](int s, const Tensor &cols) {
-      Tensor row = rowOffset(s);
-      Tensor at = expand_dims(columnOffset(s, cols), 0);
-      return args[q.pointers[s]] + (row.is_scalar() ? at + row : expand_dims(row, 1) + at);
-    };
-    auto broadcastTile = [&](const Tensor &t) { return t.shape() == Shape{BM, BN} ? t : broadcast_to(t, {BM, BN}); };
-    auto loadX = [&](const Tensor &cols, const Tensor &mask, double other,
-                     EvictionPolicy evict = EvictionPolicy::normal) {
-      return load(broadcastTile(tile(X, cols)), mask, other, LoadOptions{.evict = evict}).to(DType::f32);
-    };
-    // Weight and bias: [1, BN], read by every row, so kept in L2.
-    auto perColumn = [&](int s, const Tensor &cols, const Tensor &colMask) {
-      return expand_dims(load(args[q.pointers[s]] + columnOffset(s, cols), colMask, 0.0,
-                              LoadOptions{.evict = EvictionPolicy::evict_last})
-                             .to(DType::f32),
-                         0);
-    };
-    auto storeY = [&](const Tensor &cols, const Tensor &mask, const Tensor &value) {
-      store(broadcastTile(tile(Y, cols)), value.to(dtypes[Y]), mask);
-    };
-    auto storeRow = [&](int s, const Tensor &value) { // mean, rstd: one value per row
-      if (!has[s])
-        return;
-      Tensor at = rowOffset(s);
-      store(args[q.pointers[s]] + (at.is_scalar() ? broadcast_to(at, {BM}) : at), value.to(dtypes[s]), rowMask);
-    };
-    Tensor eps = q.eps >= 0 ? args[q.eps] : Tensor();
-    auto finishNorm = [&](const Tensor &centered, const Tensor &rstd, const Tensor &cols, const Tensor &colMask) {
-      Tensor y = centered * expand_dims(rstd, 1);
-      if (has[WEIGHT])
-        y = y * perColumn(WEIGHT, cols, colMask);
-      if (has[BIAS])
-        y = y + perColumn(BIAS, cols, colMask);
-      return y;
-    };
+    fullColumns_ = cfg.get("FULL_COLUMNS", 0);
+    rowMask = cfg.get("FULL_ROWS", 0) ? full({BM}, 1, DType::i1) : rows_ < args[q.rows];
+    coords_ = unflatten(rows_, arguments_at(q.rowSizes, args));
+    eps = q.eps >= 0 ? args[q.eps] : Tensor();
+  }
 
-    // x[row, 0] of each row: layer norm's shift for sums of squares.
-    auto rowFirst = [&] {
-      Tensor rowStart = rowOffset(X);
-      return load(args[q.pointers[X]] + (rowStart.is_scalar() ? broadcast_to(rowStart, {BM}) : rowStart), rowMask, 0.0)
-          .to(DType::f32);
-    };
+  const int64_t BM, BN;
+  const DType index;
+  const std::vector<bool> &has;
+  Tensor N, rowMask, eps;
 
-    if (p.onePass) {
-      Tensor cols = arange(0, BN).to(index);
-      Tensor colMask = columnMask(cols);
-      Tensor mask = expand_dims(rowMask, 1) & expand_dims(colMask, 0);
-      // Each kernel reads x once, with evict_last (faster than no hint;
-      // evict_first and streaming stores were slower: docs/ops.md).
-      switch (norm) {
-      case Norm::softmax:
-      case Norm::log_softmax: {
-        Tensor x = loadX(cols, mask, -INFINITY, EvictionPolicy::evict_last);
-        Tensor m = max(x, 1);
-        Tensor e = exp(x - expand_dims(m, 1));
-        Tensor total = sum(e, 1);
-        storeY(cols, mask, norm == Norm::softmax ? e * expand_dims(1.0 / total, 1)
-                                                 : x - expand_dims(m + log(total), 1));
-        break;
-      }
-      case Norm::layer_norm: {
-        Tensor x = loadX(cols, mask, 0.0, EvictionPolicy::evict_last);
-        Tensor n = N.to(DType::f32);
-        Tensor mean, centered, rstd;
-        if (p.shifted) {
-          // Mean and variance in one reduction of (d, d^2), d = x - x[0]
-          // (the shifted-data algorithm): the sums cancel as much as x[0]
-          // lies away from the mean, in units of the row's spread.
-          Tensor first = rowFirst();
-          Tensor d = where(mask, x - expand_dims(first, 1), 0.0);
-          std::vector<Tensor> sums = kiln::reduce({d, d * d}, 1, [](const std::vector<Tensor> &a,
-                                                                     const std::vector<Tensor> &b) {
-            return std::vector<Tensor>{a[0] + b[0], a[1] + b[1]};
-          });
-          Tensor meanShift = sums[0] / n;
-          rstd = rsqrt(maximum(sums[1] / n - meanShift * meanShift, 0.0) + eps);
-          mean = first + meanShift;
-          centered = where(mask, d - expand_dims(meanShift, 1), 0.0);
-        } else { // two reductions: the mean, then the squares about it
-          mean = sum(x, 1) / n;
-          centered = where(mask, x - expand_dims(mean, 1), 0.0);
-          rstd = rsqrt(sum(centered * centered, 1) / n + eps);
-        }
-        storeY(cols, mask, finishNorm(centered, rstd, cols, colMask));
-        storeRow(MEAN, mean);
-        storeRow(RSTD, rstd);
-        break;
-      }
-      case Norm::rms_norm: {
-        Tensor x = loadX(cols, mask, 0.0, EvictionPolicy::evict_last);
-        Tensor rstd = rsqrt(sum(x * x, 1) / N.to(DType::f32) + eps);
-        storeY(cols, mask, finishNorm(x, rstd, cols, colMask));
-        storeRow(RSTD, rstd);
-        break;
-      }
-      }
+  Tensor columnMask(const Tensor &cols) const { return fullColumns_ ? full({BN}, 1, DType::i1) : cols < N; }
+
+  /// x's [BM, BN] tile at columns `cols`, as f32.
+  Tensor loadX(const Tensor &cols, const Tensor &mask, double other,
+               EvictionPolicy evict = EvictionPolicy::normal) const {
+    return load(broadcastTile(tile(X, cols)), mask, other, LoadOptions{.evict = evict}).to(DType::f32);
+  }
+  /// Weight or bias at `cols`, [1, BN]: read by every row, so kept in L2.
+  Tensor perColumn(int s, const Tensor &cols, const Tensor &colMask) const {
+    return expand_dims(load(args_[q_.pointers[s]] + columnOffset(s, cols), colMask, 0.0,
+                            LoadOptions{.evict = EvictionPolicy::evict_last})
+                           .to(DType::f32),
+                       0);
+  }
+  void storeY(const Tensor &cols, const Tensor &mask, const Tensor &value) const {
+    store(broadcastTile(tile(Y, cols)), value.to(dtypes_[Y]), mask);
+  }
+  /// Mean or rstd: one value a row, where the caller asked for it.
+  void storeRow(int s, const Tensor &value) const {
+    if (!has[s])
       return;
-    }
+    Tensor at = rowOffset(s);
+    store(args_[q_.pointers[s]] + (at.is_scalar() ? broadcast_to(at, {BM}) : at), value.to(dtypes_[s]), rowMask);
+  }
+  /// (x - mean) * rstd, times the weight and plus the bias where present.
+  Tensor finishNorm(const Tensor &centered, const Tensor &rstd, const Tensor &cols, const Tensor &colMask) const {
+    Tensor y = centered * expand_dims(rstd, 1);
+    if (has[WEIGHT])
+      y = y * perColumn(WEIGHT, cols, colMask);
+    if (has[BIAS])
+      y = y + perColumn(BIAS, cols, colMask);
+    return y;
+  }
+  /// x[row, 0] of each row: layer norm's shift for sums of squares.
+  Tensor rowFirst() const {
+    Tensor rowStart = rowOffset(X);
+    return load(args_[q_.pointers[X]] + (rowStart.is_scalar() ? broadcast_to(rowStart, {BM}) : rowStart), rowMask, 0.0)
+        .to(DType::f32);
+  }
 
-    // Two walks over long rows (BM rows at a time, usually one). The first
-    // walk's reads ask L2 to keep the row for the second, whose reads are
-    // the row's last use. Each walk loads chunk k+1 before it works on
-    // chunk k, so that the loads are in flight during the math (AHEAD=1),
-    // or each chunk where it is used, leaving the overlap to the other
-    // programs on the multiprocessor and to fewer registers (AHEAD=0).
-    Shape lanes{BM, BN};
-    const EvictionPolicy keep = EvictionPolicy::evict_last, lastUse = EvictionPolicy::evict_first;
-    struct Chunk {
-      Tensor start, cols, colMask, mask;
-    };
-    // A chunk fetched ahead may start past the row: its mask is real even
-    // when the chunks tile the row.
-    auto chunkAt = [&](const Tensor &start, bool ahead = false) {
-      Tensor cols = start + arange(0, BN).to(index);
-      Tensor colMask = ahead ? cols < N : columnMask(cols);
-      return Chunk{start, cols, colMask, expand_dims(rowMask, 1) & expand_dims(colMask, 0)};
-    };
-    using Fetch = std::function<std::vector<Tensor>(const Chunk &)>;
-    using Visit = std::function<void(const Chunk &, const std::vector<Tensor> &)>;
-    auto walk = [&](const Fetch &fetch, const Visit &visit) {
-      if (!p.ahead) {
-        for_range(constant(0, index), N, BN, [&](const Tensor &start) {
-          Chunk c = chunkAt(start);
-          visit(c, fetch(c));
-        });
-        return;
-      }
-      std::vector<std::unique_ptr<Var>> ahead;
-      for (const Tensor &t : fetch(chunkAt(constant(0, index))))
-        ahead.push_back(std::make_unique<Var>(t));
-      for_range(constant(0, index), N, BN, [&](const Tensor &start) {
-        std::vector<Tensor> current;
-        for (auto &v : ahead)
-          current.push_back(v->get());
-        std::vector<Tensor> next = fetch(chunkAt(start + BN, /*ahead=*/true));
-        for (size_t k = 0; k < ahead.size(); ++k)
-          *ahead[k] = next[k];
-        visit(chunkAt(start), current);
+private:
+  Tensor rowOffset(int s) const { return offset_of(coords_, arguments_at(q_.rowStrides[s], args_), index); }
+  Tensor columnOffset(int s, const Tensor &cols) const {
+    return q_.columnStrides[s] >= 0 ? cols * args_[q_.columnStrides[s]] : cols;
+  }
+  /// The pointers of a [BM, BN] tile of slot s at columns `cols`.
+  Tensor tile(int s, const Tensor &cols) const {
+    Tensor row = rowOffset(s);
+    Tensor at = expand_dims(columnOffset(s, cols), 0);
+    return args_[q_.pointers[s]] + (row.is_scalar() ? at + row : expand_dims(row, 1) + at);
+  }
+  Tensor broadcastTile(const Tensor &t) const { return t.shape() == Shape{BM, BN} ? t : broadcast_to(t, {BM, BN}); }
+
+  const Params &q_;
+  const std::vector<DType> &dtypes_;
+  const std::vector<Tensor> &args_;
+  Tensor rows_;
+  std::vector<Tensor> coords_;
+  bool fullColumns_ = false;
+};
+
+/// Mean and rstd of layer norm over `x` (masked-off elements zero) in one
+/// pass; `centered` is x - mean, zero where masked off.
+struct Moments {
+  Tensor mean, centered, rstd;
+};
+Moments layerNormMoments(const Rows &r, const Tensor &x, const Tensor &mask, bool shifted) {
+  Tensor n = r.N.to(DType::f32);
+  Moments m;
+  if (shifted) {
+    // Mean and variance in one reduction of (d, d^2), d = x - x[0] (the
+    // shifted-data algorithm): the sums cancel as much as x[0] lies away
+    // from the mean, in units of the row's spread.
+    Tensor first = r.rowFirst();
+    Tensor d = where(mask, x - expand_dims(first, 1), 0.0);
+    std::vector<Tensor> sums = kiln::reduce({d, d * d}, 1, [](const std::vector<Tensor> &a,
+                                                               const std::vector<Tensor> &b) {
+      return std::vector<Tensor>{a[0] + b[0], a[1] + b[1]};
+    });
+    Tensor meanShift = sums[0] / n;
+    m.rstd = rsqrt(maximum(sums[1] / n - meanShift * meanShift, 0.0) + r.eps);
+    m.mean = first + meanShift;
+    m.centered = where(mask, d - expand_dims(meanShift, 1), 0.0);
+  } else { // two reductions: the mean, then the squares about it
+    m.mean = sum(x, 1) / n;
+    m.centered = where(mask, x - expand_dims(m.mean, 1), 0.0);
+    m.rstd = rsqrt(sum(m.centered * m.centered, 1) / n + r.eps);
+  }
+  return m;
+}
+
+/// A row that fits on chip, read once: BLOCK_N >= N. Each kernel reads x
+/// with evict_last (faster than no hint; evict_first and streaming stores
+/// were slower: docs/ops.md).
+void onePass(Norm norm, const Plan &p, const Rows &r) {
+  Tensor cols = arange(0, r.BN).to(r.index);
+  Tensor colMask = r.columnMask(cols);
+  Tensor mask = expand_dims(r.rowMask, 1) & expand_dims(colMask, 0);
+  switch (norm) {
+  case Norm::softmax:
+  case Norm::log_softmax: {
+    Tensor x = r.loadX(cols, mask, -INFINITY, EvictionPolicy::evict_last);
+    Tensor m = max(x, 1);
+    Tensor e = exp(x - expand_dims(m, 1));
+    Tensor total = sum(e, 1);
+    r.storeY(cols, mask, norm == Norm::softmax ? e * expand_dims(1.0 / total, 1) : x - expand_dims(m + log(total), 1));
+    break;
+  }
+  case Norm::layer_norm: {
+    Tensor x = r.loadX(cols, mask, 0.0, EvictionPolicy::evict_last);
+    Moments m = layerNormMoments(r, x, mask, p.shifted);
+    r.storeY(cols, mask, r.finishNorm(m.centered, m.rstd, cols, colMask));
+    r.storeRow(MEAN, m.mean);
+    r.storeRow(RSTD, m.rstd);
+    break;
+  }
+  case Norm::rms_norm: {
+    Tensor x = r.loadX(cols, mask, 0.0, EvictionPolicy::evict_last);
+    Tensor rstd = rsqrt(sum(x * x, 1) / r.N.to(DType::f32) + r.eps);
+    r.storeY(cols, mask, r.finishNorm(x, rstd, cols, colMask));
+    r.storeRow(RSTD, rstd);
+    break;
+  }
+  }
+}
+
+/// One BLOCK_N chunk of the rows a walk visits.
+struct Chunk {
+  Tensor start, cols, colMask, mask;
+};
+using Fetch = std::function<std::vector<Tensor>(const Chunk &)>;
+using Visit = std::function<void(const Chunk &, const std::vector<Tensor> &)>;
+
+/// A walk over long rows (BM rows at a time, usually one), BLOCK_N columns
+/// a step: it loads chunk k+1 before it works on chunk k, so that the loads
+/// are in flight during the math (`ahead`), or each chunk where it is used,
+/// leaving the overlap to the other programs on the multiprocessor and to
+/// fewer registers.
+void walk(const Rows &r, bool ahead, const Fetch &fetch, const Visit &visit) {
+  // A chunk fetched ahead may start past the row: its mask is real even
+  // when the chunks tile the row.
+  auto chunkAt = [&](const Tensor &start, bool past = false) {
+    Tensor cols = start + arange(0, r.BN).to(r.index);
+    Tensor colMask = past ? cols < r.N : r.columnMask(cols);
+    return Chunk{start, cols, colMask, expand_dims(r.rowMask, 1) & expand_dims(colMask, 0)};
+  };
+  if (!ahead) {
+    for_range(constant(0, r.index), r.N, r.BN, [&](const Tensor &start) {
+      Chunk c = chunkAt(start);
+      visit(c, fetch(c));
+    });
+    return;
+  }
+  std::vector<std::unique_ptr<Var>> fetched;
+  for (const Tensor &t : fetch(chunkAt(constant(0, r.index))))
+    fetched.push_back(std::make_unique<Var>(t));
+  for_range(constant(0, r.index), r.N, r.BN, [&](const Tensor &start) {
+    std::vector<Tensor> current;
+    for (auto &v : fetched)
+      current.push_back(v->get());
+    std::vector<Tensor> next = fetch(chunkAt(start + r.BN, /*past=*/true));
+    for (size_t k = 0; k < fetched.size(); ++k)
+      *fetched[k] = next[k];
+    visit(chunkAt(start), current);
+  });
+}
+
+// Two walks over long rows. The first walk's reads ask L2 to keep the row
+// for the second, whose reads are the row's last use.
+constexpr EvictionPolicy kKeep = EvictionPolicy::evict_last, kLastUse = EvictionPolicy::evict_first;
+
+/// Softmax and log-softmax: online, per lane a running max and the sum of
+/// exp(x - max); then the row's, and a second walk writes y.
+void softmaxWalks(Norm norm, const Plan &p, const Rows &r) {
+  Shape lanes{r.BM, r.BN};
+  Var m(full(lanes, -INFINITY, DType::f32)), s(zeros(lanes, DType::f32));
+  walk(r, p.ahead, [&](const Chunk &c) { return std::vector<Tensor>{r.loadX(c.cols, c.mask, -INFINITY, kKeep)}; },
+       [&](const Chunk &, const std::vector<Tensor> &loaded) {
+         const Tensor &x = loaded[0];
+         Tensor next = maximum(m.get(), x);
+         Tensor scale = where(m.get() == next, 1.0, exp(m.get() - next));
+         Tensor add = where(x == -INFINITY, 0.0, exp(x - next));
+         s = s.get() * scale + add;
+         m = next;
+       });
+  Tensor rowMax = max(m.get(), 1);
+  Tensor lanesMax = expand_dims(rowMax, 1);
+  Tensor total = sum(where(m.get() == -INFINITY, 0.0, s.get() * exp(m.get() - lanesMax)), 1);
+  Tensor inverse = expand_dims(1.0 / total, 1), shift = expand_dims(rowMax + log(total), 1);
+  walk(r, p.ahead, [&](const Chunk &c) { return std::vector<Tensor>{r.loadX(c.cols, c.mask, -INFINITY, kLastUse)}; },
+       [&](const Chunk &c, const std::vector<Tensor> &loaded) {
+         const Tensor &x = loaded[0];
+         r.storeY(c.cols, c.mask, norm == Norm::softmax ? exp(x - lanesMax) * inverse : x - shift);
+       });
+}
+
+/// Layer and RMS norm's first walk: per lane, RMS norm sums squares; layer
+/// norm keeps Welford's (count, mean, M2), or with SHIFTED the sums of d
+/// and d^2 for d = x - x[row, 0], which merge across lanes without
+/// divisions. Then the row's mean (layer norm) and rstd.
+struct RowStatistics {
+  Tensor mean, rstd;
+};
+RowStatistics normStatistics(Norm norm, const Plan &p, const Rows &r) {
+  Shape lanes{r.BM, r.BN};
+  const bool welford = norm == Norm::layer_norm && !p.shifted;
+  ReduceMath math(welford ? Reduce::var : Reduce::sum, DType::f32, 0);
+  Tensor first = p.shifted ? r.rowFirst() : Tensor();
+  std::vector<std::unique_ptr<Var>> state;
+  for (const Tensor &t : math.init(lanes))
+    state.push_back(std::make_unique<Var>(t));
+  if (p.shifted)
+    state.push_back(std::make_unique<Var>(zeros(lanes, DType::f32)));
+  walk(r, p.ahead, [&](const Chunk &c) { return std::vector<Tensor>{r.loadX(c.cols, c.mask, 0.0, kKeep)}; },
+       [&](const Chunk &c, const std::vector<Tensor> &loaded) {
+         const Tensor &x = loaded[0];
+         if (p.shifted) {
+           Tensor d = where(c.mask, x - expand_dims(first, 1), 0.0);
+           *state[0] = state[0]->get() + d;
+           *state[1] = state[1]->get() + d * d;
+           return;
+         }
+         std::vector<Tensor> now;
+         for (auto &v : state)
+           now.push_back(v->get());
+         std::vector<Tensor> next =
+             math.update(now, welford ? x : x * x, constant(0, DType::i64), c.mask, c.start / r.BN);
+         for (size_t k = 0; k < state.size(); ++k)
+           *state[k] = next[k];
+       });
+  Tensor n = r.N.to(DType::f32);
+  Tensor mean, spread;
+  if (p.shifted) {
+    std::vector<Tensor> sums = kiln::reduce({state[0]->get(), state[1]->get()}, 1,
+                                            [](const std::vector<Tensor> &a, const std::vector<Tensor> &b) {
+                                              return std::vector<Tensor>{a[0] + b[0], a[1] + b[1]};
+                                            });
+    Tensor meanShift = sums[0] / n;
+    mean = first + meanShift;
+    spread = maximum(sums[1] / n - meanShift * meanShift, 0.0);
+  } else {
+    std::vector<Tensor> now;
+    for (auto &v : state)
+      now.push_back(v->get());
+    std::vector<Tensor> rowState = math.reduce(now, 1);
+    if (welford) {
+      mean = rowState[1];
+      spread = math.finish(rowState, r.N.to(DType::i64));
+    } else {
+      spread = rowState[0] / n;
+    }
+  }
+  return {mean, rsqrt(spread + r.eps)};
+}
+
+/// Layer and RMS norm over long rows: the row's statistics, then a second
+/// walk writes y, fetching weight and bias ahead with the row.
+void normWalks(Norm norm, const Plan &p, const Rows &r) {
+  auto [mean, rstd] = normStatistics(norm, p, r);
+  walk(
+      r, p.ahead,
+      [&](const Chunk &c) {
+        std::vector<Tensor> loaded{r.loadX(c.cols, c.mask, 0.0, kLastUse)};
+        for (Slot s : {WEIGHT, BIAS})
+          if (r.has[s])
+            loaded.push_back(r.perColumn(s, c.cols, c.colMask));
+        return loaded;
+      },
+      [&](const Chunk &c, const std::vector<Tensor> &loaded) {
+        Tensor centered = norm == Norm::layer_norm ? loaded[0] - expand_dims(mean, 1) : loaded[0];
+        Tensor y = centered * expand_dims(rstd, 1);
+        size_t next = 1;
+        for (Slot s : {WEIGHT, BIAS})
+          if (r.has[s])
+            y = s == WEIGHT ? y * loaded[next++] : y + loaded[next++];
+        r.storeY(c.cols, c.mask, y);
       });
-    };
-    switch (norm) {
-    case Norm::softmax:
-    case Norm::log_softmax: {
-      // Online: per lane a running max and the sum of exp(x - max).
-      Var m(full(lanes, -INFINITY, DType::f32)), s(zeros(lanes, DType::f32));
-      walk([&](const Chunk &c) { return std::vector<Tensor>{loadX(c.cols, c.mask, -INFINITY, keep)}; },
-           [&](const Chunk &, const std::vector<Tensor> &loaded) {
-        const Tensor &x = loaded[0];
-        Tensor next = maximum(m.get(), x);
-        Tensor scale = where(m.get() == next, 1.0, exp(m.get() - next));
-        Tensor add = where(x == -INFINITY, 0.0, exp(x - next));
-        s = s.get() * scale + add;
-        m = next;
-      });
-      Tensor rowMax = max(m.get(), 1);
-      Tensor lanesMax = expand_dims(rowMax, 1);
-      Tensor total = sum(where(m.get() == -INFINITY, 0.0, s.get() * exp(m.get() - lanesMax)), 1);
-      Tensor inverse = expand_dims(1.0 / total, 1), shift = expand_dims(rowMax + log(total), 1);
-      walk([&](const Chunk &c) { return std::vector<Tensor>{loadX(c.cols, c.mask, -INFINITY, lastUse)}; },
-           [&](const Chunk &c, const std::vector<Tensor> &loaded) {
-             const Tensor &x = loaded[0];
-             storeY(c.cols, c.mask, norm == Norm::softmax ? exp(x - lanesMax) * inverse : x - shift);
-           });
-      break;
-    }
-    case Norm::layer_norm:
-    case Norm::rms_norm: {
-      // Per lane: RMS norm sums squares; layer norm keeps Welford's
-      // (count, mean, M2), or with SHIFTED the sums of d and d^2 for
-      // d = x - x[row, 0], which merge across lanes without divisions.
-      const bool welford = norm == Norm::layer_norm && !p.shifted;
-      ReduceMath math(welford ? Reduce::var : Reduce::sum, DType::f32, 0);
-      Tensor first = p.shifted ? rowFirst() : Tensor();
-      std::vector<std::unique_ptr<Var>> state;
-      for (const Tensor &t : math.init(lanes))
-        state.push_back(std::make_unique<Var>(t));
-      if (p.shifted)
-        state.push_back(std::make_unique<Var>(zeros(lanes, DType::f32)));
-      walk([&](const Chunk &c) { return std::vector<Tensor>{loadX(c.cols, c.mask, 0.0, keep)}; },
-           [&](const Chunk &c, const std::vector<Tensor> &loaded) {
-             const Tensor &x = loaded[0];
-             if (p.shifted) {
-               Tensor d = where(c.mask, x - expand_dims(first, 1), 0.0);
-               *state[0] = state[0]->get() + d;
-               *state[1] = state[1]->get() + d * d;
-               return;
-             }
-             std::vector<Tensor> now;
-             for (auto &v : state)
-               now.push_back(v->get());
-             std::vector<Tensor> next =
-                 math.update(now, welford ? x : x * x, constant(0, DType::i64), c.mask, c.start / BN);
-             for (size_t k = 0; k < state.size(); ++k)
-               *state[k] = next[k];
-           });
-      Tensor n = N.to(DType::f32);
-      Tensor mean, spread;
-      if (p.shifted) {
-        std::vector<Tensor> sums = kiln::reduce({state[0]->get(), state[1]->get()}, 1,
-                                                [](const std::vector<Tensor> &a, const std::vector<Tensor> &b) {
-                                                  return std::vector<Tensor>{a[0] + b[0], a[1] + b[1]};
-                                                });
-        Tensor meanShift = sums[0] / n;
-        mean = first + meanShift;
-        spread = maximum(sums[1] / n - meanShift * meanShift, 0.0);
-      } else {
-        std::vector<Tensor> now;
-        for (auto &v : state)
-          now.push_back(v->get());
-        std::vector<Tensor> rowState = math.reduce(now, 1);
-        if (welford) {
-          mean = rowState[1];
-          spread = math.finish(rowState, N.to(DType::i64));
-        } else {
-          spread = rowState[0] / n;
-        }
-      }
-      Tensor rstd = rsqrt(spread + eps);
-      // The second walk fetches weight and bias ahead with the row.
-      walk(
-          [&](const Chunk &c) {
-            std::vector<Tensor> loaded{loadX(c.cols, c.mask, 0.0, lastUse)};
-            for (Slot s : {WEIGHT, BIAS})
-              if (has[s])
-                loaded.push_back(perColumn(s, c.cols, c.colMask));
-            return loaded;
-          },
-          [&](const Chunk &c, const std::vector<Tensor> &loaded) {
-            Tensor centered = norm == Norm::layer_norm ? loaded[0] - expand_dims(mean, 1) : loaded[0];
-            Tensor y = centered * expand_dims(rstd, 1);
-            size_t next = 1;
-            for (Slot s : {WEIGHT, BIAS})
-              if (has[s])
-                y = s == WEIGHT ? y * loaded[next++] : y + loaded[next++];
-            storeY(c.cols, c.mask, y);
-          });
-      if (norm == Norm::layer_norm)
-        storeRow(MEAN, mean);
-      storeRow(RSTD, rstd);
-      break;
-    }
-    }
+  if (norm == Norm::layer_norm)
+    r.storeRow(MEAN, mean);
+  r.storeRow(RSTD, rstd);
+}
+
+Kernel makeKernel(const std::string &key, const Request &r, const Plan &p, const Params &q) {
+  Norm norm = r.norm;
+  std::vector<DType> dtypes;
+  std::vector<bool> has;
+  for (int s = 0; s < SLOTS; ++s) {
+    dtypes.push_back(r.views[s].dtype);
+    has.push_back(r.has(static_cast<Slot>(s)));
+  }
+  auto body = [norm, p, q, dtypes, has](const Config &cfg, const std::vector<Tensor> &args) {
+    Rows rows(cfg, p, q, dtypes, has, args);
+    if (p.onePass)
+      onePass(norm, p, rows);
+    else if (norm == Norm::softmax || norm == Norm::log_softmax)
+      softmaxWalks(norm, p, rows);
+    else
+      normWalks(norm, p, rows);
   };
   return Kernel(std::string("kiln_") + normName(norm) + "_" + sha256_hex(key).substr(0, 10), q.signature.types(),
                 body)
