@@ -302,13 +302,19 @@ bool chainsDots(scf::ForOp loop) {
 /// values, on addresses, row statistics and loop state.
 constexpr int kChainOverheadRegisters = 24;
 
+/// Whether a dot operand is loaded in `loop` (so streamed through a ring),
+/// directly or transposed.
+bool loadedIn(scf::ForOp loop, Value operand) {
+  Operation *def = operand.getDefiningOp();
+  return def && def->getBlock() == loop.getBody() && isa<tile::LoadOp, tile::DescriptorLoadOp, tile::TransOp>(def);
+}
+
 /// The blocks a loop's dots read from loads in the loop, in order.
 SmallVector<Type> loadedOperands(scf::ForOp loop) {
   SmallVector<Type> types;
   for (auto dot : loop.getBody()->getOps<tile::DotOp>())
     for (Value operand : {dot.getA(), dot.getB()})
-      if (Operation *def = operand.getDefiningOp(); def && def->getBlock() == loop.getBody() &&
-                                                     isa<tile::LoadOp, tile::DescriptorLoadOp, tile::TransOp>(def))
+      if (loadedIn(loop, operand))
         types.push_back(operand.getType());
   return types;
 }
@@ -325,8 +331,7 @@ std::pair<int, int64_t> plainFootprint(scf::ForOp loop, int numWarps, int numSta
     for (Value operand : {dot.getA(), dot.getB()}) {
       auto type = cast<RankedTensorType>(operand.getType());
       const int64_t bytes = type.getNumElements() * elementBytes(type.getElementType());
-      Operation *def = operand.getDefiningOp();
-      if (def && def->getBlock() == loop.getBody() && isa<tile::LoadOp, tile::DescriptorLoadOp, tile::TransOp>(def))
+      if (loadedIn(loop, operand))
         ringBytes += numStages * bytes;
       else if (operand == dot.getA())
         heldBytes += bytes;

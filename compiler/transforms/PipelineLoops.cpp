@@ -461,6 +461,13 @@ private:
     return arith::SelectOp::create(b, loc, wraps, c32(0), plus);
   }
 
+  /// `slot - 1` modulo the ring's slots.
+  Value previousSlot(OpBuilder &b, Location loc, Value slot) {
+    auto c32 = [&](int64_t v) { return arith::ConstantOp::create(b, loc, b.getI32IntegerAttr(v)); };
+    Value wraps = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, slot, c32(0));
+    return arith::SelectOp::create(b, loc, wraps, c32(slots_ - 1), arith::SubIOp::create(b, loc, slot, c32(1)));
+  }
+
   /// A barrier's parity to wait for next: flipped when the slot wrapped to 0.
   Value nextPhase(OpBuilder &b, Location loc, Value next, Value phase) {
     auto c32 = [&](int64_t v) { return arith::ConstantOp::create(b, loc, b.getI32IntegerAttr(v)); };
@@ -758,11 +765,7 @@ private:
       // after that loop), if it ran.
       auto completed = cast<WarpgroupWaitOp>(previousLoop->getNextNode());
       b.setInsertionPointAfter(completed);
-      const unsigned n = previousLoop.getNumResults();
-      Value after = previousLoop.getResult(n - 2);
-      Value wraps = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, after, i32(b, 0));
-      Value last = arith::SelectOp::create(b, loc, wraps, i32(b, slots_ - 1),
-                                           arith::SubIOp::create(b, loc, after, i32(b, 1)));
+      Value last = previousSlot(b, loc, previousLoop.getResult(previousLoop.getNumResults() - 2));
       Value ran = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sgt, previousLoop.getUpperBound(),
                                         previousLoop.getLowerBound());
       MBarrierArriveOp::create(b, loc, empty, last, ran, 1);
@@ -781,10 +784,7 @@ private:
       keepInFlight(b, newLoop);
       b.setInsertionPointAfter(newLoop.getBody()->getTerminator()->getOperand(carriedIndex_).getDefiningOp());
     }
-    Value readSlot = newLoop.getRegionIterArgs()[newLoop.getNumRegionIterArgs() - 2];
-    Value wrapsBack = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, readSlot, i32(b, 0));
-    Value previous = arith::SelectOp::create(b, loc, wrapsBack, i32(b, slots_ - 1),
-                                             arith::SubIOp::create(b, loc, readSlot, i32(b, 1)));
+    Value previous = previousSlot(b, loc, newLoop.getRegionIterArgs()[newLoop.getNumRegionIterArgs() - 2]);
     Value notFirst = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ne, newLoop.getInductionVar(),
                                            newLoop.getLowerBound());
     MBarrierArriveOp::create(b, loc, empty, previous, notFirst, sharing);

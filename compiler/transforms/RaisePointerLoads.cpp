@@ -467,7 +467,7 @@ Value buildStart(OpBuilder &b, Location loc, const IndexLine &line) {
 }
 
 /// `start + rows` (i32). A 64-bit term is truncated: the launch refuses a
-/// tensor of more rows than 32 bits count (TensorMapSpec::row_offset).
+/// tensor of more rows than 32 bits count (TensorMapSpec::offset_rows).
 Value addRows(OpBuilder &b, Location loc, Value start, const Linear &rows) {
   for (const auto &[atom, coefficient] : rows.nonzero()) {
     Value term = atom;
