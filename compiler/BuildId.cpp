@@ -1,5 +1,6 @@
 //===- BuildId.cpp - which build of Kiln's compiler is running ------------===//
 
+#include <kiln/compiler.h>
 #include <kiln/version.h>
 
 #include <cstring>

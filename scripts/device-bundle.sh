@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Builds Kiln with LLVM/MLIR linked statically (KILN_STATIC_LLVM=ON) and
-# gathers what the GPU machine runs -- libkiln.so (LLVM inside), the tools,
-# the test and example programs, stripped -- into .device/bundle, a folder
-# git ignores, ready to be carried by the device tool (64 MiB at most).
+# gathers what the GPU machine runs -- libkiln.so (LLVM inside),
+# libkiln_runtime.so, the tools, the test and example programs, stripped --
+# into .device/bundle, a folder git ignores, ready to be carried to the GPU
+# machine (64 MiB at most).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -12,7 +13,8 @@ cmake --build build-static
 bundle=.device/bundle
 rm -rf "$bundle"
 mkdir -p "$bundle/bin" "$bundle/lib"
-cp build-static/lib/libkiln.so build-static/lib/libkiln_ops.so build-static/lib/libkiln_tutorial.so "$bundle/lib/"
+cp build-static/lib/libkiln.so build-static/lib/libkiln_runtime.so build-static/lib/libkiln_ops.so build-static/lib/libkiln_tutorial.so \
+  "$bundle/lib/"
 for program in build-static/bin/*; do
   cp "$program" "$bundle/bin/"
 done

@@ -18,3 +18,5 @@ config.environment["KILN_CACHE_DIR"] = os.path.join(config.test_exec_root, "kiln
 if config.ptxas:
     config.available_features.add("ptxas")
     config.substitutions.append(("%ptxas", config.ptxas))
+# Where the tools are, for tests of the programs themselves (what they link).
+config.substitutions.append(("%kiln_bin", config.kiln_tools_dir))

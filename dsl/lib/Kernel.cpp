@@ -36,9 +36,7 @@ const std::vector<ElementType> &Kernel::signature() const { return impl_->signat
 Kernel &Kernel::defaults(Config config) {
   std::lock_guard<std::mutex> lock(impl_->mutex);
   impl_->defaults = std::move(config);
-  impl_->interpreted.clear();
-  impl_->loaded.clear();
-  impl_->recent.clear();
+  impl_->recent.clear(); // (keyed by configs before the merge; the cache's keys are merged)
   return *this;
 }
 const Config &Kernel::default_config() const { return impl_->defaults; }
@@ -98,11 +96,15 @@ void validate(const Kernel &kernel, const Config &config) {
 
 } // namespace
 
-Module Kernel::trace(const Config &config_in, const Specialization &spec, std::vector<std::string> *keys_read) const {
+Module Kernel::trace(const Config &config, const Specialization &spec, std::vector<std::string> *keys_read) const {
+  return traceMerged(impl_->defaults.merged(config), spec, keys_read);
+}
+
+Module Kernel::traceMerged(const Config &config, const Specialization &spec,
+                           std::vector<std::string> *keys_read) const {
   std::optional<LibraryScope> library;
   if (!impl_->library.empty())
     library.emplace(impl_->library);
-  Config config = impl_->defaults.merged(config_in);
   validate(*this, config);
   if (!spec.args.empty() && spec.args.size() != impl_->signature.size())
     throw Error("specialization of kernel '" + name() + "' has " + std::to_string(spec.args.size()) +

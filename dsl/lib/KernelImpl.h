@@ -2,10 +2,9 @@
 
 #pragma once
 
-#include "runtime/cuda/Kernel.h"
-
 #include <kiln/compiler.h>
 #include <kiln/kernel.h>
+#include <kiln/program.h>
 
 #include <map>
 #include <memory>
@@ -15,22 +14,12 @@
 
 namespace kiln {
 
-namespace interp {
-class Program;
-}
-
 /// A launch's specialization (ArgSpecialization) of up to 32 arguments in
 /// two words: a 2-bit code per argument and a bit per nonpositive integer.
 struct PackedSpecialization {
   uint64_t codes = 0;
   uint32_t nonpositive = 0;
   friend bool operator==(const PackedSpecialization &, const PackedSpecialization &) = default;
-};
-
-/// A kernel loaded on a GPU, and the tensor maps its launches build.
-struct GpuKernel {
-  cuda::LoadedKernel loaded;
-  std::vector<TensorMapSpec> tensor_maps;
 };
 
 struct Kernel::Impl {
@@ -41,22 +30,25 @@ struct Kernel::Impl {
   ConfigSpace space;
   std::string library; ///< see Kernel::library; empty for users' kernels
 
-  /// Compiled code per "config|specialization" (and, for GPUs, device).
+  /// The kernel cache, one entry per (config merged over the defaults,
+  /// specialization, target): what compile() made in this process (so a
+  /// launch after the autotuner's compile neither traces nor reads the disk
+  /// cache again), and the programs loaded from it, per device.
+  struct Entry {
+    std::shared_ptr<const CompiledKernel> compiled; ///< (none for the interpreter)
+    std::map<int, std::shared_ptr<const Program>> programs; ///< per device ordinal
+  };
   std::mutex mutex;
-  std::map<std::string, std::shared_ptr<const interp::Program>> interpreted;
-  std::map<std::string, std::shared_ptr<const GpuKernel>> loaded;
-  /// What compile() made in this process, per "config|specialization|arch":
-  /// a launch after a compile (the autotuner's) neither traces nor reads
-  /// the disk cache again.
-  std::map<std::string, std::shared_ptr<const CompiledKernel>> compiled;
+  std::map<std::string, Entry> cache;
 
   /// The launch path's first look: (launch config as given, specialization
-  /// bits, device) -> loaded kernel, compared without building any string.
+  /// bits, device) -> program, compared without merging configs or building
+  /// any string.
   struct RecentLaunch {
     Config config;
     PackedSpecialization specialization;
-    int device;
-    std::shared_ptr<const GpuKernel> kernel;
+    Device device;
+    std::shared_ptr<const Program> program;
   };
   std::vector<RecentLaunch> recent;
 };

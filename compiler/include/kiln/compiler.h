@@ -2,6 +2,7 @@
 // a named stage. Public header: no MLIR.
 #pragma once
 
+#include <kiln/compiled_kernel.h>
 #include <kiln/module.h>
 #include <kiln/target.h>
 
@@ -47,47 +48,9 @@ struct CompileOptions {
   std::string dump_dir;
 };
 
-/// Where a size or stride of a tensor map the compiler added comes from: a
-/// kernel parameter (an integer), or the constant when `parameter` is -1.
-struct TensorMapSource {
-  int parameter = -1;
-  int64_t constant = 0;
-  friend bool operator==(const TensorMapSource &, const TensorMapSource &) = default;
-};
-
-/// A tensor the kernel reads with the copy engine (TMA): the launch builds
-/// its tensor map with this box and swizzle. The map is a descriptor's
-/// (built from the base, sizes and strides that follow it), or, when
-/// `base` is set, one the compiler added for pointer loads it moved to the
-/// copy engine: a parameter after the kernel's own, built from the pointer
-/// parameter `base` and the sizes and strides named here.
-struct TensorMapSpec {
-  int parameter = 0;          ///< the index of the tensor-map parameter
-  std::vector<uint32_t> box;  ///< elements per dimension of one copy, outermost first
-  int swizzle_bytes = 0;      ///< shared-memory swizzle span: 0 (none), 32, 64 or 128
-  int base = -1;              ///< (an added map) the pointer parameter
-  std::vector<TensorMapSource> sizes, strides; ///< (an added map) elements, outermost first
-  /// (an added map) the outer coordinate counts rows of the pointers'
-  /// uniform offset (a head's) in 32 bits: the launch refuses a tensor of
-  /// 2^31 such rows or more, which the copy engine could not address
-  bool offset_rows = false;
-  friend bool operator==(const TensorMapSpec &, const TensorMapSpec &) = default;
-};
-
-/// A kernel compiled for an NVIDIA GPU, with what launching it needs.
-struct CompiledKernel {
-  std::string name;           ///< the kernel function's symbol
-  std::string arch;           ///< "sm_90a"
-  int num_warps = 4;          ///< threads per program: num_warps * 32 (a producer warpgroup included)
-  int shared_memory = 0;      ///< dynamic shared memory bytes per program
-  int cluster_size = 1;       ///< programs launched together as a cluster, consecutive along grid x
-  std::string ptx;
-  std::vector<char> cubin;    ///< empty when no ptxas was found (the driver compiles the PTX)
-  int registers = 0;          ///< per thread, from ptxas
-  int spill_stores = 0, spill_loads = 0, stack_frame = 0; ///< bytes, from ptxas
-  std::string ptxas_log;
-  std::vector<TensorMapSpec> tensor_maps; ///< descriptors read by the copy engine
-};
+/// The build ID of the library holding Kiln's compiler (hex): it changes
+/// with every rebuild, so caches never reuse code from another build.
+const std::string &build_id();
 
 /// Compiles a traced module to PTX and, with ptxas, to a cubin. Throws
 /// kiln::Error naming the failing stage.

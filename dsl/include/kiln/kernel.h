@@ -72,7 +72,7 @@ void append_arg(std::vector<Arg> &out, A &&arg) {
 }
 } // namespace detail
 
-struct GpuKernel; // (internal: a kernel loaded on a GPU)
+class Program; // (kiln/program.h: a kernel loaded on a device)
 
 class Kernel {
 public:
@@ -141,9 +141,18 @@ public:
 private:
   struct Impl;
   std::shared_ptr<Impl> impl_;
-  /// The kernel compiled for `args` and loaded on `device` (a CUDA GPU).
-  std::shared_ptr<const GpuKernel> loadedFor(const Config &config, const Device &device,
-                                             std::span<const Arg> args) const;
+  /// trace() of a config already merged over the defaults (the launch path
+  /// merges once).
+  Module traceMerged(const Config &config, const Specialization &spec, std::vector<std::string> *keys_read) const;
+  /// The kernel for `args` on `device`: loaded from the kernel cache, or
+  /// traced, compiled (GPUs) and loaded.
+  std::shared_ptr<const Program> programFor(const Config &config, const Device &device,
+                                            std::span<const Arg> args) const;
+  /// The kernel compiled for `config` (already merged over the defaults)
+  /// and `spec` for `arch`: from the kernel cache, the disk cache, or
+  /// compiled.
+  std::shared_ptr<const CompiledKernel> compiledFor(const Config &config, const Specialization &spec,
+                                                    const std::string &arch) const;
 };
 
 /// The compiler settings `config` asks for (num_warps, num_stages,

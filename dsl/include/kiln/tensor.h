@@ -18,16 +18,6 @@ namespace kiln {
 using Loc = std::source_location;
 using Shape = std::vector<int64_t>;
 
-/// What a handle's elements are: numbers of `dtype`, or pointers to them.
-struct ElementType {
-  DType dtype = DType::f32;
-  bool is_pointer = false;
-  bool is_const = false; ///< pointer to const: stores and atomics are refused
-  /// > 0: the tensor map of a descriptor of this rank (see descriptor.h)
-  int descriptor_rank = 0;
-  friend bool operator==(const ElementType &, const ElementType &) = default;
-};
-
 /// "f32", "*f16", "*const u8", "tensormap<bf16, 2>".
 std::string to_string(const ElementType &type);
 /// "128x64", or "scalar" for rank 0.

@@ -9,8 +9,4 @@ namespace kiln {
 /// "0.1.0+<git revision>" of the build.
 const char *version();
 
-/// The build ID of the library holding Kiln's compiler (hex): it changes
-/// with every rebuild, so caches never reuse code from another build.
-const std::string &build_id();
-
 } // namespace kiln

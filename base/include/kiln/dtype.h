@@ -87,4 +87,15 @@ template <class T> constexpr DType dtype_of() {
   }
 }
 
+/// What a kernel parameter or a DSL handle's elements are: numbers of
+/// `dtype`, pointers to them, or (descriptor_rank > 0) a tensor map.
+struct ElementType {
+  DType dtype = DType::f32;
+  bool is_pointer = false;
+  bool is_const = false; ///< pointer to const: stores and atomics are refused
+  /// > 0: the tensor map of a descriptor of this rank (see descriptor.h)
+  int descriptor_rank = 0;
+  friend bool operator==(const ElementType &, const ElementType &) = default;
+};
+
 } // namespace kiln

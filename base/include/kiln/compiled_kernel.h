@@ -1,0 +1,67 @@
+// A kernel compiled for a GPU: what the compiler makes, the runtime loads
+// and the kernel cache stores. Public header: no MLIR.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+namespace kiln {
+
+/// Where a size or stride of a tensor map the compiler added comes from: a
+/// kernel parameter (an integer), or the constant when `parameter` is -1.
+struct TensorMapSource {
+  int parameter = -1;
+  int64_t constant = 0;
+  friend bool operator==(const TensorMapSource &, const TensorMapSource &) = default;
+};
+
+/// A tensor the kernel reads with the copy engine (TMA): the launch builds
+/// its tensor map with this box and swizzle. The map is a descriptor's
+/// (built from the base, sizes and strides that follow it), or, when
+/// `base` is set, one the compiler added for pointer loads it moved to the
+/// copy engine: a parameter after the kernel's own, built from the pointer
+/// parameter `base` and the sizes and strides named here.
+struct TensorMapSpec {
+  int parameter = 0;          ///< the index of the tensor-map parameter
+  std::vector<uint32_t> box;  ///< elements per dimension of one copy, outermost first
+  int swizzle_bytes = 0;      ///< shared-memory swizzle span: 0 (none), 32, 64 or 128
+  int base = -1;              ///< (an added map) the pointer parameter
+  std::vector<TensorMapSource> sizes, strides; ///< (an added map) elements, outermost first
+  /// (an added map) the outer coordinate counts rows of the pointers'
+  /// uniform offset (a head's) in 32 bits: the launch refuses a tensor of
+  /// 2^31 such rows or more, which the copy engine could not address
+  bool offset_rows = false;
+  friend bool operator==(const TensorMapSpec &, const TensorMapSpec &) = default;
+};
+
+/// A kernel compiled for an NVIDIA GPU, with what launching it needs.
+struct CompiledKernel {
+  std::string name;           ///< the kernel function's symbol
+  std::string arch;           ///< "sm_90a"
+  int num_warps = 4;          ///< threads per program: num_warps * 32 (a producer warpgroup included)
+  int shared_memory = 0;      ///< dynamic shared memory bytes per program
+  int cluster_size = 1;       ///< programs launched together as a cluster, consecutive along grid x
+  std::string ptx;
+  std::vector<char> cubin;    ///< empty when no ptxas was found (the driver compiles the PTX)
+  int registers = 0;          ///< per thread, from ptxas
+  int spill_stores = 0, spill_loads = 0, stack_frame = 0; ///< bytes, from ptxas
+  std::string ptxas_log;
+  std::vector<TensorMapSpec> tensor_maps; ///< descriptors read by the copy engine
+};
+
+/// The kernel without its code (PTX, cubin, ptxas log) as JSON text, with
+/// `notes` (name, text) added for people reading the cache (the config and
+/// specialization it was compiled for).
+std::string compiled_kernel_metadata(const CompiledKernel &kernel,
+                                     const std::vector<std::pair<std::string, std::string>> &notes = {});
+
+/// The kernel `compiled_kernel_metadata` describes, without its code. Every
+/// field is checked like any input (a cache entry of another version, or a
+/// damaged one): throws kiln::Error naming the first field that is missing
+/// or out of range.
+CompiledKernel compiled_kernel_from_metadata(std::string_view metadata);
+
+} // namespace kiln
