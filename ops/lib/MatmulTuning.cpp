@@ -12,7 +12,6 @@
 
 #include "ops/lib/DeviceCheck.h"
 #include "ops/lib/MatmulPlan.h"
-#include "ops/lib/Space.h"
 #include "ops/lib/Tuned.h"
 
 #include <cmath>

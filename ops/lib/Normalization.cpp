@@ -13,6 +13,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "ops/lib/GeneratedKernel.h"
 #include "ops/lib/NormalizationPlan.h"
 #include "ops/lib/ReduceMath.h"
 #include "ops/lib/Space.h"

@@ -10,7 +10,6 @@
 
 #include "ops/lib/DeviceCheck.h"
 #include "ops/lib/NormalizationPlan.h"
-#include "ops/lib/Space.h"
 #include "ops/lib/Tuned.h"
 
 #include <memory>

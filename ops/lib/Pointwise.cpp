@@ -12,6 +12,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "ops/lib/ExprNode.h"
+#include "ops/lib/GeneratedKernel.h"
 #include "ops/lib/Space.h"
 
 #include <kiln/cache.h>

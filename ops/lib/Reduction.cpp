@@ -16,6 +16,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "ops/lib/ExprNode.h"
+#include "ops/lib/GeneratedKernel.h"
 #include "ops/lib/ReduceMath.h"
 #include "ops/lib/Space.h"
 #include "ops/lib/Workspace.h"

@@ -1,10 +1,8 @@
-//===- Space.cpp - iteration spaces, launch arguments, kernel cache -------===//
+//===- Space.cpp - iteration spaces ---------------------------------------===//
 
 #include "ops/lib/Space.h"
 
 #include <algorithm>
-#include <map>
-#include <mutex>
 #include <utility>
 
 namespace kiln::ops {
@@ -17,78 +15,6 @@ std::string shapeText(const std::vector<int64_t> &shape) {
   return text + "]";
 }
 } // namespace
-
-void check_view(const TensorView &view, const std::string &op, const std::string &role) {
-  auto fail = [&](const std::string &why) { throw Error(op + ": " + role + " (" + view.describe() + ") " + why); };
-  if (view.address == 0)
-    fail("has no memory (a null address)");
-  if (view.rank() > 8)
-    fail("has more than 8 dimensions");
-  if (!view.strides.empty() && view.strides.size() != view.shape.size())
-    fail("has " + std::to_string(view.strides.size()) + " strides for " + std::to_string(view.rank()) + " dimensions");
-  for (int64_t d : view.shape)
-    if (d < 0)
-      fail("has a negative size");
-  for (int64_t s : view.strides)
-    if (s < 0)
-      fail("has a negative stride (not supported)");
-  // Honest extents only (a view that lies about its memory is the caller's
-  // bug), but sizes whose arithmetic overflows are refused here, before any
-  // planning multiplies them.
-  // Sizes of empty views too: their products (zeros aside) size row-major
-  // strides and plan keys.
-  constexpr int64_t most = int64_t(1) << 62;
-  int64_t count = 1, reach = 0;
-  bool empty = false;
-  for (int64_t d : view.shape) {
-    empty = empty || d == 0;
-    if (d != 0 && (__builtin_mul_overflow(count, d, &count) || count > most))
-      fail("has more than 2^62 elements (or would, but for a size 0)");
-  }
-  if (empty)
-    return;
-  std::vector<int64_t> strides = view.effective_strides();
-  for (size_t i = 0; i < view.shape.size(); ++i) {
-    int64_t step;
-    if (__builtin_mul_overflow(view.shape[i] - 1, strides[i], &step) || __builtin_add_overflow(reach, step, &reach) ||
-        reach >= most / static_cast<int64_t>(size_in_bytes(view.dtype)))
-      fail("spans more than 2^62 bytes");
-  }
-}
-
-void check_present_views(const std::vector<std::pair<const TensorView *, const char *>> &views,
-                         const std::string &op) {
-  for (const auto &[view, role] : views)
-    if (view->address)
-      check_view(*view, op, role);
-}
-
-void check_no_overlap(const TensorView &view, const std::string &op, const std::string &role) {
-  if (view.numel() == 0)
-    return;
-  std::vector<int64_t> strides = view.effective_strides();
-  std::vector<std::pair<int64_t, int64_t>> steps; // (stride, size) of each dimension that moves
-  for (size_t i = 0; i < view.shape.size(); ++i)
-    if (view.shape[i] > 1)
-      steps.emplace_back(strides[i], view.shape[i]);
-  std::sort(steps.begin(), steps.end());
-  int64_t reach = 0; // the farthest offset the dimensions so far reach
-  for (auto [stride, size] : steps) {
-    if (stride <= reach)
-      throw Error(op + ": " + role + " (" + view.describe() + ") writes elements more than once (" +
-                  (stride == 0 ? "a zero stride" : "its strides overlap") + ")");
-    reach += (size - 1) * stride; // check_view bounds it
-  }
-}
-
-void check_devices(const std::vector<const TensorView *> &views, const Stream &stream, const std::string &op) {
-  DeviceKind want = stream.device().kind();
-  for (const TensorView *v : views)
-    if (v->device != want)
-      throw Error(op + ": a tensor (" + v->describe() + ") is in " +
-                  (v->device == DeviceKind::interp ? "host memory" : "GPU memory") + " but the stream runs on " +
-                  (want == DeviceKind::interp ? "the CPU interpreter" : "a GPU") + "; all must be on one device");
-}
 
 std::vector<int64_t> broadcast_shape(const std::vector<const TensorView *> &views, const std::string &op) {
   std::vector<int64_t> shape;
@@ -167,36 +93,6 @@ bool fits_i32(const std::vector<int64_t> &sizes, const std::vector<std::vector<i
   return true;
 }
 
-Arg arg_of(const TensorView &view) {
-  if (view.numel() == 0) // (its sizes and strides may reach anywhere: nothing is read)
-    return Arg::device_pointer(view.address, 0, view.device);
-  std::vector<int64_t> strides = view.effective_strides();
-  int64_t last = 0;
-  for (size_t i = 0; i < view.shape.size(); ++i)
-    last += (view.shape[i] - 1) * strides[i];
-  return Arg::device_pointer(view.address, static_cast<size_t>(last + 1) * size_in_bytes(view.dtype), view.device);
-}
-
-Kernel cached_kernel(const std::string &key, const std::function<Kernel()> &make) {
-  static std::mutex mutex;
-  static std::map<std::string, Kernel> kernels;
-  {
-    std::lock_guard<std::mutex> lock(mutex);
-    if (auto it = kernels.find(key); it != kernels.end())
-      return it->second;
-  }
-  Kernel made = make(); // outside the lock: making traces nothing yet, but may be slow
-  std::lock_guard<std::mutex> lock(mutex);
-  return kernels.emplace(key, made).first->second;
-}
-
-std::vector<Tensor> arguments_at(const std::vector<int> &positions, const std::vector<Tensor> &args) {
-  std::vector<Tensor> values;
-  for (int k : positions)
-    values.push_back(k < 0 ? Tensor() : args[k]);
-  return values;
-}
-
 std::vector<Tensor> unflatten(const Tensor &flat, const std::vector<Tensor> &sizes) {
   std::vector<Tensor> coords(sizes.size());
   if (sizes.empty())
@@ -219,16 +115,6 @@ Tensor offset_of(const std::vector<Tensor> &coords, const std::vector<Tensor> &s
     total = total.valid() ? total + term : term;
   }
   return total.valid() ? total : constant(0, index);
-}
-
-int64_t next_pow2(int64_t n) {
-  constexpr int64_t most = int64_t(1) << 62;
-  if (n >= most)
-    return most;
-  int64_t p = 1;
-  while (p < n)
-    p *= 2;
-  return p;
 }
 
 } // namespace kiln::ops

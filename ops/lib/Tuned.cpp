@@ -2,7 +2,7 @@
 
 #include "ops/lib/Tuned.h"
 
-#include "ops/lib/Space.h"
+#include "ops/lib/Views.h"
 
 #include <iostream>
 #include <map>

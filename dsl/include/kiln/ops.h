@@ -90,6 +90,14 @@ Tensor abs(const Operand &x, Loc loc = Loc::current());
 /// Integer division rounding up: (a + b - 1) / b, for non-negative a and positive b.
 Tensor cdiv(const Operand &a, const Operand &b, Loc loc = Loc::current());
 constexpr int64_t cdiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
+/// The least power of two >= n (1 for n <= 1), for sizing blocks at trace
+/// time; 2^62 above it, where none fits in int64_t.
+constexpr int64_t next_pow2(int64_t n) {
+  int64_t p = 1;
+  while (p < n && p < (int64_t(1) << 62))
+    p *= 2;
+  return p;
+}
 
 /// Float math (f16/bf16 are computed in f32 and rounded back).
 Tensor exp(const Operand &x, Loc loc = Loc::current());

@@ -1,0 +1,116 @@
+//===- MatmulDefaults.cpp - the tile and schedule a matmul gets untuned ---===//
+//
+// The defaults follow the fastest of the measured tiles and schedules
+// (docs/ops.md, "Matrix products"); the autotuner may pick others.
+//
+//===----------------------------------------------------------------------===//
+
+#include "ops/lib/MatmulPlan.h"
+
+namespace kiln::ops {
+
+bool on_tensor_cores(DType operands, Precision precision) {
+  return operands != DType::f32 || precision != Precision::ieee;
+}
+
+bool stores_b_k_major(const TensorView &b) {
+  return b.rank() >= 2 && b.effective_strides()[b.rank() - 2] == 1 && b.shape[b.rank() - 1] > 1;
+}
+
+/// The default tile for a problem, the fastest of the measured ones
+/// (docs/ops.md, "Matrix products"): 16-row tiles with long K steps
+/// for M <= 16; up to M = 128, 64x128 tiles while they make at most ~one
+/// wave (128 programs), else 128x128. For 64 < M <= 128 the copy engine
+/// feeds the tiles on Hopper: 64x64 (eight stages, a producer warpgroup)
+/// while those make a wave, else 128x64 (six stages), both ahead of 64x128
+/// with pointer loads. 128x256 (two warpgroups) for larger products
+/// (128x128 when N < 256); small FMA tiles for ieee f32; for tf32 (operands
+/// twice as wide) 128x256x32 with B stored [N][K] (wgmma), else 128x128x32
+/// (mma.sync); 128x64x32 for M <= 128, split while chunks keep 1024
+/// elements of K.
+/// Tensor-core products with few tiles and a long K split it until about
+/// 128 programs run, each chunk keeping at least 8 BLOCK_K steps and 4096
+/// elements of K (8192 for 16-row tiles: their whole product is so short
+/// that the combining launch costs about what a second wave of programs
+/// gains).
+Config default_matmul_config(DType operands, Precision precision, bool kMajorB, int64_t batches, int64_t M,
+                             int64_t N, int64_t K) {
+  if (!on_tensor_cores(operands, precision))
+    return Config{{"BLOCK_M", 32}, {"BLOCK_N", 32}, {"BLOCK_K", 16}, {"GROUP_M", 8}, {"num_warps", 4}, {"num_stages", 1}};
+  constexpr int64_t kWave = 128; // programs that about fill a Hopper GPU (132 multiprocessors) once
+  auto tile = [](int64_t bm, int64_t bn, int64_t bk, int64_t warps, int64_t stages) {
+    return Config{{"BLOCK_M", bm}, {"BLOCK_N", bn}, {"BLOCK_K", bk}, {"GROUP_M", 8}, {"num_warps", warps},
+                  {"num_stages", stages}};
+  };
+  Config c;
+  if (operands == DType::f32) // two warpgroups of wgmma need B K-major; mma.sync wants fewer registers
+    c = M <= 128 ? tile(128, 64, 32, 8, 3) : kMajorB ? tile(128, 256, 32, 8, 3) : tile(128, 128, 32, 4, 3);
+  else if (M <= 16)
+    c = tile(16, 64, 128, 4, 5);
+  else if (M <= 128 && batches * cdiv(M, 64) * cdiv(N, 128) <= kWave)
+    c = M <= 64                                           ? tile(64, 128, 64, 4, 4)
+        : batches * cdiv(M, 64) * cdiv(N, 64) <= kWave ? tile(64, 64, 64, 4, 8)
+                                                        : tile(128, 64, 64, 4, 6);
+  else if (M <= 128 || N < 256)
+    c = tile(128, 128, 64, 4, 5);
+  else
+    c = tile(128, 256, 64, 8, 3);
+  const int64_t tiles = batches * cdiv(M, c["BLOCK_M"]) * cdiv(N, c["BLOCK_N"]), steps = cdiv(K, c["BLOCK_K"]);
+  const int64_t minChunk = operands == DType::f32 ? 1024 : c["BLOCK_M"] <= 16 ? 8192 : 4096;
+  int64_t split = 1;
+  while (tiles * split * 2 <= kWave && steps / (split * 2) >= 8 && K / (split * 2) >= minChunk)
+    split *= 2;
+  if (split > 1)
+    c.set("SPLIT_K", split);
+  return c;
+}
+
+bool copy_engine_tile(int64_t blockM, int64_t M) {
+  // (docs/ops.md, "Matrix products": skinny tiles stream their weights as
+  // fast by pointer loads; 64-row tiles of taller products gain.)
+  return blockM >= 128 || (blockM >= 64 && M > 64);
+}
+
+Config with_copy_engine_schedule(Config tile) {
+  // With the output stored by the copy engine (OUT_DESCRIPTOR), a producer
+  // warpgroup keeps the copies running across a persistent program's tiles
+  // (while a tile's output is stored); the 128x64 and 64x64 tiles of
+  // 128-row products (a wave or less: one program a tile) take a producer
+  // alone. Both measured ahead of one program a tile without one
+  // (docs/ops.md).
+  if (tile.get("SPLIT_K", 1) != 1)
+    return tile;
+  const int64_t BM = tile.get("BLOCK_M", 0), BN = tile.get("BLOCK_N", 0);
+  // The 128x256 tile's persistent programs walk bands of 16 tile rows (the
+  // default is 8): a wave of 132 tiles then spans 16 rows by about 8
+  // columns instead of 8 by 16, which shares more of A and B in L2 and
+  // reads less from DRAM.
+  if (BM == 128 && BN == 256 && !tile.has("PERSISTENT")) {
+    tile.set("PERSISTENT", 1);
+    tile.set("GROUP_M", 16);
+  }
+  if (((BM == 128 && (BN == 256 || BN == 64)) || (BM == 64 && BN == 64)) && !tile.has("warp_specialize"))
+    tile.set("warp_specialize", 1);
+  return tile;
+}
+
+const char *name(Precision p) {
+  switch (p) {
+  case Precision::ieee: return "ieee";
+  case Precision::tf32: return "tf32";
+  case Precision::tf32x3: return "tf32x3";
+  }
+  return "?";
+}
+
+const char *name(Activation a) {
+  switch (a) {
+  case Activation::none: return "none";
+  case Activation::relu: return "relu";
+  case Activation::gelu: return "gelu";
+  case Activation::silu: return "silu";
+  }
+  return "?";
+}
+
+} // namespace kiln::ops
