@@ -2,25 +2,15 @@
 # Runs on the GPU machine from a bundle made by scripts/device-bundle.sh:
 # proves the statically linked tools run there, runs the GPU tests and the
 # examples on the GPU, and writes a results table to $OUT/results.md (and
-# the full log to $OUT/device.log). Each kind of run is one script under
-# bench/device/runs/ (checks, memory, ops, tutorial, matmul, tune), which
-# this one dispatches to.
-#   bash bench/device/run.sh .device/bundle [checks|benchmarks|ops|tutorial|matmul|matmul-op|matmul-stage1|matmul-peers|matmul-pinned|tune-matmul|norm-occupancy|profile-matmul|all]
-# (matmul: the tensor-core tests and the matmul benchmark against cuBLAS;
-# MATMUL_SHAPES=llm|square|tf32|all picks its shapes; matmul-op: the op's
-# copy-engine loads against its pointer loads (or the configs in
-# MATMUL_VERSUS), cuBLAS and Triton; matmul-stage1: the op on mma.sync
-# (KILN_TARGET=sm_80) against cuBLAS, and mma.sync's ceiling; matmul-peers:
-# both stages beside Triton and cuBLAS under do_bench, as the bar's peer
-# numbers were measured; matmul-pinned: the op with the configs in PINNED
-# (default: the 128x256 schedule without and with clusters of two), so
-# timed; norm-occupancy: the
-# 16384x8192 normalizations against torch.compile with the default plans,
-# then with plans asking for 4 programs a multiprocessor; profile-matmul:
-# Kiln's matmul op, Triton with the same tile and cuBLAS at 4096^3 bf16,
-# timed, under Nsight Compute, and the SASS of both DSL kernels)
-# (one device call holds at most 10 minutes: run the two parts apart when
-# both do not fit).
+# the full log to $OUT/device.log).
+#   bash bench/device/run.sh .device/bundle [part]
+# Each kind of run is one script under bench/device/runs/, whose head says
+# what its parts do: checks.sh (checks), memory.sh (benchmarks), ops.sh
+# (ops), tutorial.sh (tutorial: Triton's tutorial kernels, attention
+# included, beside Triton), matmul.sh (matmul, matmul-op, matmul-sm80,
+# matmul-peers, profile-matmul), tune.sh (tune-matmul, tune-norms); `all`
+# runs checks, benchmarks and ops. One device call holds at most 10
+# minutes: run parts apart when they do not fit together.
 set -uo pipefail
 bundle=${1:-.device/bundle}
 part=${2:-all}
@@ -57,14 +47,14 @@ here=$(dirname "${BASH_SOURCE[0]}")/runs
 case "$part" in
   checks) kinds=(checks) ;;
   benchmarks) kinds=(memory) ;;
-  ops | norm-occupancy) kinds=(ops) ;;
+  ops) kinds=(ops) ;;
   tutorial) kinds=(tutorial) ;;
-  matmul | matmul-op | matmul-stage1 | matmul-peers | matmul-pinned | profile-matmul) kinds=(matmul) ;;
-  tune-matmul) kinds=(tune) ;;
+  matmul | matmul-op | matmul-sm80 | matmul-peers | profile-matmul) kinds=(matmul) ;;
+  tune-matmul | tune-norms) kinds=(tune) ;;
   all) kinds=(checks memory ops) ;;
   *)
-    echo "run.sh: no part '$part' (checks, benchmarks, ops, tutorial, matmul, matmul-op, matmul-stage1," \
-      "matmul-peers, matmul-pinned, profile-matmul, tune-matmul, norm-occupancy or all)" >&2
+    echo "run.sh: no part '$part' (checks, benchmarks, ops, tutorial, matmul, matmul-op, matmul-sm80," \
+      "matmul-peers, profile-matmul, tune-matmul, tune-norms or all)" >&2
     exit 2
     ;;
 esac
@@ -75,7 +65,8 @@ done
 
 echo
 cat "$results"
-[ -f "$out/memory-table.md" ] && cat "$out/memory-table.md"
-[ -f "$out/ops-table.md" ] && cat "$out/ops-table.md"
+for table in "$out"/*-table.md; do
+  [ -f "$table" ] && cat "$table"
+done
 # The exit status says whether every check passed (not whether a table exists).
 ! grep -q "| FAIL" "$results"

@@ -5,6 +5,7 @@
 
 if [ "$part" = checks ] || [ "$part" = all ]; then
 record "libkiln.so needs no LLVM" bash -c "! ldd $bundle/lib/libkiln.so | grep -qiE 'llvm|mlir|not found'"
+record "kiln-info links only libkiln_runtime.so" bash -c "ldd $bundle/bin/kiln-info | grep -q libkiln_runtime.so && ! ldd $bundle/bin/kiln-info | grep -qiE 'libkiln\.so|llvm|mlir|not found'"
 record "kiln-info sees the GPU" bash -c "$bundle/bin/kiln-info && $bundle/bin/kiln-info | grep -q 'device cuda:0'"
 record "kilnc --list" "$bundle/bin/kilnc" --list
 record "kilnc traces softmax" bash -c "$bundle/bin/kilnc --kernel softmax --emit tile | grep -q tile.reduce"

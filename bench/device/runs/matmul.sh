@@ -1,37 +1,32 @@
 # shellcheck shell=bash
-# Matmul: the tensor-core tests and the benchmark against cuBLAS, and the
-# op's comparisons (sourced by bench/device/run.sh for: matmul, matmul-op,
-# matmul-stage1, matmul-peers, matmul-pinned, profile-matmul; see there).
+# Matmul (sourced by bench/device/run.sh):
+#   matmul        the tensor-core GPU tests and matmul_bench against cuBLAS
+#                 (MATMUL_SHAPES=llm|square|tf32|all picks the shapes)
+#   matmul-op     the op's default against its variants (MATMUL_VERSUS:
+#                 configs; default pointer loads and persistent programs),
+#                 cuBLAS and Triton
+#   matmul-sm80   the op compiled for sm_80 (mma.sync) against cuBLAS, and
+#                 mma.sync's own ceiling
+#   matmul-peers  the op beside Triton and cuBLAS under do_bench, as the
+#                 bar's peer numbers were measured, and the SASS of both
+#                 mma.sync K loops
+#   profile-matmul  Kiln's op, Triton with the same tile and cuBLAS at 4096^3
+#                 bf16, timed and under Nsight Compute, with the SASS of both
 
-if [ "$part" = profile-matmul ]; then
-  lib="$bundle/lib/libkiln_ops.so"
-  export KILN_CACHE_DIR=$(mktemp -d) KILN_DUMP_DIR="$out/kiln-dump" TRITON_CACHE_DIR="$out/triton-cache"
-  for order in kn nk; do
-    record "matmul 4096^3 bf16 B $order: Kiln, Triton, cuBLAS" python3 bench/device/profile_matmul.py "$lib" 4096 4096 4096 $order
-  done
-  ncu=$(command -v ncu || ls /usr/local/cuda/bin/ncu 2>/dev/null)
-  for order in kn nk; do
-    record "Nsight Compute, B $order" "$ncu" --profile-from-start off --section SpeedOfLight --section ComputeWorkloadAnalysis \
-      --section WarpStateStats --section SchedulerStats --section Occupancy --section LaunchStats \
-      --section MemoryWorkloadAnalysis --section InstructionStats --metrics smsp__inst_executed.sum,sm__pipe_tensor_op_hmma_cycles_active.avg.pct_of_peak_sustained_active \
-      python3 bench/device/profile_matmul.py "$lib" 4096 4096 4096 $order
-  done
-  # Kiln's dump holds its SASS already; Triton's cache holds a cubin. One
-  # archive, as the device tool returns neither deep folders nor many files.
-  for cubin in $(find "$out/triton-cache" -name '*.cubin' 2>/dev/null); do
-    cuobjdump -sass "$cubin" > "$cubin.sass" 2>&1 || true
-  done
-  tar czf "$out/kernels.tgz" -C "$out" kiln-dump triton-cache && rm -rf "$out/kiln-dump" "$out/triton-cache"
-  grep "^|" "$log" > "$out/tables.md"
-  cat "$results"
-  ! grep -q "| FAIL" "$results"
-  exit
-fi
-
-if [ "$part" = matmul-op ]; then
+case "$part" in
+matmul)
+  export KILN_CACHE_DIR=$(mktemp -d)
+  record "matmul GPU tests (vs double reference)" "$bundle/bin/kiln_gpu_tests" --gtest_brief=1 \
+    --gtest_filter='GpuMatmul*:*Dot*'
+  record "matmul benchmark vs cuBLAS" "$bundle/bin/matmul_bench" --shapes "${MATMUL_SHAPES:-all}" \
+    --records "$out/matmul-records.json" \
+    --command "bash bench/device/run.sh (bundle from scripts/device-bundle.sh at $(cat "$bundle/REVISION" 2>/dev/null)) matmul"
+  sed -n '/^shape (MxNxK)/,$p' "$log" > "$out/matmul-table.md"
+  ;;
+matmul-op)
   # The matmul op's default (tensor descriptors: the copy engine on Hopper)
-  # against its pointer loads, persistent programs and cuBLAS: the tensor-core and op GPU tests,
-  # the matmul example, matmul_bench --op-only on MATMUL_SHAPES (square),
+  # against its pointer loads, persistent programs and cuBLAS: the
+  # tensor-core and op GPU tests, the matmul example, matmul_bench --op-only on MATMUL_SHAPES (square),
   # then Kiln's op, Triton and cuBLAS at 4096^3 bf16 for both B orders.
   # Each step has a time limit: a copy-engine wait that never completes
   # hangs rather than fails.
@@ -54,16 +49,12 @@ if [ "$part" = matmul-op ]; then
       "$bundle/lib/libkiln_ops.so" 4096 4096 4096 $order
   done
   grep "^|" "$log" > "$out/tables.md"
-  cat "$results"
-  ! grep -q "| FAIL" "$results"
-  exit
-fi
-
-if [ "$part" = matmul-stage1 ]; then
-  # Stage 1 of issue 8 on a Hopper GPU: the op compiled for sm_80
-  # (mma.sync, ldmatrix, cp.async rings; it plans for that target) against
-  # cuBLAS, with its best mma.sync tile beside the default; and the ceiling
-  # of mma.sync itself (operands in registers).
+  ;;
+matmul-sm80)
+  # The op compiled for sm_80 on a Hopper GPU (mma.sync, ldmatrix, cp.async
+  # rings; it plans for that target) against cuBLAS, with its best mma.sync
+  # tile beside the default; and the ceiling of mma.sync itself (operands in
+  # registers).
   export KILN_CACHE_DIR=$(mktemp -d)
   if [ -x "$bundle/bin/mma_sync_peak" ]; then
     record "mma.sync ceiling" bash -c "'$bundle/bin/mma_sync_peak' | tee '$out/mma-sync-peak.md'"
@@ -71,50 +62,11 @@ if [ "$part" = matmul-stage1 ]; then
   tile=BLOCK_M=128,BLOCK_N=128,BLOCK_K=64,num_warps=4,num_stages=3
   record "matmul op on mma.sync (KILN_TARGET=sm_80) vs cuBLAS" env KILN_TARGET=sm_80 timeout 240 \
     "$bundle/bin/matmul_bench" --op-only --shapes "${MATMUL_SHAPES:-square}" --versus "$tile" \
-    --records "$out/matmul-stage1-records.json" \
-    --command "bash bench/device/run.sh (bundle from scripts/device-bundle.sh at $(cat "$bundle/REVISION" 2>/dev/null)) matmul-stage1"
-  sed -n '/^the ops library/,$p' "$log" > "$out/matmul-stage1-table.md"
-  cat "$results"
-  ! grep -q "| FAIL" "$results"
-  exit
-fi
-
-if [ "$part" = matmul-pinned ]; then
-  # The op with given configs, timed as the bar's peers were. Each config in
-  # PINNED (space-separated; default: the 128x256 persistent schedule without
-  # and with clusters of two sharing B's copies) is pinned as the tuned
-  # config of every shape in a store of its own (autotune --config, which
-  # also checks its output against the default tile's); then the op is timed
-  # from Python beside cuBLAS (do_bench; B [K][N], the layout autotune
-  # tunes), the stores in turn, PINNED_RUNS times.
-  lib="$bundle/lib/libkiln_ops.so"
-  tile=BLOCK_M=128,BLOCK_N=256,BLOCK_K=64,GROUP_M=16,num_warps=8,num_stages=3,SPLIT_K=1,PERSISTENT=1,warp_specialize=1
-  read -r -a pinned <<< "${PINNED:-$tile,cluster_size=1 $tile,cluster_size=2}"
-  shapes=${PINNED_SHAPES:-4096x4096x4096,8192x8192x8192,4096x11008x4096}
-  stores=()
-  for config in "${pinned[@]}"; do
-    store=$(mktemp -d)
-    stores+=("$store")
-    for shape in ${shapes//,/ }; do
-      IFS=x read -r m n k <<< "$shape"
-      KILN_CACHE_DIR=$store record "pin $config at $shape" \
-        "$bundle/bin/autotune" --op matmul --m "$m" --n "$n" --k "$k" --dtype bf16 --config "$config"
-    done
-  done
-  for run in $(seq "${PINNED_RUNS:-2}"); do
-    for i in "${!pinned[@]}"; do
-      echo "== run $run, ${pinned[$i]}" | tee -a "$log"
-      KILN_CACHE_DIR=${stores[$i]} KILN_PRINT_AUTOTUNING=1 timeout 200 python3 bench/device/matmul_peers.py "$lib" \
-        --b kn --no-triton --rounds "${PINNED_ROUNDS:-5}" --shapes "$shapes" 2>&1 | tee -a "$log" |
-        grep -E "medians over|WRONG|config|Error|error" | sed "s/^/${pinned[$i]}: /" | tee -a "$results"
-    done
-  done
-  echo "results: $results; log: $log"
-  ! grep -q "| FAIL" "$results"
-  exit
-fi
-
-if [ "$part" = matmul-peers ]; then
+    --records "$out/matmul-sm80-records.json" \
+    --command "bash bench/device/run.sh (bundle from scripts/device-bundle.sh at $(cat "$bundle/REVISION" 2>/dev/null)) matmul-sm80"
+  sed -n '/^the ops library/,$p' "$log" > "$out/matmul-sm80-table.md"
+  ;;
+matmul-peers)
   # The op beside Triton and cuBLAS, timed as the bar's peer numbers were
   # (do_bench's median; bench/device/matmul_peers.py): stage 1 (Kiln's op on
   # mma.sync against Triton's own mma.sync path) and stage 2 (both as they
@@ -145,29 +97,26 @@ if [ "$part" = matmul-peers ]; then
   fi
   (cd "$out" && tar czf kernels.tgz --remove-files *-stage?.* 2> /dev/null)
   grep "^|\|^medians\|^Triton's\|^[0-9]*x[0-9]*x\|loop 0x\|^    [A-Z]" "$log" > "$out/tables.md"
-  cat "$results"
-  ! grep -q "| FAIL" "$results"
-  exit
-fi
-
-if [ "$part" = matmul ]; then
-  export KILN_CACHE_DIR=$(mktemp -d)
-  record "matmul GPU tests (vs double reference)" "$bundle/bin/kiln_gpu_tests" --gtest_brief=1 \
-    --gtest_filter='GpuMatmul*:*Dot*'
-  record "matmul benchmark vs cuBLAS" "$bundle/bin/matmul_bench" --shapes "${MATMUL_SHAPES:-all}" \
-    --records "$out/matmul-records.json" \
-    --command "bash bench/device/run.sh (bundle from scripts/device-bundle.sh at $(cat "$bundle/REVISION" 2>/dev/null)) matmul"
-  sed -n '/^shape (MxNxK)/,$p' "$log" > "$out/matmul-table.md"
-  # MATMUL_PROFILE=1: the SASS of each variant and Nsight Compute's view of
-  # one 4096^3 bf16 launch (stall reasons, pipe utilization).
-  if [ -n "${MATMUL_PROFILE:-}" ]; then
-    KILN_DUMP_DIR="$out/dump" "$bundle/bin/matmul_bench" --shapes square --reps 3 > /dev/null 2>&1
-    ncu=$(command -v ncu || ls /usr/local/cuda/bin/ncu 2>/dev/null)
-    [ -n "$ncu" ] && "$ncu" --kernel-name regex:bench_matmul_bf16 --launch-count 1 --section SpeedOfLight \
-      --section ComputeWorkloadAnalysis --section WarpStateStats --section SchedulerStats --section Occupancy \
-      --section MemoryWorkloadAnalysis "$bundle/bin/matmul_bench" --shapes square --reps 1 > "$out/ncu.txt" 2>&1
-  fi
-  cat "$results"
-  ! grep -q "| FAIL" "$results"
-  exit
-fi
+  ;;
+profile-matmul)
+  lib="$bundle/lib/libkiln_ops.so"
+  export KILN_CACHE_DIR=$(mktemp -d) KILN_DUMP_DIR="$out/kiln-dump" TRITON_CACHE_DIR="$out/triton-cache"
+  for order in kn nk; do
+    record "matmul 4096^3 bf16 B $order: Kiln, Triton, cuBLAS" python3 bench/device/profile_matmul.py "$lib" 4096 4096 4096 $order
+  done
+  ncu=$(command -v ncu || ls /usr/local/cuda/bin/ncu 2>/dev/null)
+  for order in kn nk; do
+    record "Nsight Compute, B $order" "$ncu" --profile-from-start off --section SpeedOfLight --section ComputeWorkloadAnalysis \
+      --section WarpStateStats --section SchedulerStats --section Occupancy --section LaunchStats \
+      --section MemoryWorkloadAnalysis --section InstructionStats --metrics smsp__inst_executed.sum,sm__pipe_tensor_op_hmma_cycles_active.avg.pct_of_peak_sustained_active \
+      python3 bench/device/profile_matmul.py "$lib" 4096 4096 4096 $order
+  done
+  # Kiln's dump holds its SASS already; Triton's cache holds a cubin. One
+  # archive, as the device tool returns neither deep folders nor many files.
+  for cubin in $(find "$out/triton-cache" -name '*.cubin' 2>/dev/null); do
+    cuobjdump -sass "$cubin" > "$cubin.sass" 2>&1 || true
+  done
+  tar czf "$out/kernels.tgz" -C "$out" kiln-dump triton-cache && rm -rf "$out/kiln-dump" "$out/triton-cache"
+  grep "^|" "$log" > "$out/tables.md"
+  ;;
+esac

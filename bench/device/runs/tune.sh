@@ -1,6 +1,9 @@
 # shellcheck shell=bash
-# The autotuner on the matmul op beside Triton's (sourced by
-# bench/device/run.sh for: tune-matmul).
+# The autotuner (sourced by bench/device/run.sh):
+#   tune-matmul  the matmul op tuned, beside Triton's autotuner
+#   tune-norms   the normalizations tuned on the benchmark shapes, tuned
+#                again (a warm store: nothing compiled or timed), then timed
+#                with their tuned plans beside a device copy
 
 if [ "$part" = tune-matmul ]; then
   # The autotuner on the matmul op (4096^3 bf16): 5 configs end to end from
@@ -26,7 +29,27 @@ if [ "$part" = tune-matmul ]; then
   if python3 -c "import torch" 2> /dev/null; then
     record "ops from Python (ctypes, DLPack) vs PyTorch" python3 ops/python/check_with_torch.py "$bundle/lib/libkiln_ops.so" cuda
   fi
-  cat "$results"
-  ! grep -q "| FAIL" "$results"
-  exit
+fi
+
+if [ "$part" = tune-norms ]; then
+  # Each normalization in f32 and bf16 at 16384x8192 and 4096x32768, tuned
+  # from a fresh store; softmax again (everything stored: it compiles and
+  # times nothing); then memory_bench with the tuned plans beside a copy.
+  export KILN_CACHE_DIR=$(mktemp -d)
+  for op in softmax layer_norm rms_norm; do
+    for dtype in f32 bf16; do
+      for shape in 16384x8192 4096x32768; do
+        IFS=x read -r rows cols <<< "$shape"
+        record "autotune $op $dtype $shape" bash -c '"$@" > "'"$out/tune-$op-$dtype-$shape.txt"'" 2>&1' _ \
+          "$bundle/bin/autotune" --op "$op" --rows "$rows" --cols "$cols" --dtype "$dtype" --reps 10
+        grep -E '^best:|configs in the space' "$out/tune-$op-$dtype-$shape.txt" | sed "s/^/$op $dtype $shape: /" >> "$log"
+      done
+    done
+  done
+  record "autotune softmax bf16 16384x8192 again (warm store)" "$bundle/bin/autotune" --op softmax --rows 16384 \
+    --cols 8192 --dtype bf16 --reps 10
+  record "ops with their tuned plans vs a copy" "$bundle/bin/memory_bench" \
+    --benchmark_filter='^ops (softmax|layer norm|rms norm) (f32|bf16) (16384x8192|4096x32768)/|cuMemcpy' \
+    --records "$out/tuned-records.json" \
+    --command "bash bench/device/run.sh (bundle from scripts/device-bundle.sh at $(cat "$bundle/REVISION" 2>/dev/null)) tune-norms"
 fi

@@ -12,7 +12,4 @@ if [ "$part" = tutorial ]; then
   record "tutorial kernels: Kiln vs Triton, one timer" python3 bench/tutorial_vs_triton.py \
     "$bundle/lib/libkiln_tutorial.so" "$out/tutorial-vs-triton.json" "$command" "${TUTORIAL_FILTER:-}"
   sed -n '/^| kernel | unit | Kiln | Triton/,$p' "$log" | grep '^|' > "$out/tutorial-table.md"
-  cat "$results" "$out/tutorial-table.md"
-  ! grep -q "| FAIL" "$results"
-  exit
 fi
