@@ -447,8 +447,9 @@ int64_t one_pass_values_per_thread(int64_t elements, double bytesPerMultiprocess
 
 namespace {
 
-NormalizationLaunch prepare(const Request &r, const Stream &stream, const Config &overrides) {
-  const std::string op = normName(r.norm);
+/// Checks a call's tensors; false when there is nothing to compute (no
+/// rows, or rows of no columns).
+bool checkedRequest(const Request &r, const Stream &stream, const std::string &op) {
   const TensorView &x = r.views[X], &y = r.views[Y];
   check_view(x, op, "x");
   check_view(y, op, "y");
@@ -497,9 +498,17 @@ NormalizationLaunch prepare(const Request &r, const Stream &stream, const Config
     for (Slot s : {MEAN, RSTD})
       if (r.has(s) && r.views[s].numel() > 0)
         throw Error(op + ": rows of length 0 have no " + (s == MEAN ? "mean" : "rstd") + " (x " + x.describe() + ")");
-    return {};
+    return false;
   }
+  return true;
+}
 
+/// How the kernel walks the rows: the leading dimensions merged, one pass
+/// or two walks, and the variants `overrides` asks for.
+Plan planRows(const Request &r, const Config &overrides) {
+  const TensorView &x = r.views[X];
+  std::vector<int64_t> leading(x.shape.begin(), x.shape.end() - 1);
+  const int64_t N = x.shape.back();
   Plan p;
   p.N = N;
   // Leading dimensions: x, y, mean and rstd step along them.
@@ -528,7 +537,13 @@ NormalizationLaunch prepare(const Request &r, const Stream &stream, const Config
   // tuned choice only where they match the default's output.
   p.shifted = r.norm == Norm::layer_norm && overrides.get("SHIFTED", 0);
   p.ahead = p.onePass || overrides.get("AHEAD", 1);
+  return p;
+}
 
+/// The tile (BLOCK_M rows of BLOCK_N columns) and warps of a plan; sets
+/// whether its offsets need 64 bits.
+Config tileFor(const Request &r, Plan &p, const Stream &stream, const Config &overrides, const std::string &op) {
+  const int64_t N = p.N;
   int64_t BN = overrides.get("BLOCK_N", p.onePass ? next_pow2(N) : 8192);
   // Index arithmetic covers the columns two walks fetch ahead (up to 2 BN
   // past the last chunk's start).
@@ -549,7 +564,7 @@ NormalizationLaunch prepare(const Request &r, const Stream &stream, const Config
   // Softmax, and layer norm's two reductions on 16-bit rows, run best at
   // 16 warps on rows of 32768 (fewer, fuller warps per row); f32 layer
   // norm would spill at 16.
-  const bool sixteenBit = size_in_bytes(x.dtype) == 2;
+  const bool sixteenBit = size_in_bytes(r.views[X].dtype) == 2;
   const int64_t mostWarps =
       r.norm == Norm::softmax || r.norm == Norm::log_softmax || (r.norm == Norm::layer_norm && sixteenBit && !p.shifted)
           ? 16
@@ -568,7 +583,12 @@ NormalizationLaunch prepare(const Request &r, const Stream &stream, const Config
     config.set("min_blocks_per_sm", blocks);
   if (cdiv(p.rows, BM) >= (int64_t(1) << 31))
     throw Error(op + ": too many rows for one grid");
+  return config;
+}
 
+/// The launch: the plan's kernel and its arguments.
+NormalizationLaunch launchOf(const Request &r, const Plan &p, const Config &config) {
+  const int64_t N = p.N, BM = config["BLOCK_M"];
   Params q = parameters(r, p);
   std::string key = structureKey(r, p);
   Kernel kernel = cached_kernel(key, [&] { return makeKernel(key, r, p, q); });
@@ -593,6 +613,15 @@ NormalizationLaunch prepare(const Request &r, const Stream &stream, const Config
       args[q.columnStrides[s]] = Arg(p.columnStride[s]);
   }
   return {kernel, config, Grid(static_cast<uint32_t>(cdiv(p.rows, BM))), args, tensors, q.eps};
+}
+
+NormalizationLaunch prepare(const Request &r, const Stream &stream, const Config &overrides) {
+  const std::string op = normName(r.norm);
+  if (!checkedRequest(r, stream, op))
+    return {};
+  Plan p = planRows(r, overrides);
+  const Config config = tileFor(r, p, stream, overrides, op);
+  return launchOf(r, p, config);
 }
 
 } // namespace
