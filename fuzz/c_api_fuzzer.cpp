@@ -14,8 +14,10 @@
 // failure without a message (or a success with one), a write to an input,
 // or a write to an output's memory outside its elements.
 //
-// Input, read in order (missing bytes read as 0): the op (mod 8); the op's
+// Input, read in order (missing bytes read as 0): the op (mod 9); the op's
 // scalars (dim, correction, reduction, activation, precision: a byte each;
+// attention takes its layout and mask from the last two and its scale from
+// alpha;
 // eps and alpha: 8 bytes, big-endian doubles); the input and output count
 // (pointwise, fused reductions); each tensor (see readTensor); 16 bytes the
 // inputs repeat as their values; the rest is the expression text (a fused
@@ -215,7 +217,7 @@ void checkWrites(const Tensor &t, const char *role, int index) {
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   Reader in(data, size);
-  const int op = in.byte() % 8;
+  const int op = in.byte() % 9;
   const int64_t dim = static_cast<int8_t>(in.byte());
   const int correction = static_cast<int8_t>(in.byte());
   const int reduction = static_cast<int8_t>(in.byte());
@@ -256,10 +258,14 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     input(), input();
     output(), output();
     break;
-  default: // matmul: a, b, bias, residual (or out itself); out
+  case 7: // matmul: a, b, bias, residual (or out itself); out
     input(), input(), input(), input();
     output();
     residualIsOut = inputs[3].null && (counts & 0x80);
+    break;
+  default: // attention: q, k, v; out, lse
+    input(), input(), input();
+    output(), output();
     break;
   }
   uint8_t values[16];
@@ -312,11 +318,18 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     call = "kiln_rms_norm";
     status = kiln_rms_norm(in_[0], in_[1], eps, out_[0], out_[1], nullptr);
     break;
-  default:
+  case 7:
     call = "kiln_matmul";
     status = kiln_matmul(in_[0], in_[1], in_[2], residualIsOut ? out_[0] : in_[3], alpha, activation, precision,
                          out_[0], nullptr);
     break;
+  default: {
+    call = "kiln_attention";
+    // (counts' top bit: no options, the defaults)
+    const kiln_attention_options options{sizeof(kiln_attention_options), activation, precision, alpha};
+    status = kiln_attention(in_[0], in_[1], in_[2], out_[0], out_[1], (counts & 0x80) ? nullptr : &options, nullptr);
+    break;
+  }
   }
 
   const std::string message = kiln_ops_last_error();

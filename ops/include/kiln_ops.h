@@ -25,7 +25,7 @@ extern "C" {
 #endif
 
 /** The version of this header's ABI: a library of another version refuses nothing, but check it. */
-#define KILN_OPS_ABI_VERSION 2
+#define KILN_OPS_ABI_VERSION 3
 
 enum {
   KILN_OK = 0,
@@ -59,6 +59,29 @@ enum {
   KILN_PRECISION_TF32 = 1,  /**< tensor cores, operands rounded to tf32 (10 mantissa bits) */
   KILN_PRECISION_TF32X3 = 2 /**< tensor cores, three tf32 products per pair: near f32 */
 };
+
+/** How kiln_attention's q, k, v and out lay out their dimensions. */
+enum {
+  KILN_ATTENTION_LAYOUT_BSHD = 0, /**< [batch, seq, heads, head_dim] (FlashAttention's) */
+  KILN_ATTENTION_LAYOUT_BHSD = 1  /**< [batch, heads, seq, head_dim] (PyTorch's scaled_dot_product_attention) */
+};
+
+/** Which keys a query sees in kiln_attention. */
+enum {
+  KILN_ATTENTION_MASK_NONE = 0,
+  KILN_ATTENTION_MASK_CAUSAL_TOP_LEFT = 1,    /**< query i sees keys 0..i (PyTorch's is_causal) */
+  KILN_ATTENTION_MASK_CAUSAL_BOTTOM_RIGHT = 2 /**< query i sees keys 0..i + seq_k - seq_q (FlashAttention's) */
+};
+
+/** kiln_attention's options. Set struct_size to sizeof(kiln_attention_options):
+ *  later versions append fields, and a library reads only those the caller's
+ *  struct_size covers (the rest keep their defaults). */
+typedef struct {
+  int64_t struct_size;
+  int layout; /**< KILN_ATTENTION_LAYOUT_* */
+  int mask;   /**< KILN_ATTENTION_MASK_* */
+  double scale; /**< multiplies q k^T; 0: 1 / sqrt(head_dim) */
+} kiln_attention_options;
 
 /** KILN_OPS_ABI_VERSION of the library. */
 int kiln_ops_abi_version(void);
@@ -103,6 +126,15 @@ int kiln_rms_norm(const DLTensor *x, const DLTensor *weight, double eps, const D
  *  (KILN_PRECISION_*) says how f32 operands multiply. */
 int kiln_matmul(const DLTensor *a, const DLTensor *b, const DLTensor *bias, const DLTensor *residual, double alpha,
                 int activation, int precision, const DLTensor *out, void *stream);
+
+/** out = softmax(scale * q k^T + mask) v per batch and head: q and out
+ *  [batch, seq_q, heads_q, head_dim], k and v [batch, seq_k, heads_kv,
+ *  head_dim] in options->layout's order, all bf16 or all f16, head_dim
+ *  at most 256 and contiguous; heads_q a multiple of heads_kv (grouped-query
+ *  attention). lse (may be NULL): f32 [batch, heads_q, seq_q], each row's
+ *  natural log-sum-exp. options may be NULL (BSHD, no mask, 1/sqrt(head_dim)). */
+int kiln_attention(const DLTensor *q, const DLTensor *k, const DLTensor *v, const DLTensor *out, const DLTensor *lse,
+                   const kiln_attention_options *options, void *stream);
 
 #ifdef __cplusplus
 }

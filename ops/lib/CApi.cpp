@@ -12,6 +12,7 @@
 #include <kiln/version.h>
 #include <kiln_ops.h>
 
+#include <cstddef>
 #include <exception>
 #include <optional>
 #include <string>
@@ -289,6 +290,41 @@ int kiln_matmul(const DLTensor *a, const DLTensor *b, const DLTensor *bias, cons
                      : precision == KILN_PRECISION_TF32X3 ? Precision::tf32x3
                                                           : Precision::ieee;
     matmul(args, streamFor(devices, stream));
+  });
+}
+
+int kiln_attention(const DLTensor *q, const DLTensor *k, const DLTensor *v, const DLTensor *out, const DLTensor *lse,
+                   const kiln_attention_options *options, void *stream) {
+  return guarded([&] {
+    AttentionArgs args;
+    if (options) {
+      // Fields past the caller's struct_size keep their defaults.
+      auto covers = [&](size_t end) { return options->struct_size >= static_cast<int64_t>(end); };
+      if (options->struct_size < static_cast<int64_t>(sizeof(int64_t)))
+        throw InvalidArgument("kiln_attention: options->struct_size is " + std::to_string(options->struct_size) +
+                              "; set it to sizeof(kiln_attention_options)");
+      if (covers(offsetof(kiln_attention_options, layout) + sizeof(int))) {
+        if (options->layout != KILN_ATTENTION_LAYOUT_BSHD && options->layout != KILN_ATTENTION_LAYOUT_BHSD)
+          throw InvalidArgument("kiln_attention: unknown layout " + std::to_string(options->layout));
+        args.layout = options->layout == KILN_ATTENTION_LAYOUT_BSHD ? AttentionLayout::bshd : AttentionLayout::bhsd;
+      }
+      if (covers(offsetof(kiln_attention_options, mask) + sizeof(int))) {
+        if (options->mask < KILN_ATTENTION_MASK_NONE || options->mask > KILN_ATTENTION_MASK_CAUSAL_BOTTOM_RIGHT)
+          throw InvalidArgument("kiln_attention: unknown mask " + std::to_string(options->mask));
+        static_assert(static_cast<int>(AttentionMask::causal_bottom_right) == KILN_ATTENTION_MASK_CAUSAL_BOTTOM_RIGHT &&
+                      static_cast<int>(AttentionMask::causal_top_left) == KILN_ATTENTION_MASK_CAUSAL_TOP_LEFT);
+        args.mask = static_cast<AttentionMask>(options->mask);
+      }
+      if (covers(offsetof(kiln_attention_options, scale) + sizeof(double)))
+        args.scale = options->scale;
+    }
+    DeviceOf devices;
+    args.q = viewOf(q, "q", devices);
+    args.k = viewOf(k, "k", devices);
+    args.v = viewOf(v, "v", devices);
+    args.out = viewOf(out, "out", devices);
+    args.lse = optionalView(lse, "lse", devices);
+    attention(args, streamFor(devices, stream));
   });
 }
 

@@ -133,6 +133,21 @@ out3 = empty((4, 96, 64), torch.bfloat16)
 ops.matmul(a3, b3, out3, residual=res)
 check("batched matmul + residual", out3, (a3.double() @ b3.double() + res.double()), 1.6e-2)
 
+# Attention against torch's scaled_dot_product_attention in float64: PyTorch's
+# [batch, heads, seq, D] layout, causal aligned top-left (is_causal), grouped
+# K/V heads, the log-sum-exp.
+q = torch.randn(2, 4, 150, 64, device=device, dtype=torch.bfloat16)
+k = torch.randn(2, 2, 150, 64, device=device, dtype=torch.bfloat16)
+v = torch.randn(2, 2, 150, 64, device=device, dtype=torch.bfloat16)
+out = empty((2, 4, 150, 64), torch.bfloat16)
+lse = empty((2, 4, 150), torch.float32)
+ops.attention(q, k, v, out, lse, layout=kiln_ops.LAYOUT_BHSD, mask=kiln_ops.MASK_CAUSAL_TOP_LEFT)
+kd, vd = k.double().repeat_interleave(2, 1), v.double().repeat_interleave(2, 1)
+scores = (q.double() @ kd.transpose(-1, -2)) / 8.0
+scores = scores.masked_fill(torch.ones(150, 150, dtype=torch.bool, device=device).triu(1), float("-inf"))
+check("attention causal, GQA 4:2, BHSD", out, torch.softmax(scores, -1) @ vd, 2e-2)
+check("attention log-sum-exp", lse, torch.logsumexp(scores, -1), 1e-4)
+
 # Refusals come back as exceptions with the library's reason.
 try:
     ops.softmax(x, torch.empty(3, device=device))

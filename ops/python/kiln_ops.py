@@ -17,7 +17,10 @@ SUM, MEAN, MAX, MIN, ARGMAX, ARGMIN, VAR = range(7)
 ACTIVATION_NONE, ACTIVATION_RELU, ACTIVATION_GELU, ACTIVATION_SILU = range(4)
 # how kiln_matmul multiplies f32 operands (KILN_PRECISION_*)
 PRECISION_IEEE, PRECISION_TF32, PRECISION_TF32X3 = range(3)
-ABI_VERSION = 2
+# kiln_attention layouts and masks (KILN_ATTENTION_LAYOUT_*, KILN_ATTENTION_MASK_*)
+LAYOUT_BSHD, LAYOUT_BHSD = range(2)
+MASK_NONE, MASK_CAUSAL_TOP_LEFT, MASK_CAUSAL_BOTTOM_RIGHT = range(3)
+ABI_VERSION = 3
 
 
 class DLDevice(ctypes.Structure):
@@ -36,6 +39,11 @@ class DLTensor(ctypes.Structure):
 
 class DLManagedTensor(ctypes.Structure):
     _fields_ = [("dl_tensor", DLTensor), ("manager_ctx", ctypes.c_void_p), ("deleter", ctypes.c_void_p)]
+
+
+class AttentionOptions(ctypes.Structure):
+    _fields_ = [("struct_size", ctypes.c_int64), ("layout", ctypes.c_int), ("mask", ctypes.c_int),
+                ("scale", ctypes.c_double)]
 
 
 class KilnError(RuntimeError):
@@ -77,6 +85,7 @@ class Library:
         lib.kiln_layer_norm.argtypes = [T, T, T, ctypes.c_double, T, T, T, ctypes.c_void_p]
         lib.kiln_rms_norm.argtypes = [T, T, ctypes.c_double, T, T, ctypes.c_void_p]
         lib.kiln_matmul.argtypes = [T, T, T, T, ctypes.c_double, ctypes.c_int, ctypes.c_int, T, ctypes.c_void_p]
+        lib.kiln_attention.argtypes = [T, T, T, T, T, ctypes.POINTER(AttentionOptions), ctypes.c_void_p]
         if lib.kiln_ops_abi_version() != ABI_VERSION:
             raise KilnError(f"{path} has ABI {lib.kiln_ops_abi_version()}, this binding speaks {ABI_VERSION}")
         self.lib = lib
@@ -137,6 +146,13 @@ class Library:
         t = [_Borrowed(x) if x is not None else None for x in (a, b, bias, residual, out)]
         self._check(self.lib.kiln_matmul(_pointer(t[0]), _pointer(t[1]), _pointer(t[2]), _pointer(t[3]), alpha,
                                          activation, precision, _pointer(t[4]), self._stream(out)))
+
+    def attention(self, q, k, v, out, lse=None, layout=LAYOUT_BSHD, mask=MASK_NONE, scale=0.0):
+        """out = softmax(scale * q k^T + mask) v; lse (optional) gets each row's log-sum-exp."""
+        t = [_Borrowed(x) if x is not None else None for x in (q, k, v, out, lse)]
+        options = AttentionOptions(ctypes.sizeof(AttentionOptions), layout, mask, scale)
+        self._check(self.lib.kiln_attention(_pointer(t[0]), _pointer(t[1]), _pointer(t[2]), _pointer(t[3]),
+                                            _pointer(t[4]), ctypes.byref(options), self._stream(out)))
 
 
 def load(path):

@@ -334,3 +334,34 @@ TEST(GpuOps, MatmulTuningChecksEveryConfigAndAWarmStoreDoesNothing) {
     matmul({v(a), v(b), v(out)}, s);
   }, 1e-2);
 }
+
+TEST(GpuOps, AttentionEveryMaskLayoutAndHeadDimension) {
+  // The default tile (the op's schedule), grouped-query heads, ragged
+  // sequences, the log-sum-exp.
+  struct Case {
+    int64_t D;
+    AttentionMask mask;
+    AttentionLayout layout;
+    DType dtype;
+    int64_t seqQ, seqK;
+  };
+  for (const Case &c : {Case{64, AttentionMask::none, AttentionLayout::bshd, DType::bf16, 200, 300},
+                        Case{128, AttentionMask::causal_bottom_right, AttentionLayout::bhsd, DType::bf16, 300, 200},
+                        Case{128, AttentionMask::causal_top_left, AttentionLayout::bshd, DType::f16, 257, 257},
+                        Case{40, AttentionMask::causal_bottom_right, AttentionLayout::bshd, DType::bf16, 70, 130}}) {
+    const int64_t B = 2, HQ = 4, HKV = 2;
+    auto laid = [&](int64_t seq, int64_t heads) {
+      return c.layout == AttentionLayout::bshd ? std::vector<int64_t>{B, seq, heads, c.D}
+                                               : std::vector<int64_t>{B, heads, seq, c.D};
+    };
+    Pair q(HostTensor::random(c.dtype, laid(c.seqQ, HQ), 41)), k(HostTensor::random(c.dtype, laid(c.seqK, HKV), 42));
+    Pair v(HostTensor::random(c.dtype, laid(c.seqK, HKV), 43)), out(HostTensor::poisoned(c.dtype, laid(c.seqQ, HQ)));
+    Pair lse(HostTensor::poisoned(DType::f32, {B, HQ, c.seqQ}));
+    SCOPED_TRACE("D " + std::to_string(c.D) + " " + name(c.mask) + " " + std::to_string(c.seqQ) + "x" +
+                 std::to_string(c.seqK));
+    expect_same({&out, &lse}, [&](bool gpu, const Stream &s) {
+      auto view = [&](Pair &p) { return gpu ? p.gpu(p.tensor().view()) : p.tensor().view(); };
+      attention({view(q), view(k), view(v), view(out), view(lse), c.layout, c.mask}, s);
+    }, toleranceFor(c.dtype));
+  }
+}

@@ -159,3 +159,43 @@ TEST(OpsCApi, BadInputsReturnStatusesAndReasons) {
   EXPECT_EQ(kiln_softmax(&x.dl, &y.dl, nullptr), KILN_OK);
   EXPECT_EQ(error(), "");
 }
+
+TEST(OpsCApi, AttentionWithOptionsAndItsErrors) {
+  // bf16 q, k, v [1, 3, 1, 16] (BSHD): q all zero, so every key weighs the
+  // same and out is the mean of v's rows; the causal mask makes it the mean
+  // of the rows up to each query's.
+  const int64_t S = 3, D = 16;
+  std::vector<int64_t> shape{1, S, 1, D};
+  std::vector<uint16_t> q(S * D, 0), v(S * D), out(S * D, 0xFFFF);
+  for (int64_t s = 0; s < S; ++s)
+    for (int64_t d = 0; d < D; ++d)
+      v[s * D + d] = static_cast<uint16_t>(kiln::encode_float(kiln::DType::bf16, double(s * 2 + (d % 2))));
+  auto bf16 = [&](std::vector<uint16_t> &data) {
+    DLTensor t{};
+    t.data = data.data();
+    t.device = {kDLCPU, 0};
+    t.ndim = 4;
+    t.dtype = {kDLBfloat, 16, 1};
+    t.shape = shape.data();
+    return t;
+  };
+  DLTensor tq = bf16(q), tv = bf16(v), tout = bf16(out);
+  Tensor lse({1, 1, S}, NAN);
+  kiln_attention_options options{sizeof(kiln_attention_options), KILN_ATTENTION_LAYOUT_BSHD,
+                                 KILN_ATTENTION_MASK_CAUSAL_TOP_LEFT, 0.0};
+  ASSERT_EQ(kiln_attention(&tq, &tq, &tv, &tout, &lse.dl, &options, nullptr), KILN_OK) << error();
+  for (int64_t s = 0; s < S; ++s) {
+    EXPECT_NEAR(lse.data[s], std::log(double(s + 1)), 1e-6) << s;
+    for (int64_t d = 0; d < D; ++d)
+      EXPECT_EQ(kiln::decode_float(kiln::DType::bf16, out[s * D + d]), double(s) + (d % 2)) << s << "," << d;
+  }
+  options.mask = 7;
+  EXPECT_EQ(kiln_attention(&tq, &tq, &tv, &tout, nullptr, &options, nullptr), KILN_ERROR_INVALID_ARGUMENT);
+  EXPECT_NE(error().find("unknown mask 7"), std::string::npos) << error();
+  options.struct_size = 0;
+  EXPECT_EQ(kiln_attention(&tq, &tq, &tv, &tout, nullptr, &options, nullptr), KILN_ERROR_INVALID_ARGUMENT);
+  EXPECT_NE(error().find("struct_size"), std::string::npos) << error();
+  Tensor f32({1, S, 1, D}, 0);
+  EXPECT_EQ(kiln_attention(&f32.dl, &f32.dl, &f32.dl, &f32.dl, nullptr, nullptr, nullptr), KILN_ERROR_FAILED);
+  EXPECT_NE(error().find("must be bf16 or f16"), std::string::npos) << error();
+}

@@ -182,4 +182,38 @@ void matmul(const MatmulArgs &args, const Stream &stream, const Config &config =
 /// memory and registers), each config checked against the default's output.
 autotune::Task tuning_task(const MatmulArgs &args, const Stream &stream, const std::string &target = "");
 
+// -- Attention --------------------------------------------------------------
+
+/// How q, k, v and out lay out their four dimensions (any strides; the
+/// head dimension's must be 1): FlashAttention's [batch, seq, heads,
+/// head_dim], or PyTorch's scaled_dot_product_attention's [batch, heads,
+/// seq, head_dim].
+enum class AttentionLayout { bshd, bhsd };
+/// Which keys a query sees. `causal_top_left`: query i sees keys 0..i
+/// (PyTorch's is_causal); `causal_bottom_right`: the mask's diagonal ends at
+/// the last key, so query i sees keys 0..i + (seq_k - seq_q) (FlashAttention
+/// 2.1 and later); the two agree when seq_q == seq_k. A query that sees no
+/// key gets an output of zeros and a log-sum-exp of -inf.
+enum class AttentionMask { none, causal_top_left, causal_bottom_right };
+const char *name(AttentionMask mask);
+
+struct AttentionArgs {
+  /// q [batch, seq_q, heads_q, D], k and v [batch, seq_k, heads_kv, D], out
+  /// like q (in `layout`'s order); bf16 or f16, one dtype for all; D at
+  /// most 256. heads_q a multiple of heads_kv: grouped-query attention
+  /// reads each K/V head for heads_q / heads_kv query heads, in place.
+  TensorView q, k, v, out;
+  /// Optional: f32 [batch, heads_q, seq_q], the natural log of each row's
+  /// sum of exp(scale * q k) (what a backward pass and split-KV merges need).
+  TensorView lse;
+  AttentionLayout layout = AttentionLayout::bshd;
+  AttentionMask mask = AttentionMask::none;
+  /// Multiplies q kᵀ; 0: 1 / sqrt(D).
+  double scale = 0;
+};
+/// out = softmax(scale * q kᵀ + mask) v, in f32 within, per batch and head.
+/// `config` may set BLOCK_M (queries a program), BLOCK_N (keys a step),
+/// num_warps, num_stages.
+void attention(const AttentionArgs &args, const Stream &stream, const Config &config = {});
+
 } // namespace kiln::ops

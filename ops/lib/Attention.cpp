@@ -1,0 +1,358 @@
+//===- Attention.cpp - fused attention forward ----------------------------===//
+//
+// out = softmax(scale * q kᵀ + mask) v, one program a block of BLOCK_M
+// queries of one (batch, head): it walks the keys BLOCK_N at a time with
+// an online softmax in base 2 (the scale and log2(e) folded into one
+// multiply), keeping the running maximum m, the running sum l and the f32
+// accumulator in registers, then writes out = acc / l and, when asked, the
+// row's log-sum-exp ln(2) * (m + log2 l).
+//
+// The keys split into two loops: the blocks every query of the program
+// sees whole (no mask: most of them), then the blocks the mask or the end
+// of the keys cuts (the causal diagonal, the last partial block), whose
+// hidden scores are -inf. A row that has seen only hidden keys keeps m =
+// -inf, and its exponentials are taken against 0 instead, so that it adds
+// nothing rather than NaN. Grouped-query attention reads K/V head
+// h / (heads_q / heads_kv) in place.
+//
+//===----------------------------------------------------------------------===//
+
+#include "ops/lib/GeneratedKernel.h"
+#include "ops/lib/Views.h"
+
+#include <kiln/cache.h>
+#include <kiln/ops/library.h>
+
+#include <array>
+#include <cmath>
+
+namespace kiln::ops {
+
+namespace {
+
+const std::string kOp = "attention";
+
+/// The tensors, by role; each has strides along batch, sequence and head
+/// (lse: batch, head, sequence).
+enum Tensor4 { Q, K, V, OUT, LSE, TENSORS };
+
+/// What tells one generated kernel apart from another.
+struct Structure {
+  DType dtype = DType::bf16;
+  int64_t blockD = 64;   ///< the head dimension's block, a power of two >= 16
+  bool evenD = true;     ///< D == blockD: no mask along the head dimension
+  AttentionMask mask = AttentionMask::none;
+  bool lse = false;      ///< writes the log-sum-exp
+
+  std::string key() const {
+    return "attention|" + std::string(name(dtype)) + "|d" + std::to_string(blockD) + (evenD ? "" : "-masked") + "|" +
+           ops::name(mask) + (lse ? "|lse" : "");
+  }
+};
+
+/// Positions in the signature.
+struct Params {
+  Signature signature;
+  int pointers[TENSORS] = {-1, -1, -1, -1, -1};
+  int strides[TENSORS][3] = {};
+  int seqQ = -1, seqK = -1, group = -1, scaleLog2 = -1, shift = -1, headDim = -1;
+};
+
+Params parameters(const Structure &s) {
+  Params q;
+  for (int t : {Q, K, V})
+    q.pointers[t] = q.signature.pointer(s.dtype, true);
+  q.pointers[OUT] = q.signature.pointer(s.dtype, false);
+  if (s.lse)
+    q.pointers[LSE] = q.signature.pointer(DType::f32, false);
+  q.seqQ = q.signature.scalar(DType::i32);
+  q.seqK = q.signature.scalar(DType::i32);
+  q.group = q.signature.scalar(DType::i32);
+  q.scaleLog2 = q.signature.scalar(DType::f32);
+  if (s.mask != AttentionMask::none)
+    q.shift = q.signature.scalar(DType::i32);
+  if (!s.evenD)
+    q.headDim = q.signature.scalar(DType::i32);
+  for (int t = 0; t < TENSORS; ++t)
+    for (int d = 0; d < 3; ++d)
+      q.strides[t][d] = q.pointers[t] >= 0 ? q.signature.scalar(DType::i64) : -1;
+  return q;
+}
+
+/// The online softmax's state for the program's rows.
+struct Running {
+  Tensor m, l, acc;
+};
+
+/// One program: BLOCK_M queries of head program_id(1) of batch program_id(2).
+class QueryBlock {
+public:
+  QueryBlock(const Structure &s, const Params &q, const Config &cfg, const std::vector<Tensor> &args)
+      : s(s), q(q), args(args), BM(cfg["BLOCK_M"]), BN(cfg["BLOCK_N"]) {
+    Tensor batch = program_id(2).to(DType::i64), head = program_id(1);
+    Tensor kvHead = (head / args[q.group]).to(DType::i64);
+    for (int t : {Q, OUT})
+      base[t] = args[q.pointers[t]] + batch * stride(t, 0) + head.to(DType::i64) * stride(t, 2);
+    for (int t : {K, V})
+      base[t] = args[q.pointers[t]] + batch * stride(t, 0) + kvHead * stride(t, 2);
+    if (s.lse)
+      base[LSE] = args[q.pointers[LSE]] + batch * stride(LSE, 0) + head.to(DType::i64) * stride(LSE, 1);
+    firstQuery = program_id(0) * BM;
+    rows = firstQuery + arange(0, BM);
+    keyOffsets = arange(0, BN);
+    columns = arange(0, s.blockD);
+    rowsIn = rows < args[q.seqQ];
+  }
+
+  void run() {
+    Tensor qMask = expand_dims(rowsIn, 1);
+    if (!s.evenD)
+      qMask = qMask & expand_dims(columnsIn(), 0);
+    Tensor queries = load(tile(Q, rows, 1), qMask, 0.0);
+    const Tensor &seqK = args[q.seqK];
+    Running state{full({BM}, -INFINITY, DType::f32), zeros({BM}, DType::f32), zeros({BM, s.blockD}, DType::f32)};
+    // Keys [0, wholeEnd) are seen whole by every query of the program;
+    // [wholeEnd, end) are cut by the mask or the end of the keys.
+    Tensor wholeEnd = seqK / BN * BN, end = seqK;
+    if (s.mask != AttentionMask::none) {
+      const Tensor &shift = args[q.shift];
+      Tensor seenByFirst = maximum(firstQuery + shift + 1, 0);
+      wholeEnd = minimum(seenByFirst / BN * BN, wholeEnd);
+      end = maximum(minimum(seqK, firstQuery + BM + shift), 0);
+    }
+    state = attend(state, queries, constant(0, DType::i32), wholeEnd, false);
+    state = attend(state, queries, wholeEnd, end, true);
+    finish(state, qMask);
+  }
+
+private:
+  const Structure &s;
+  const Params &q;
+  const std::vector<Tensor> &args;
+  const int64_t BM, BN;
+  Tensor base[TENSORS];
+  Tensor firstQuery, rows, keyOffsets, columns, rowsIn;
+
+  Tensor stride(int t, int d) const { return args[q.strides[t][d]]; }
+  Tensor columnsIn() const { return columns < args[q.headDim]; }
+
+  /// Pointers to `positions` (along the sequence) x the head dimension of
+  /// tensor `t`, positions along `axis` (0: a column of positions, 1: a row).
+  Tensor tile(int t, const Tensor &positions, int axis) const {
+    Tensor along = positions.to(DType::i64) * stride(t, 1);
+    return axis == 1 ? base[t] + expand_dims(along, 1) + expand_dims(columns, 0)
+                     : base[t] + expand_dims(along, 0) + expand_dims(columns, 1);
+  }
+
+  /// Keys [lo, hi) into the running state; `cut`: some are hidden (past
+  /// the keys' end, or by the mask).
+  Running attend(const Running &state, const Tensor &queries, const Tensor &lo, const Tensor &hi, bool cut) const {
+    const Tensor &scaleLog2 = args[q.scaleLog2];
+    auto [m, l, acc] = for_range(
+        lo, hi, BN, carry(state.m, state.l, state.acc),
+        [&](const Tensor &start, const Tensor &m_i, const Tensor &l_i, const Tensor &acc_i) {
+          Tensor keys = start + keyOffsets;
+          Tensor keyMask, valueMask;
+          if (cut) {
+            Tensor keysIn = keys < args[q.seqK];
+            keyMask = expand_dims(keysIn, 0);
+            valueMask = expand_dims(keysIn, 1);
+          }
+          if (!s.evenD) {
+            keyMask = keyMask.valid() ? keyMask & expand_dims(columnsIn(), 1) : expand_dims(columnsIn(), 1);
+            valueMask = valueMask.valid() ? valueMask & expand_dims(columnsIn(), 0) : expand_dims(columnsIn(), 0);
+          }
+          Tensor keysT = keyMask.valid() ? load(tile(K, keys, 0), keyMask, 0.0) : load(tile(K, keys, 0)); // D x BN
+          Tensor scores = dot(queries, keysT) * scaleLog2;
+          if (cut) {
+            Tensor visible = expand_dims(keys < args[q.seqK], 0);
+            if (s.mask != AttentionMask::none)
+              visible = visible & (expand_dims(keys, 0) <= expand_dims(rows + args[q.shift], 1));
+            scores = where(visible, scores, -INFINITY);
+          }
+          Tensor m_ij = maximum(m_i, max(scores, 1));
+          // A row that has seen no visible key keeps m = -inf: its
+          // exponentials are taken against 0, giving 0 instead of NaN.
+          Tensor pivot = cut ? where(m_ij == -INFINITY, 0.0, m_ij) : m_ij;
+          Tensor p = exp2(scores - expand_dims(pivot, 1));
+          Tensor alpha = exp2(m_i - pivot);
+          Tensor values = valueMask.valid() ? load(tile(V, keys, 1), valueMask, 0.0) : load(tile(V, keys, 1)); // BN x D
+          Tensor next = dot(p.to(s.dtype), values, acc_i * expand_dims(alpha, 1));
+          return std::array{m_ij, l_i * alpha + sum(p, 1), next};
+        });
+    return {m, l, acc};
+  }
+
+  /// out = acc / l (zeros where no key was seen), and the log-sum-exp.
+  void finish(const Running &state, const Tensor &outMask) const {
+    Tensor seen = state.l > 0.0;
+    Tensor out = where(expand_dims(seen, 1), state.acc / expand_dims(where(seen, state.l, 1.0), 1), 0.0);
+    store(tile(OUT, rows, 1), out.to(s.dtype), outMask);
+    if (s.lse) {
+      Tensor lse = where(seen, (state.m + log2(where(seen, state.l, 1.0))) * std::log(2.0), -INFINITY);
+      store(base[LSE] + rows.to(DType::i64) * stride(LSE, 2), lse, rowsIn);
+    }
+  }
+};
+
+Kernel makeKernel(const std::string &key, const Structure &s, const Params &q) {
+  auto body = [s, q](const Config &cfg, const std::vector<Tensor> &args) { QueryBlock(s, q, cfg, args).run(); };
+  return Kernel("kiln_attention_" + sha256_hex(key).substr(0, 10), q.signature.types(), body).library(kOp);
+}
+
+/// A view's sizes and strides in [batch, seq, heads, D] order.
+struct Canonical {
+  int64_t sizes[4] = {};
+  int64_t strides[4] = {};
+};
+
+Canonical canonical(const TensorView &view, AttentionLayout layout) {
+  Canonical c;
+  const std::vector<int64_t> st = view.effective_strides();
+  const int order[4] = {0, layout == AttentionLayout::bshd ? 1 : 2, layout == AttentionLayout::bshd ? 2 : 1, 3};
+  for (int d = 0; d < 4; ++d) {
+    c.sizes[d] = view.shape[order[d]];
+    c.strides[d] = st[order[d]];
+  }
+  return c;
+}
+
+/// Checks q, k, v and out: ranks, dtypes, a contiguous head dimension.
+void checkOperand(const TensorView &view, const char *role, DType dtype) {
+  check_view(view, kOp, role);
+  if (view.rank() != 4)
+    throw Error(kOp + ": " + role + " " + view.describe() + " must have 4 dimensions (batch, seq, heads, head_dim " +
+                "or batch, heads, seq, head_dim)");
+  if (view.dtype != dtype)
+    throw Error(kOp + ": " + role + " is " + std::string(name(view.dtype)) + " but q is " + std::string(name(dtype)) +
+                ": q, k, v and out share one dtype");
+  if (view.shape[3] > 1 && view.effective_strides()[3] != 1)
+    throw Error(kOp + ": " + role + " " + view.describe() + " must be contiguous along head_dim (stride 1)");
+}
+
+void checkSame(int64_t a, int64_t b, const std::string &what) {
+  if (a != b)
+    throw Error(kOp + ": " + what + " differ (" + std::to_string(a) + " and " + std::to_string(b) + ")");
+}
+
+/// A call's sizes, its views in [batch, seq, heads, D] order, its scale.
+struct Problem {
+  int64_t batch = 0, seqQ = 0, seqK = 0, headsQ = 0, headsKV = 0, D = 0;
+  Canonical q, k, v, out;
+  double scale = 1;
+};
+
+/// The call's problem; throws kiln::Error naming what does not fit.
+Problem checkedProblem(const AttentionArgs &a, const Stream &stream) {
+  const DType dtype = a.q.dtype;
+  if (dtype != DType::bf16 && dtype != DType::f16)
+    throw Error(kOp + ": q, k, v and out must be bf16 or f16, not " + std::string(name(dtype)));
+  checkOperand(a.q, "q", dtype);
+  checkOperand(a.k, "k", dtype);
+  checkOperand(a.v, "v", dtype);
+  checkOperand(a.out, "out", dtype);
+  Problem p;
+  p.q = canonical(a.q, a.layout);
+  p.k = canonical(a.k, a.layout);
+  p.v = canonical(a.v, a.layout);
+  p.out = canonical(a.out, a.layout);
+  const Canonical &q = p.q, &k = p.k, &v = p.v;
+  const int64_t batch = p.batch = q.sizes[0], seqQ = p.seqQ = q.sizes[1], headsQ = p.headsQ = q.sizes[2],
+                D = p.D = q.sizes[3];
+  const int64_t seqK = p.seqK = k.sizes[1], headsKV = p.headsKV = k.sizes[2];
+  for (const Canonical *c : {&k, &v})
+    checkSame(c->sizes[0], batch, "the batch sizes of q, k and v");
+  checkSame(v.sizes[1], seqK, "the sequence lengths of k and v");
+  checkSame(v.sizes[2], headsKV, "the head counts of k and v");
+  for (const Canonical *c : {&k, &v})
+    checkSame(c->sizes[3], D, "the head dimensions of q, k and v");
+  if (a.out.shape != a.q.shape)
+    throw Error(kOp + ": out " + a.out.describe() + " must have q's shape " + a.q.describe());
+  if (D > 256)
+    throw Error(kOp + ": head_dim " + std::to_string(D) + " is more than 256");
+  if (headsKV == 0 ? headsQ != 0 : headsQ % headsKV != 0)
+    throw Error(kOp + ": q's " + std::to_string(headsQ) + " heads are not a multiple of k and v's " +
+                std::to_string(headsKV) + " (grouped-query attention shares each K/V head among a whole number)");
+  for (int64_t size : {seqQ, seqK})
+    if (size >= (int64_t(1) << 31))
+      throw Error(kOp + ": sequences of 2^31 tokens or more are not supported");
+  if (headsQ > 65535 || batch > 65535)
+    throw Error(kOp + ": at most 65535 heads and 65535 batches (a grid's y and z)");
+  std::vector<const TensorView *> views{&a.q, &a.k, &a.v, &a.out};
+  if (a.lse.address) {
+    check_view(a.lse, kOp, "lse");
+    if (a.lse.dtype != DType::f32 || a.lse.shape != std::vector<int64_t>{batch, headsQ, seqQ})
+      throw Error(kOp + ": lse " + a.lse.describe() + " must be f32 [batch, heads_q, seq_q] = [" +
+                  std::to_string(batch) + ", " + std::to_string(headsQ) + ", " + std::to_string(seqQ) + "]");
+    check_no_overlap(a.lse, kOp, "lse");
+    views.push_back(&a.lse);
+  }
+  check_devices(views, stream, kOp);
+  check_no_overlap(a.out, kOp, "out");
+  p.scale = a.scale != 0 ? a.scale : 1.0 / std::sqrt(static_cast<double>(std::max<int64_t>(D, 1)));
+  if (!std::isfinite(p.scale))
+    throw Error(kOp + ": the scale must be finite");
+  return p;
+}
+
+} // namespace
+
+const char *name(AttentionMask mask) {
+  switch (mask) {
+  case AttentionMask::none: return "none";
+  case AttentionMask::causal_top_left: return "causal_top_left";
+  case AttentionMask::causal_bottom_right: return "causal_bottom_right";
+  }
+  return "?";
+}
+
+void attention(const AttentionArgs &a, const Stream &stream, const Config &config) {
+  const Problem p = checkedProblem(a, stream);
+  if (a.out.numel() == 0)
+    return;
+  const DType dtype = a.q.dtype;
+  const int64_t D = p.D;
+
+  Structure s;
+  s.dtype = dtype;
+  s.blockD = std::max<int64_t>(16, next_pow2(D));
+  s.evenD = s.blockD == D;
+  s.mask = a.mask;
+  s.lse = a.lse.address != 0;
+  Config tile{{"BLOCK_M", s.blockD > 128 ? 64 : 128}, {"BLOCK_N", 64}, {"num_warps", s.blockD > 128 ? 4 : 8},
+              {"num_stages", 2}};
+  for (const auto &[key, value] : config.values())
+    tile.set(key, value);
+  const int64_t BM = tile["BLOCK_M"], BN = tile["BLOCK_N"];
+  for (auto [what, size] : {std::pair{"BLOCK_M", BM}, {"BLOCK_N", BN}})
+    if (size < 16 || (size & (size - 1)))
+      throw Error(kOp + ": " + what + " must be a power of two of at least 16, got " + std::to_string(size));
+
+  const Params q = parameters(s);
+  const std::string key = s.key();
+  Kernel kernel = cached_kernel(key, [&] { return makeKernel(key, s, q); });
+  std::vector<Arg> args(q.signature.types().size(), Arg(0));
+  const TensorView *of[TENSORS] = {&a.q, &a.k, &a.v, &a.out, &a.lse};
+  const Canonical *canon[TENSORS] = {&p.q, &p.k, &p.v, &p.out, nullptr};
+  for (int t = 0; t < TENSORS; ++t) {
+    if (q.pointers[t] < 0)
+      continue;
+    args[q.pointers[t]] = arg_of(*of[t]);
+    const std::vector<int64_t> lseStrides = t == LSE ? a.lse.effective_strides() : std::vector<int64_t>();
+    for (int d = 0; d < 3; ++d)
+      args[q.strides[t][d]] = Arg(t == LSE ? lseStrides[d] : canon[t]->strides[d]);
+  }
+  args[q.seqQ] = Arg(static_cast<int32_t>(p.seqQ));
+  args[q.seqK] = Arg(static_cast<int32_t>(p.seqK));
+  args[q.group] = Arg(static_cast<int32_t>(p.headsQ / std::max<int64_t>(p.headsKV, 1)));
+  args[q.scaleLog2] = Arg(static_cast<float>(p.scale / std::log(2.0)));
+  if (q.shift >= 0)
+    args[q.shift] = Arg(static_cast<int32_t>(a.mask == AttentionMask::causal_bottom_right ? p.seqK - p.seqQ : 0));
+  if (q.headDim >= 0)
+    args[q.headDim] = Arg(static_cast<int32_t>(D));
+  kernel.launch_with(Grid(static_cast<uint32_t>(cdiv(p.seqQ, BM)), static_cast<uint32_t>(p.headsQ),
+                          static_cast<uint32_t>(p.batch)),
+                     tile, stream, args);
+}
+
+} // namespace kiln::ops

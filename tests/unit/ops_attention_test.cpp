@@ -1,0 +1,260 @@
+// The attention op on the interpreter: both layouts, bf16 and f16, every
+// mask (causal aligned top-left and bottom-right, with more or fewer
+// queries than keys, rows that see no key), grouped-query attention, head
+// dimensions that are not powers of two, strided views, sequences of 0 and
+// 1 and lengths that no block divides, the log-sum-exp; against
+// double-precision references. Then bad arguments.
+#include "tests/common/OpsTestSupport.h"
+
+#include <kiln/ops/library.h>
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <limits>
+
+using namespace kiln;
+using namespace kiln::ops;
+using kiln::testing::HostTensor;
+
+namespace {
+
+Stream cpu() { return Stream(Device::interp()); }
+
+/// Small blocks, so that the interpreter's tests stay quick and the
+/// sequences cross several blocks and end inside one.
+Config small() { return {{"BLOCK_M", 16}, {"BLOCK_N", 16}, {"num_warps", 4}, {"num_stages", 2}}; }
+
+struct Problem {
+  DType dtype = DType::bf16;
+  AttentionLayout layout = AttentionLayout::bshd;
+  AttentionMask mask = AttentionMask::none;
+  int64_t batch = 2, seqQ = 37, seqK = 37, headsQ = 2, headsKV = 2, D = 32;
+  double scale = 0;
+};
+
+/// Shape in the layout's order from [batch, seq, heads, D].
+std::vector<int64_t> laid(const Problem &p, int64_t seq, int64_t heads) {
+  return p.layout == AttentionLayout::bshd ? std::vector<int64_t>{p.batch, seq, heads, p.D}
+                                           : std::vector<int64_t>{p.batch, heads, seq, p.D};
+}
+
+/// Index in the layout's order of (b, s, h, d).
+std::vector<int64_t> at(const Problem &p, int64_t b, int64_t s, int64_t h, int64_t d) {
+  return p.layout == AttentionLayout::bshd ? std::vector<int64_t>{b, s, h, d} : std::vector<int64_t>{b, h, s, d};
+}
+
+bool visible(const Problem &p, int64_t i, int64_t j) {
+  switch (p.mask) {
+  case AttentionMask::none: return true;
+  case AttentionMask::causal_top_left: return j <= i;
+  case AttentionMask::causal_bottom_right: return j <= i + (p.seqK - p.seqQ);
+  }
+  return true;
+}
+
+/// Runs the op on random q, k, v and checks out and lse against sums in
+/// double precision (out within the dtype's rounding of p and of out).
+void expectAttention(const Problem &p, const Config &config = small()) {
+  HostTensor q = HostTensor::random(p.dtype, laid(p, p.seqQ, p.headsQ), 21);
+  HostTensor k = HostTensor::random(p.dtype, laid(p, p.seqK, p.headsKV), 22);
+  HostTensor v = HostTensor::random(p.dtype, laid(p, p.seqK, p.headsKV), 23);
+  HostTensor out = HostTensor::poisoned(p.dtype, laid(p, p.seqQ, p.headsQ));
+  HostTensor lse = HostTensor::poisoned(DType::f32, {p.batch, p.headsQ, p.seqQ});
+  AttentionArgs args{q.view(), k.view(), v.view(), out.view(), lse.view(), p.layout, p.mask, p.scale};
+  attention(args, cpu(), config);
+  const double scale = p.scale != 0 ? p.scale : 1.0 / std::sqrt(static_cast<double>(p.D));
+  const int64_t group = p.headsQ / p.headsKV;
+  // Each row's probabilities, once: (b, i, h) -> scores of the keys it sees.
+  auto row = [&](int64_t b, int64_t i, int64_t h, std::vector<double> &weights) {
+    weights.assign(p.seqK, 0);
+    double top = -std::numeric_limits<double>::infinity();
+    for (int64_t j = 0; j < p.seqK; ++j) {
+      if (!visible(p, i, j)) {
+        weights[j] = -std::numeric_limits<double>::infinity();
+        continue;
+      }
+      double s = 0;
+      for (int64_t d = 0; d < p.D; ++d)
+        s += q.at(at(p, b, i, h, d)) * k.at(at(p, b, j, h / group, d));
+      weights[j] = s * scale;
+      top = std::max(top, weights[j]);
+    }
+    double total = 0;
+    for (double &w : weights) {
+      w = std::isinf(w) ? 0 : std::exp(w - top);
+      total += w;
+    }
+    return std::pair{top, total};
+  };
+  std::vector<double> weights;
+  const double tolerance = p.dtype == DType::bf16 ? 2e-2 : 4e-3;
+  out.expect_near(
+      [&](const std::vector<int64_t> &x) {
+        const bool bshd = p.layout == AttentionLayout::bshd;
+        const int64_t b = x[0], i = bshd ? x[1] : x[2], h = bshd ? x[2] : x[1], d = x[3];
+        auto [top, total] = row(b, i, h, weights);
+        if (total == 0)
+          return 0.0;
+        double o = 0;
+        for (int64_t j = 0; j < p.seqK; ++j)
+          o += weights[j] * v.at(at(p, b, j, h / group, d));
+        return o / total;
+      },
+      tolerance);
+  lse.expect_near(
+      [&](const std::vector<int64_t> &x) {
+        auto [top, total] = row(x[0], x[2], x[1], weights);
+        return total == 0 ? -std::numeric_limits<double>::infinity() : top + std::log(total);
+      },
+      1e-4);
+}
+
+TEST(OpsAttention, FullAttentionInBothLayoutsAndDtypes) {
+  for (DType dtype : {DType::bf16, DType::f16})
+    for (AttentionLayout layout : {AttentionLayout::bshd, AttentionLayout::bhsd}) {
+      SCOPED_TRACE(std::string(name(dtype)) + (layout == AttentionLayout::bshd ? " bshd" : " bhsd"));
+      Problem p;
+      p.dtype = dtype;
+      p.layout = layout;
+      expectAttention(p);
+    }
+}
+
+TEST(OpsAttention, CausalMasksAlignedTopLeftAndBottomRight) {
+  // Fewer queries than keys, more (the first rows then see no key under
+  // bottom-right alignment), and as many.
+  for (auto [seqQ, seqK] : {std::pair<int64_t, int64_t>{20, 45}, {45, 20}, {33, 33}})
+    for (AttentionMask mask : {AttentionMask::causal_top_left, AttentionMask::causal_bottom_right}) {
+      SCOPED_TRACE(std::string(name(mask)) + " " + std::to_string(seqQ) + "x" + std::to_string(seqK));
+      Problem p;
+      p.mask = mask;
+      p.seqQ = seqQ;
+      p.seqK = seqK;
+      p.batch = 1;
+      expectAttention(p);
+    }
+}
+
+TEST(OpsAttention, GroupedQueryAttentionReadsSharedHeadsInPlace) {
+  for (int64_t headsKV : {8, 2, 1}) { // ratios 1, 4 and 8
+    SCOPED_TRACE(headsKV);
+    Problem p;
+    p.headsQ = 8;
+    p.headsKV = headsKV;
+    p.batch = 1;
+    p.seqQ = p.seqK = 19;
+    p.mask = AttentionMask::causal_bottom_right;
+    expectAttention(p);
+  }
+}
+
+TEST(OpsAttention, HeadDimensionsThatAreNotPowersOfTwo) {
+  for (int64_t D : {8, 40, 80}) {
+    SCOPED_TRACE(D);
+    Problem p;
+    p.D = D;
+    p.batch = 1;
+    p.seqQ = 17;
+    p.seqK = 23;
+    p.scale = 0.3;
+    expectAttention(p);
+  }
+}
+
+TEST(OpsAttention, LargerBlocksAndTheDefaultTile) {
+  Problem p;
+  p.batch = 1;
+  p.headsQ = p.headsKV = 1;
+  p.seqQ = 130;
+  p.seqK = 70;
+  p.D = 64;
+  p.mask = AttentionMask::causal_top_left;
+  expectAttention(p, {}); // the default tile: 128 queries, 64 keys a step
+}
+
+TEST(OpsAttention, ShortAndEmptySequences) {
+  for (auto [seqQ, seqK] : {std::pair<int64_t, int64_t>{1, 1}, {1, 50}, {5, 0}}) {
+    SCOPED_TRACE(std::to_string(seqQ) + "x" + std::to_string(seqK));
+    Problem p;
+    p.seqQ = seqQ;
+    p.seqK = seqK;
+    expectAttention(p); // no keys: zeros and a log-sum-exp of -inf
+  }
+  // No queries, or no batch: nothing to do, nothing read.
+  HostTensor q = HostTensor::random(DType::bf16, {2, 0, 2, 32}, 1), kv = HostTensor::random(DType::bf16, {2, 4, 2, 32}, 2);
+  HostTensor out = HostTensor::poisoned(DType::bf16, {2, 0, 2, 32});
+  attention({q.view(), kv.view(), kv.view(), out.view(), {}}, cpu(), small());
+}
+
+TEST(OpsAttention, StridedViewsOfAPackedProjection) {
+  // q, k and v as slices of one [batch, seq, 3, heads, D] tensor (a fused
+  // QKV projection's output), out strided too.
+  const int64_t B = 2, S = 21, H = 2, D = 32;
+  HostTensor qkv = HostTensor::random(DType::bf16, {B, S, 3, H, D}, 31);
+  HostTensor out = HostTensor::poisoned(DType::bf16, {B, S, H, 2 * D});
+  auto slice = [&](int which) {
+    TensorView view = qkv.view();
+    view.address += static_cast<uint64_t>(which * H * D) * 2;
+    view.shape = {B, S, H, D};
+    view.strides = {S * 3 * H * D, 3 * H * D, D, 1};
+    return view;
+  };
+  TensorView o = out.view();
+  o.shape = {B, S, H, D};
+  o.strides = {S * H * 2 * D, H * 2 * D, 2 * D, 1};
+  attention({slice(0), slice(1), slice(2), o, {}, AttentionLayout::bshd, AttentionMask::causal_top_left}, cpu(),
+            small());
+  const double scale = 1 / std::sqrt(double(D));
+  out.expect_near(
+      [&](const std::vector<int64_t> &x) {
+        if (x[3] >= D)
+          return std::nan(""); // the half out's view never writes: still poisoned
+        const int64_t b = x[0], i = x[1], h = x[2], d = x[3];
+        std::vector<double> w(i + 1);
+        double top = -INFINITY, total = 0, o = 0;
+        for (int64_t j = 0; j <= i; ++j) {
+          double s = 0;
+          for (int64_t e = 0; e < D; ++e)
+            s += qkv.at({b, i, 0, h, e}) * qkv.at({b, j, 1, h, e});
+          w[j] = s * scale;
+          top = std::max(top, w[j]);
+        }
+        for (int64_t j = 0; j <= i; ++j) {
+          total += std::exp(w[j] - top);
+          o += std::exp(w[j] - top) * qkv.at({b, j, 2, h, d});
+        }
+        return o / total;
+      },
+      2e-2);
+}
+
+TEST(OpsAttention, BadArgumentsAreRefusedWithTheirReason) {
+  HostTensor q = HostTensor::random(DType::bf16, {1, 8, 6, 32}, 1), k = HostTensor::random(DType::bf16, {1, 8, 4, 32}, 2);
+  HostTensor out = HostTensor::poisoned(DType::bf16, {1, 8, 6, 32});
+  auto refused = [&](const AttentionArgs &args, const std::string &reason) {
+    try {
+      attention(args, cpu(), small());
+      ADD_FAILURE() << "accepted; wanted: " << reason;
+    } catch (const Error &e) {
+      EXPECT_NE(std::string(e.what()).find(reason), std::string::npos) << e.what();
+    }
+  };
+  refused({q.view(), k.view(), k.view(), out.view(), {}}, "not a multiple of k and v's 4");
+  HostTensor f32 = HostTensor::random(DType::f32, {1, 8, 6, 32}, 3);
+  refused({f32.view(), f32.view(), f32.view(), f32.view(), {}}, "must be bf16 or f16");
+  HostTensor k6 = HostTensor::random(DType::bf16, {1, 8, 6, 32}, 4);
+  TensorView columns = k6.view();
+  columns.strides = {8 * 6 * 32, 1, 8, 48}; // head_dim strided
+  refused({q.view(), columns, k6.view(), out.view(), {}}, "contiguous along head_dim");
+  HostTensor wide = HostTensor::random(DType::bf16, {1, 2, 1, 320}, 5);
+  refused({wide.view(), wide.view(), wide.view(), wide.view(), {}}, "more than 256");
+  HostTensor lse = HostTensor::poisoned(DType::f32, {1, 8, 6});
+  refused({q.view(), k6.view(), k6.view(), out.view(), lse.view()}, "must be f32 [batch, heads_q, seq_q] = [1, 6, 8]");
+  HostTensor k3 = HostTensor::random(DType::bf16, {1, 8, 6}, 6);
+  refused({q.view(), k3.view(), k6.view(), out.view(), {}}, "must have 4 dimensions");
+  HostTensor shortV = HostTensor::random(DType::bf16, {1, 7, 6, 32}, 7);
+  refused({q.view(), k6.view(), shortV.view(), out.view(), {}}, "sequence lengths of k and v differ");
+}
+
+} // namespace
