@@ -16,8 +16,8 @@
 //
 // Input, read in order (missing bytes read as 0): the op (mod 9); the op's
 // scalars (dim, correction, reduction, activation, precision: a byte each;
-// attention takes its layout and mask from the last two and its scale from
-// alpha;
+// attention takes its layout and mask from the last two, its scale from
+// alpha, its window from dim and correction, its soft cap from eps;
 // eps and alpha: 8 bytes, big-endian doubles); the input and output count
 // (pointwise, fused reductions); each tensor (see readTensor); 16 bytes the
 // inputs repeat as their values; the rest is the expression text (a fused
@@ -325,8 +325,10 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     break;
   default: {
     call = "kiln_attention";
-    // (counts' top bit: no options, the defaults)
-    const kiln_attention_options options{sizeof(kiln_attention_options), activation, precision, alpha};
+    // (counts' top bit: no options, the defaults; the next: a window of
+    // dim keys left and correction right)
+    const kiln_attention_options options{sizeof(kiln_attention_options), activation, precision, alpha,
+                                         (counts & 0x40) != 0, dim, correction, eps};
     status = kiln_attention(in_[0], in_[1], in_[2], out_[0], out_[1], (counts & 0x80) ? nullptr : &options, nullptr);
     break;
   }

@@ -7,7 +7,8 @@
 # Each kind of run is one script under bench/device/runs/, whose head says
 # what its parts do: checks.sh (checks), memory.sh (benchmarks), ops.sh
 # (ops), tutorial.sh (tutorial: Triton's tutorial kernels, attention
-# included, beside Triton), matmul.sh (matmul, matmul-op, matmul-sm80,
+# included, beside Triton), attention.sh (attention: the op beside cuDNN
+# and FlashAttention), matmul.sh (matmul, matmul-op, matmul-sm80,
 # matmul-peers, profile-matmul), tune.sh (tune-matmul, tune-norms); `all`
 # runs checks, benchmarks and ops. One device call holds at most 10
 # minutes: run parts apart when they do not fit together.
@@ -49,11 +50,12 @@ case "$part" in
   benchmarks) kinds=(memory) ;;
   ops) kinds=(ops) ;;
   tutorial) kinds=(tutorial) ;;
+  attention) kinds=(attention) ;;
   matmul | matmul-op | matmul-sm80 | matmul-peers | profile-matmul) kinds=(matmul) ;;
   tune-matmul | tune-norms) kinds=(tune) ;;
   all) kinds=(checks memory ops) ;;
   *)
-    echo "run.sh: no part '$part' (checks, benchmarks, ops, tutorial, matmul, matmul-op, matmul-sm80," \
+    echo "run.sh: no part '$part' (checks, benchmarks, ops, tutorial, attention, matmul, matmul-op, matmul-sm80," \
       "matmul-peers, profile-matmul, tune-matmul, tune-norms or all)" >&2
     exit 2
     ;;

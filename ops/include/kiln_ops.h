@@ -78,9 +78,15 @@ enum {
  *  struct_size covers (the rest keep their defaults). */
 typedef struct {
   int64_t struct_size;
-  int layout; /**< KILN_ATTENTION_LAYOUT_* */
-  int mask;   /**< KILN_ATTENTION_MASK_* */
+  int layout;   /**< KILN_ATTENTION_LAYOUT_* */
+  int mask;     /**< KILN_ATTENTION_MASK_* */
   double scale; /**< multiplies q k^T; 0: 1 / sqrt(head_dim) */
+  /** Nonzero: a sliding window. Query i sees keys from i + shift - window_left
+   *  to i + shift + window_right (shift = seq_k - seq_q, or 0 under
+   *  KILN_ATTENTION_MASK_CAUSAL_TOP_LEFT); -1: no bound on that side. */
+  int has_window;
+  int64_t window_left, window_right;
+  double softcap; /**< nonzero: scores become softcap * tanh(score / softcap) */
 } kiln_attention_options;
 
 /** KILN_OPS_ABI_VERSION of the library. */

@@ -41,12 +41,16 @@ struct Structure {
   DType dtype = DType::bf16;
   int64_t blockD = 64;   ///< the head dimension's block, a power of two >= 16
   bool evenD = true;     ///< D == blockD: no mask along the head dimension
-  AttentionMask mask = AttentionMask::none;
+  /// Query i sees keys from i + shift - left (boundedLeft) up to i + shift
+  /// + right (boundedRight: a causal mask's diagonal, or a window's edge).
+  bool boundedLeft = false, boundedRight = false;
+  bool softcap = false;  ///< scores pass through cap * tanh(score / cap)
   bool lse = false;      ///< writes the log-sum-exp
 
   std::string key() const {
-    return "attention|" + std::string(name(dtype)) + "|d" + std::to_string(blockD) + (evenD ? "" : "-masked") + "|" +
-           ops::name(mask) + (lse ? "|lse" : "");
+    return "attention|" + std::string(name(dtype)) + "|d" + std::to_string(blockD) + (evenD ? "" : "-masked") +
+           (boundedLeft ? "|left" : "") + (boundedRight ? "|right" : "") + (softcap ? "|softcap" : "") +
+           (lse ? "|lse" : "");
   }
 };
 
@@ -55,7 +59,9 @@ struct Params {
   Signature signature;
   int pointers[TENSORS] = {-1, -1, -1, -1, -1};
   int strides[TENSORS][3] = {};
-  int seqQ = -1, seqK = -1, group = -1, scaleLog2 = -1, shift = -1, headDim = -1;
+  int seqQ = -1, seqK = -1, group = -1, scaleLog2 = -1, headDim = -1;
+  int shift = -1, left = -1, right = -1; ///< the visible keys' bounds (i32)
+  int capInput = -1, capOutput = -1;     ///< soft-capping: tanh(qk * capInput) * capOutput, in base 2
 };
 
 Params parameters(const Structure &s) {
@@ -69,8 +75,16 @@ Params parameters(const Structure &s) {
   q.seqK = q.signature.scalar(DType::i32);
   q.group = q.signature.scalar(DType::i32);
   q.scaleLog2 = q.signature.scalar(DType::f32);
-  if (s.mask != AttentionMask::none)
+  if (s.boundedLeft || s.boundedRight)
     q.shift = q.signature.scalar(DType::i32);
+  if (s.boundedLeft)
+    q.left = q.signature.scalar(DType::i32);
+  if (s.boundedRight)
+    q.right = q.signature.scalar(DType::i32);
+  if (s.softcap) {
+    q.capInput = q.signature.scalar(DType::f32);
+    q.capOutput = q.signature.scalar(DType::f32);
+  }
   if (!s.evenD)
     q.headDim = q.signature.scalar(DType::i32);
   for (int t = 0; t < TENSORS; ++t)
@@ -111,17 +125,27 @@ public:
     Tensor queries = load(tile(Q, rows, 1), qMask, 0.0);
     const Tensor &seqK = args[q.seqK];
     Running state{full({BM}, -INFINITY, DType::f32), zeros({BM}, DType::f32), zeros({BM, s.blockD}, DType::f32)};
-    // Keys [0, wholeEnd) are seen whole by every query of the program;
-    // [wholeEnd, end) are cut by the mask or the end of the keys.
+    // Keys [lo, end) hold every key a query of the program sees; the whole
+    // blocks of [wholeStart, wholeEnd) every query sees, the others are cut
+    // by the bounds or the end of the keys.
+    Tensor lo = constant(0, DType::i32), wholeStart = lo;
     Tensor wholeEnd = seqK / BN * BN, end = seqK;
-    if (s.mask != AttentionMask::none) {
-      const Tensor &shift = args[q.shift];
-      Tensor seenByFirst = maximum(firstQuery + shift + 1, 0);
-      wholeEnd = minimum(seenByFirst / BN * BN, wholeEnd);
-      end = maximum(minimum(seqK, firstQuery + BM + shift), 0);
+    const Tensor lastQuery = firstQuery + (BM - 1);
+    if (s.boundedLeft) {
+      Tensor reach = args[q.shift] - args[q.left];
+      lo = maximum(firstQuery + reach, 0) / BN * BN;
+      wholeStart = (maximum(lastQuery + reach, 0) + (BN - 1)) / BN * BN;
     }
-    state = attend(state, queries, constant(0, DType::i32), wholeEnd, false);
-    state = attend(state, queries, wholeEnd, end, true);
+    if (s.boundedRight) {
+      Tensor reach = args[q.shift] + args[q.right];
+      wholeEnd = minimum(maximum(firstQuery + reach + 1, 0) / BN * BN, wholeEnd);
+      end = maximum(minimum(seqK, lastQuery + reach + 1), 0);
+    }
+    Tensor a = minimum(maximum(wholeStart, lo), end), b = maximum(minimum(wholeEnd, end), a);
+    if (s.boundedLeft)
+      state = attend(state, queries, lo, a, true);
+    state = attend(state, queries, a, b, false);
+    state = attend(state, queries, b, end, true);
     finish(state, qMask);
   }
 
@@ -163,11 +187,14 @@ private:
             valueMask = valueMask.valid() ? valueMask & expand_dims(columnsIn(), 0) : expand_dims(columnsIn(), 0);
           }
           Tensor keysT = keyMask.valid() ? load(tile(K, keys, 0), keyMask, 0.0) : load(tile(K, keys, 0)); // D x BN
-          Tensor scores = dot(queries, keysT) * scaleLog2;
+          Tensor scores = s.softcap ? tanh(dot(queries, keysT) * args[q.capInput]) * args[q.capOutput]
+                                    : dot(queries, keysT) * scaleLog2;
           if (cut) {
             Tensor visible = expand_dims(keys < args[q.seqK], 0);
-            if (s.mask != AttentionMask::none)
-              visible = visible & (expand_dims(keys, 0) <= expand_dims(rows + args[q.shift], 1));
+            if (s.boundedLeft)
+              visible = visible & (expand_dims(keys, 0) >= expand_dims(rows + (args[q.shift] - args[q.left]), 1));
+            if (s.boundedRight)
+              visible = visible & (expand_dims(keys, 0) <= expand_dims(rows + (args[q.shift] + args[q.right]), 1));
             scores = where(visible, scores, -INFINITY);
           }
           Tensor m_ij = maximum(m_i, max(scores, 1));
@@ -292,6 +319,11 @@ Problem checkedProblem(const AttentionArgs &a, const Stream &stream) {
   p.scale = a.scale != 0 ? a.scale : 1.0 / std::sqrt(static_cast<double>(std::max<int64_t>(D, 1)));
   if (!std::isfinite(p.scale))
     throw Error(kOp + ": the scale must be finite");
+  for (int64_t bound : {a.window_left, a.window_right})
+    if (bound < -1 || bound >= (int64_t(1) << 31))
+      throw Error(kOp + ": a window bound is -1 (none) or a number of keys below 2^31, got " + std::to_string(bound));
+  if (!(a.softcap >= 0) || !std::isfinite(a.softcap))
+    throw Error(kOp + ": softcap must be 0 (none) or a finite positive cap");
   return p;
 }
 
@@ -317,7 +349,10 @@ void attention(const AttentionArgs &a, const Stream &stream, const Config &confi
   s.dtype = dtype;
   s.blockD = std::max<int64_t>(16, next_pow2(D));
   s.evenD = s.blockD == D;
-  s.mask = a.mask;
+  const bool causal = a.mask != AttentionMask::none;
+  s.boundedLeft = a.window_left >= 0;
+  s.boundedRight = causal || a.window_right >= 0;
+  s.softcap = a.softcap > 0;
   s.lse = a.lse.address != 0;
   Config tile{{"BLOCK_M", s.blockD > 128 ? 64 : 128}, {"BLOCK_N", 64}, {"num_warps", s.blockD > 128 ? 4 : 8},
               {"num_stages", 2}};
@@ -346,8 +381,18 @@ void attention(const AttentionArgs &a, const Stream &stream, const Config &confi
   args[q.seqK] = Arg(static_cast<int32_t>(p.seqK));
   args[q.group] = Arg(static_cast<int32_t>(p.headsQ / std::max<int64_t>(p.headsKV, 1)));
   args[q.scaleLog2] = Arg(static_cast<float>(p.scale / std::log(2.0)));
+  // Bounds relative to the diagonal through the last query and key
+  // (top-left: through the first of each).
   if (q.shift >= 0)
-    args[q.shift] = Arg(static_cast<int32_t>(a.mask == AttentionMask::causal_bottom_right ? p.seqK - p.seqQ : 0));
+    args[q.shift] = Arg(static_cast<int32_t>(a.mask == AttentionMask::causal_top_left ? 0 : p.seqK - p.seqQ));
+  if (q.left >= 0)
+    args[q.left] = Arg(static_cast<int32_t>(a.window_left));
+  if (q.right >= 0)
+    args[q.right] = Arg(static_cast<int32_t>(causal ? 0 : a.window_right));
+  if (s.softcap) {
+    args[q.capInput] = Arg(static_cast<float>(p.scale / a.softcap));
+    args[q.capOutput] = Arg(static_cast<float>(a.softcap / std::log(2.0)));
+  }
   if (q.headDim >= 0)
     args[q.headDim] = Arg(static_cast<int32_t>(D));
   kernel.launch_with(Grid(static_cast<uint32_t>(cdiv(p.seqQ, BM)), static_cast<uint32_t>(p.headsQ),

@@ -317,6 +317,12 @@ int kiln_attention(const DLTensor *q, const DLTensor *k, const DLTensor *v, cons
       }
       if (covers(offsetof(kiln_attention_options, scale) + sizeof(double)))
         args.scale = options->scale;
+      if (covers(offsetof(kiln_attention_options, window_right) + sizeof(int64_t)) && options->has_window) {
+        args.window_left = options->window_left;
+        args.window_right = options->window_right;
+      }
+      if (covers(offsetof(kiln_attention_options, softcap) + sizeof(double)))
+        args.softcap = options->softcap;
     }
     DeviceOf devices;
     args.q = viewOf(q, "q", devices);

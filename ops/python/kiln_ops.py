@@ -43,7 +43,8 @@ class DLManagedTensor(ctypes.Structure):
 
 class AttentionOptions(ctypes.Structure):
     _fields_ = [("struct_size", ctypes.c_int64), ("layout", ctypes.c_int), ("mask", ctypes.c_int),
-                ("scale", ctypes.c_double)]
+                ("scale", ctypes.c_double), ("has_window", ctypes.c_int), ("window_left", ctypes.c_int64),
+                ("window_right", ctypes.c_int64), ("softcap", ctypes.c_double)]
 
 
 class KilnError(RuntimeError):
@@ -147,10 +148,14 @@ class Library:
         self._check(self.lib.kiln_matmul(_pointer(t[0]), _pointer(t[1]), _pointer(t[2]), _pointer(t[3]), alpha,
                                          activation, precision, _pointer(t[4]), self._stream(out)))
 
-    def attention(self, q, k, v, out, lse=None, layout=LAYOUT_BSHD, mask=MASK_NONE, scale=0.0):
-        """out = softmax(scale * q k^T + mask) v; lse (optional) gets each row's log-sum-exp."""
+    def attention(self, q, k, v, out, lse=None, layout=LAYOUT_BSHD, mask=MASK_NONE, scale=0.0, window=None,
+                  softcap=0.0):
+        """out = softmax(scale * q k^T + mask) v; lse (optional) gets each row's log-sum-exp;
+        window: (left, right) keys around the diagonal, -1 for no bound on a side."""
         t = [_Borrowed(x) if x is not None else None for x in (q, k, v, out, lse)]
-        options = AttentionOptions(ctypes.sizeof(AttentionOptions), layout, mask, scale)
+        left, right = window if window is not None else (-1, -1)
+        options = AttentionOptions(ctypes.sizeof(AttentionOptions), layout, mask, scale, int(window is not None),
+                                   left, right, softcap)
         self._check(self.lib.kiln_attention(_pointer(t[0]), _pointer(t[1]), _pointer(t[2]), _pointer(t[3]),
                                             _pointer(t[4]), ctypes.byref(options), self._stream(out)))
 

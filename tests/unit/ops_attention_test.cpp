@@ -31,6 +31,8 @@ struct Problem {
   AttentionMask mask = AttentionMask::none;
   int64_t batch = 2, seqQ = 37, seqK = 37, headsQ = 2, headsKV = 2, D = 32;
   double scale = 0;
+  int64_t windowLeft = -1, windowRight = -1;
+  double softcap = 0;
 };
 
 /// Shape in the layout's order from [batch, seq, heads, D].
@@ -45,12 +47,12 @@ std::vector<int64_t> at(const Problem &p, int64_t b, int64_t s, int64_t h, int64
 }
 
 bool visible(const Problem &p, int64_t i, int64_t j) {
-  switch (p.mask) {
-  case AttentionMask::none: return true;
-  case AttentionMask::causal_top_left: return j <= i;
-  case AttentionMask::causal_bottom_right: return j <= i + (p.seqK - p.seqQ);
-  }
-  return true;
+  const int64_t diagonal = i + (p.mask == AttentionMask::causal_top_left ? 0 : p.seqK - p.seqQ);
+  if (p.mask != AttentionMask::none && j > diagonal)
+    return false;
+  if (p.windowLeft >= 0 && j < diagonal - p.windowLeft)
+    return false;
+  return p.windowRight < 0 || j <= diagonal + p.windowRight;
 }
 
 /// Runs the op on random q, k, v and checks out and lse against sums in
@@ -61,7 +63,9 @@ void expectAttention(const Problem &p, const Config &config = small()) {
   HostTensor v = HostTensor::random(p.dtype, laid(p, p.seqK, p.headsKV), 23);
   HostTensor out = HostTensor::poisoned(p.dtype, laid(p, p.seqQ, p.headsQ));
   HostTensor lse = HostTensor::poisoned(DType::f32, {p.batch, p.headsQ, p.seqQ});
-  AttentionArgs args{q.view(), k.view(), v.view(), out.view(), lse.view(), p.layout, p.mask, p.scale};
+  AttentionArgs args{q.view(),  k.view(), v.view(),     out.view(),     lse.view(),
+                     p.layout,  p.mask,   p.scale,      p.windowLeft,   p.windowRight,
+                     p.softcap};
   attention(args, cpu(), config);
   const double scale = p.scale != 0 ? p.scale : 1.0 / std::sqrt(static_cast<double>(p.D));
   const int64_t group = p.headsQ / p.headsKV;
@@ -77,7 +81,7 @@ void expectAttention(const Problem &p, const Config &config = small()) {
       double s = 0;
       for (int64_t d = 0; d < p.D; ++d)
         s += q.at(at(p, b, i, h, d)) * k.at(at(p, b, j, h / group, d));
-      weights[j] = s * scale;
+      weights[j] = p.softcap > 0 ? p.softcap * std::tanh(s * scale / p.softcap) : s * scale;
       top = std::max(top, weights[j]);
     }
     double total = 0;
@@ -158,6 +162,40 @@ TEST(OpsAttention, HeadDimensionsThatAreNotPowersOfTwo) {
     p.seqQ = 17;
     p.seqK = 23;
     p.scale = 0.3;
+    expectAttention(p);
+  }
+}
+
+TEST(OpsAttention, SlidingWindowsOnEitherSideAndWithCausalMasks) {
+  struct Case {
+    int64_t left, right;
+    AttentionMask mask;
+    int64_t seqQ, seqK;
+  };
+  for (const Case &c : {Case{5, 3, AttentionMask::none, 40, 40}, Case{20, -1, AttentionMask::none, 30, 50},
+                        Case{-1, 2, AttentionMask::none, 50, 30}, Case{7, -1, AttentionMask::causal_bottom_right, 45, 45},
+                        Case{0, 0, AttentionMask::none, 33, 20}, Case{16, -1, AttentionMask::causal_top_left, 20, 60}}) {
+    SCOPED_TRACE("window (" + std::to_string(c.left) + ", " + std::to_string(c.right) + ") " + name(c.mask) + " " +
+                 std::to_string(c.seqQ) + "x" + std::to_string(c.seqK));
+    Problem p;
+    p.batch = 1;
+    p.windowLeft = c.left;
+    p.windowRight = c.right;
+    p.mask = c.mask;
+    p.seqQ = c.seqQ;
+    p.seqK = c.seqK;
+    expectAttention(p);
+  }
+}
+
+TEST(OpsAttention, LogitSoftCapping) {
+  for (AttentionMask mask : {AttentionMask::none, AttentionMask::causal_bottom_right}) {
+    Problem p;
+    p.batch = 1;
+    p.softcap = 2.5; // scores of up to ~10 here: the cap bends them
+    p.mask = mask;
+    p.seqQ = 29;
+    p.seqK = 41;
     expectAttention(p);
   }
 }
@@ -253,6 +291,10 @@ TEST(OpsAttention, BadArgumentsAreRefusedWithTheirReason) {
   refused({q.view(), k6.view(), k6.view(), out.view(), lse.view()}, "must be f32 [batch, heads_q, seq_q] = [1, 6, 8]");
   HostTensor k3 = HostTensor::random(DType::bf16, {1, 8, 6}, 6);
   refused({q.view(), k3.view(), k6.view(), out.view(), {}}, "must have 4 dimensions");
+  refused({q.view(), k6.view(), k6.view(), out.view(), {}, AttentionLayout::bshd, AttentionMask::none, 0, -2},
+          "a window bound is -1 (none)");
+  refused({q.view(), k6.view(), k6.view(), out.view(), {}, AttentionLayout::bshd, AttentionMask::none, 0, -1, -1, -1},
+          "softcap must be 0 (none)");
   HostTensor shortV = HostTensor::random(DType::bf16, {1, 7, 6, 32}, 7);
   refused({q.view(), k6.view(), shortV.view(), out.view(), {}}, "sequence lengths of k and v differ");
 }

@@ -189,6 +189,14 @@ TEST(OpsCApi, AttentionWithOptionsAndItsErrors) {
     for (int64_t d = 0; d < D; ++d)
       EXPECT_EQ(kiln::decode_float(kiln::DType::bf16, out[s * D + d]), double(s) + (d % 2)) << s << "," << d;
   }
+  // A window of one key to the left: each query sees itself and the one
+  // before, so out is the mean of those two rows of v.
+  options.has_window = 1;
+  options.window_left = 1;
+  options.window_right = -1;
+  ASSERT_EQ(kiln_attention(&tq, &tq, &tv, &tout, nullptr, &options, nullptr), KILN_OK) << error();
+  for (int64_t s = 0; s < S; ++s)
+    EXPECT_EQ(kiln::decode_float(kiln::DType::bf16, out[s * D + 1]), s == 0 ? 1.0 : 2.0 * s) << s;
   options.mask = 7;
   EXPECT_EQ(kiln_attention(&tq, &tq, &tv, &tout, nullptr, &options, nullptr), KILN_ERROR_INVALID_ARGUMENT);
   EXPECT_NE(error().find("unknown mask 7"), std::string::npos) << error();

@@ -210,6 +210,14 @@ struct AttentionArgs {
   AttentionMask mask = AttentionMask::none;
   /// Multiplies q kᵀ; 0: 1 / sqrt(D).
   double scale = 0;
+  /// Local (sliding-window) attention: query i sees keys from i + shift -
+  /// window_left to i + shift + window_right, shift = seq_k - seq_q
+  /// (FlashAttention's alignment; 0 under `causal_top_left`); -1: no bound
+  /// on that side. A causal mask bounds the right side at 0.
+  int64_t window_left = -1, window_right = -1;
+  /// Logit soft-capping (Gemma 2's): scores become cap * tanh(score / cap)
+  /// after the scale and before the mask; 0: none.
+  double softcap = 0;
 };
 /// out = softmax(scale * q kᵀ + mask) v, in f32 within, per batch and head.
 /// `config` may set BLOCK_M (queries a program), BLOCK_N (keys a step),
