@@ -354,8 +354,19 @@ void attention(const AttentionArgs &a, const Stream &stream, const Config &confi
   s.boundedRight = causal || a.window_right >= 0;
   s.softcap = a.softcap > 0;
   s.lse = a.lse.address != 0;
-  Config tile{{"BLOCK_M", s.blockD > 128 ? 64 : 128}, {"BLOCK_N", 64}, {"num_warps", s.blockD > 128 ? 4 : 8},
-              {"num_stages", 2}};
+  // The fastest of the tiles measured on Hopper (docs/attention.md): 128
+  // queries on two warpgroups; 64-key steps at D 64 (three stages, two
+  // with a mask: its longer step keeps fewer in flight), 128 at D 128
+  // (whose three stages need Hopper's shared memory; the target compiled
+  // for, which KILN_TARGET may make older than the device).
+  const bool bounded = s.boundedLeft || s.boundedRight;
+  const bool hopper =
+      stream.device().kind() == DeviceKind::cuda && compute_capability_of(target_for(stream.device())) >= 90;
+  Config tile =
+      s.blockD <= 64 ? Config{{"BLOCK_M", 128}, {"BLOCK_N", 64}, {"num_warps", 8}, {"num_stages", bounded ? 2 : 3}}
+      : s.blockD <= 128
+          ? Config{{"BLOCK_M", 128}, {"BLOCK_N", hopper ? 128 : 64}, {"num_warps", 8}, {"num_stages", hopper ? 3 : 2}}
+          : Config{{"BLOCK_M", 64}, {"BLOCK_N", 64}, {"num_warps", 4}, {"num_stages", 2}};
   for (const auto &[key, value] : config.values())
     tile.set(key, value);
   const int64_t BM = tile["BLOCK_M"], BN = tile["BLOCK_N"];
