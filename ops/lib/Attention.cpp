@@ -46,11 +46,17 @@ struct Structure {
   bool boundedLeft = false, boundedRight = false;
   bool softcap = false;  ///< scores pass through cap * tanh(score / cap)
   bool lse = false;      ///< writes the log-sum-exp
+  /// q, k, v and out are rows of D elements (a token's stride D, the
+  /// batch's and head's whole numbers of rows, as in a contiguous [batch,
+  /// heads, seq, D]): their offsets are rows times a constant, which lets
+  /// the compiler read whole blocks of keys with the copy engine. The batch
+  /// and head strides are then passed in rows.
+  bool rowsOfD = false;
 
   std::string key() const {
     return "attention|" + std::string(name(dtype)) + "|d" + std::to_string(blockD) + (evenD ? "" : "-masked") +
            (boundedLeft ? "|left" : "") + (boundedRight ? "|right" : "") + (softcap ? "|softcap" : "") +
-           (lse ? "|lse" : "");
+           (lse ? "|lse" : "") + (rowsOfD ? "|rows-of-d" : "");
   }
 };
 
@@ -89,7 +95,7 @@ Params parameters(const Structure &s) {
     q.headDim = q.signature.scalar(DType::i32);
   for (int t = 0; t < TENSORS; ++t)
     for (int d = 0; d < 3; ++d)
-      q.strides[t][d] = q.pointers[t] >= 0 ? q.signature.scalar(DType::i64) : -1;
+      q.strides[t][d] = q.pointers[t] >= 0 && !(s.rowsOfD && t != LSE && d == 1) ? q.signature.scalar(DType::i64) : -1;
   return q;
 }
 
@@ -105,10 +111,11 @@ public:
       : s(s), q(q), args(args), BM(cfg["BLOCK_M"]), BN(cfg["BLOCK_N"]) {
     Tensor batch = program_id(2).to(DType::i64), head = program_id(1);
     Tensor kvHead = (head / args[q.group]).to(DType::i64);
-    for (int t : {Q, OUT})
-      base[t] = args[q.pointers[t]] + batch * stride(t, 0) + head.to(DType::i64) * stride(t, 2);
-    for (int t : {K, V})
-      base[t] = args[q.pointers[t]] + batch * stride(t, 0) + kvHead * stride(t, 2);
+    for (int t : {Q, OUT, K, V}) {
+      const Tensor &h = t == K || t == V ? kvHead : head.to(DType::i64);
+      base[t] = s.rowsOfD ? args[q.pointers[t]] + (batch * stride(t, 0) + h * stride(t, 2)) * s.blockD
+                          : args[q.pointers[t]] + batch * stride(t, 0) + h * stride(t, 2);
+    }
     if (s.lse)
       base[LSE] = args[q.pointers[LSE]] + batch * stride(LSE, 0) + head.to(DType::i64) * stride(LSE, 1);
     firstQuery = program_id(0) * BM;
@@ -163,9 +170,11 @@ private:
   /// Pointers to `positions` (along the sequence) x the head dimension of
   /// tensor `t`, positions along `axis` (0: a column of positions, 1: a row).
   Tensor tile(int t, const Tensor &positions, int axis) const {
-    Tensor along = positions.to(DType::i64) * stride(t, 1);
-    return axis == 1 ? base[t] + expand_dims(along, 1) + expand_dims(columns, 0)
-                     : base[t] + expand_dims(along, 0) + expand_dims(columns, 1);
+    // (The positions' block expanded, then multiplied by the stride: the
+    // form the copy engine's analysis takes apart.)
+    const Operand rowStride = s.rowsOfD ? Operand(s.blockD) : Operand(stride(t, 1));
+    return axis == 1 ? base[t] + expand_dims(positions.to(DType::i64), 1) * rowStride + expand_dims(columns, 0)
+                     : base[t] + expand_dims(positions.to(DType::i64), 0) * rowStride + expand_dims(columns, 1);
   }
 
   /// Keys [lo, hi) into the running state; `cut`: some are hidden (past
@@ -354,6 +363,9 @@ void attention(const AttentionArgs &a, const Stream &stream, const Config &confi
   s.boundedRight = causal || a.window_right >= 0;
   s.softcap = a.softcap > 0;
   s.lse = a.lse.address != 0;
+  s.rowsOfD = s.evenD;
+  for (const Canonical *c : {&p.q, &p.k, &p.v, &p.out})
+    s.rowsOfD = s.rowsOfD && c->strides[1] == D && c->strides[0] % D == 0 && c->strides[2] % D == 0;
   // The fastest of the tiles measured on Hopper (docs/attention.md): 128
   // queries on two warpgroups; 64-key steps at D 64 (three stages, two
   // with a mask: its longer step keeps fewer in flight), 128 at D 128
@@ -386,7 +398,9 @@ void attention(const AttentionArgs &a, const Stream &stream, const Config &confi
     args[q.pointers[t]] = arg_of(*of[t]);
     const std::vector<int64_t> lseStrides = t == LSE ? a.lse.effective_strides() : std::vector<int64_t>();
     for (int d = 0; d < 3; ++d)
-      args[q.strides[t][d]] = Arg(t == LSE ? lseStrides[d] : canon[t]->strides[d]);
+      if (q.strides[t][d] >= 0)
+        args[q.strides[t][d]] =
+            Arg(t == LSE ? lseStrides[d] : s.rowsOfD ? canon[t]->strides[d] / D : canon[t]->strides[d]);
   }
   args[q.seqQ] = Arg(static_cast<int32_t>(p.seqQ));
   args[q.seqK] = Arg(static_cast<int32_t>(p.seqK));
