@@ -367,17 +367,16 @@ void attention(const AttentionArgs &a, const Stream &stream, const Config &confi
   for (const Canonical *c : {&p.q, &p.k, &p.v, &p.out})
     s.rowsOfD = s.rowsOfD && c->strides[1] == D && c->strides[0] % D == 0 && c->strides[2] % D == 0;
   // The fastest of the tiles measured on Hopper (docs/attention.md): 128
-  // queries on two warpgroups; 64-key steps at D 64 (three stages, two
-  // with a mask: its longer step keeps fewer in flight), 128 at D 128
-  // (whose three stages need Hopper's shared memory; the target compiled
-  // for, which KILN_TARGET may make older than the device).
+  // queries on two warpgroups; 64-key steps at D 64, 128 at D 128 (three
+  // stages under a mask or a window; Hopper's shared memory: the target
+  // compiled for, which KILN_TARGET may make older than the device).
   const bool bounded = s.boundedLeft || s.boundedRight;
   const bool hopper =
       stream.device().kind() == DeviceKind::cuda && compute_capability_of(target_for(stream.device())) >= 90;
   Config tile =
-      s.blockD <= 64 ? Config{{"BLOCK_M", 128}, {"BLOCK_N", 64}, {"num_warps", 8}, {"num_stages", bounded ? 2 : 3}}
+      s.blockD <= 64 ? Config{{"BLOCK_M", 128}, {"BLOCK_N", 64}, {"num_warps", 8}, {"num_stages", 2}}
       : s.blockD <= 128
-          ? Config{{"BLOCK_M", 128}, {"BLOCK_N", hopper ? 128 : 64}, {"num_warps", 8}, {"num_stages", hopper ? 3 : 2}}
+          ? Config{{"BLOCK_M", 128}, {"BLOCK_N", hopper ? 128 : 64}, {"num_warps", 8}, {"num_stages", hopper && bounded ? 3 : 2}}
           : Config{{"BLOCK_M", 64}, {"BLOCK_N", 64}, {"num_warps", 4}, {"num_stages", 2}};
   for (const auto &[key, value] : config.values())
     tile.set(key, value);
