@@ -55,48 +55,67 @@ def check(label, q, k, v, out, lse, causal):
         raise SystemExit(f"{label}: Kiln's output is off by {error} (relative), its lse by {lse_error}")
 
 
+def cases():
+    """(name, batch, heads_q, heads_kv, n, D, causal, layout) of every workload: the dense sweep in PyTorch's
+    [batch, heads, seq, D], then at the issue's headline shape FlashAttention's [batch, seq, heads, D] and
+    grouped-query heads (32 query heads on 8 K/V heads)."""
+    for D in (64, 128):
+        for n in (1024, 4096, 16384):
+            for causal in (False, True):
+                yield max(1, 16384 // n), 32, 32, n, D, causal, "bhsd"
+    for causal in (False, True):
+        yield 4, 32, 32, 4096, 128, causal, "bshd"
+        yield 4, 32, 8, 4096, 128, causal, "bhsd"
+
+
 records, table = [], []
-for D in (64, 128):
-    for n in (1024, 4096, 16384):
-        batch, heads = max(1, 16384 // n), 32  # B 4 at N 4096, as the issue's headline shape
-        for causal in (False, True):
-            name = f"attention fwd bf16 B {batch} H {heads} N {n} D {D} {'causal' if causal else 'full'}"
-            if only not in name:
-                continue
-            q, k, v = (torch.randn(batch, heads, n, D, device="cuda", dtype=torch.bfloat16) for _ in range(3))
-            out = torch.full_like(q, float("nan"))
-            lse = torch.full((batch, heads, n), float("nan"), device="cuda")
-            mask = kiln_ops.MASK_CAUSAL_TOP_LEFT if causal else kiln_ops.MASK_NONE
+for batch, heads, kv_heads, n, D, causal, layout in cases():
+    name = (f"attention fwd bf16 B {batch} H {heads}{f'/{kv_heads}' if kv_heads != heads else ''} N {n} D {D} "
+            f"{'causal' if causal else 'full'}{' bshd' if layout == 'bshd' else ''}")
+    if only not in name:
+        continue
+    # Kiln's tensors in their layout; the peers see the same memory as [batch, heads, seq, D] views.
+    shape = (lambda h: (batch, h, n, D)) if layout == "bhsd" else (lambda h: (batch, n, h, D))
+    q = torch.randn(shape(heads), device="cuda", dtype=torch.bfloat16)
+    k, v = (torch.randn(shape(kv_heads), device="cuda", dtype=torch.bfloat16) for _ in range(2))
+    out = torch.full_like(q, float("nan"))
+    lse = torch.full((batch, heads, n), float("nan"), device="cuda")
+    as_bhsd = (lambda t: t) if layout == "bhsd" else (lambda t: t.transpose(1, 2))
+    mask = kiln_ops.MASK_CAUSAL_TOP_LEFT if causal else kiln_ops.MASK_NONE
+    kiln_layout = kiln_ops.LAYOUT_BHSD if layout == "bhsd" else kiln_ops.LAYOUT_BSHD
 
-            def kiln():
-                ops.attention(q, k, v, out, lse, layout=kiln_ops.LAYOUT_BHSD, mask=mask)
+    def kiln():
+        ops.attention(q, k, v, out, lse, layout=kiln_layout, mask=mask)
 
-            kiln()
-            torch.cuda.synchronize()
-            check(name, q, k, v, out, lse, causal)
-            runners = {"kiln": kiln}
-            for peer, backend in PEERS.items():
-                def run(backend=backend):
-                    with sdpa_kernel(backend):
-                        return torch.nn.functional.scaled_dot_product_attention(q, k, v, is_causal=causal)
-                try:
-                    run()
-                    runners[peer] = run
-                except RuntimeError as e:  # a backend that does not take this shape
-                    print(f"{name}: {peer} unavailable ({str(e).splitlines()[0]})")
-            times = {label: [] for label in runners}
-            for _ in range(ROUNDS):
-                for label, fn in runners.items():
-                    times[label].append(do_bench(fn, warmup=25, rep=200, return_mode="median"))
-            flops = 4 * batch * heads * n * n * D / (2 if causal else 1)
-            tflops = {label: flops / statistics.median(ms) / 1e9 for label, ms in times.items()}
-            for peer in runners:
-                if peer != "kiln":
-                    records.append(dict(workload=f"ops {name}", metric="TFLOP/s", kiln=tflops["kiln"], peer=peer,
-                                        peer_value=tflops[peer], ratio=tflops["kiln"] / tflops[peer], device=device,
-                                        date=date, command=command))
-            table.append((name, tflops))
-            del q, k, v, out, lse
+    kiln()
+    torch.cuda.synchronize()
+    group = heads // kv_heads
+    check(name, as_bhsd(q), as_bhsd(k).repeat_interleave(group, 1), as_bhsd(v).repeat_interleave(group, 1),
+          as_bhsd(out), lse, causal)
+    runners = {"kiln": kiln}
+    for peer, backend in PEERS.items():
+        def run(backend=backend):
+            with sdpa_kernel(backend):
+                return torch.nn.functional.scaled_dot_product_attention(
+                    as_bhsd(q), as_bhsd(k), as_bhsd(v), is_causal=causal, enable_gqa=group > 1)
+        try:
+            run()
+            runners[peer] = run
+        except RuntimeError as e:  # a backend that does not take this shape
+            print(f"{name}: {peer} unavailable ({str(e).splitlines()[0]})")
+    times = {label: [] for label in runners}
+    for _ in range(ROUNDS):
+        for label, fn in runners.items():
+            times[label].append(do_bench(fn, warmup=25, rep=200, return_mode="median"))
+    flops = 4 * batch * heads * n * n * D / (2 if causal else 1)
+    tflops = {label: flops / statistics.median(ms) / 1e9 for label, ms in times.items()}
+    for peer in runners:
+        if peer != "kiln":
+            records.append(dict(workload=f"ops {name}", metric="TFLOP/s", kiln=tflops["kiln"], peer=peer,
+                                peer_value=tflops[peer], ratio=tflops["kiln"] / tflops[peer], device=device,
+                                date=date, command=command))
+    table.append((name, tflops))
+    del q, k, v, out, lse
 
 json.dump(records, open(out_path, "w"), indent=1)
 print(f"{device}, {date}; TFLOP/s, median of {ROUNDS} rounds of do_bench medians")
