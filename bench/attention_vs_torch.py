@@ -117,6 +117,38 @@ for batch, heads, kv_heads, n, D, causal, layout in cases():
     table.append((name, tflops))
     del q, k, v, out, lse
 
+# A packed batch (FlashAttention's varlen): lengths drawn from 128-4096 until
+# 32k tokens, [tokens, heads, D]; its TFLOP/s (the sum of each sequence's
+# work) beside Kiln's own dense kernel at N 4096 in this run, the issue's
+# "same work" comparison.
+packed_name = "attention fwd bf16 packed 32k tokens (lengths 128-4096) H 32 D 128 full"
+dense = next((t["kiln"] for name, t in table if name == "attention fwd bf16 B 4 H 32 N 4096 D 128 full"), None)
+if only in packed_name and dense:
+    generator = torch.Generator().manual_seed(1)
+    lengths = []
+    while sum(lengths) < 32768:
+        lengths.append(int(torch.randint(128, 4097, (1,), generator=generator)))
+    starts = torch.tensor([0] + list(torch.tensor(lengths).cumsum(0)), dtype=torch.int32, device="cuda")
+    tokens = int(starts[-1])
+    q, k, v = (torch.randn(tokens, 32, 128, device="cuda", dtype=torch.bfloat16) for _ in range(3))
+    out = torch.full_like(q, float("nan"))
+    lse = torch.full((32, tokens), float("nan"), device="cuda")
+
+    def packed():
+        ops.attention(q, k, v, out, lse, cu_seqlens_q=starts, cu_seqlens_k=starts)
+
+    packed()
+    torch.cuda.synchronize()
+    last = slice(tokens - lengths[-1], tokens)  # the last sequence against float64
+    check(packed_name, *(t[last].transpose(0, 1)[None] for t in (q, k, v, out)), lse[:, last][None], False)
+    ms = statistics.median(do_bench(packed, warmup=25, rep=200, return_mode="median") for _ in range(ROUNDS))
+    flops = sum(4 * 32 * n * n * 128 for n in lengths)
+    tflops = flops / ms / 1e9
+    records.append(dict(workload=f"ops {packed_name}", metric="TFLOP/s", kiln=tflops,
+                        peer="Kiln dense, B 4 N 4096 D 128 full", peer_value=dense, ratio=tflops / dense,
+                        device=device, date=date, command=command))
+    print(f"{packed_name} ({len(lengths)} sequences): {tflops:.0f} TFLOP/s, {tflops / dense:.2f} of the dense kernel's")
+
 json.dump(records, open(out_path, "w"), indent=1)
 print(f"{device}, {date}; TFLOP/s, median of {ROUNDS} rounds of do_bench medians")
 print("| workload | Kiln | cuDNN | FlashAttention (SDPA) | Kiln / cuDNN | Kiln / flash |")

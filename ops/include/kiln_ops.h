@@ -87,6 +87,11 @@ typedef struct {
   int has_window;
   int64_t window_left, window_right;
   double softcap; /**< nonzero: scores become softcap * tanh(score / softcap) */
+  /** Non-NULL: a packed batch (FlashAttention's varlen). q and out [tokens_q,
+   *  heads_q, head_dim], k and v [tokens_k, heads_kv, head_dim], lse [heads_q,
+   *  tokens_q]; these int32 [batch + 1] hold each sequence's first token
+   *  (read before the launch and checked; layout is then ignored). */
+  const DLTensor *cu_seqlens_q, *cu_seqlens_k;
 } kiln_attention_options;
 
 /** KILN_OPS_ABI_VERSION of the library. */

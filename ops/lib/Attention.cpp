@@ -52,11 +52,18 @@ struct Structure {
   /// the compiler read whole blocks of keys with the copy engine. The batch
   /// and head strides are then passed in rows.
   bool rowsOfD = false;
+  /// A packed batch of sequences of their own lengths: each program reads
+  /// its sequence's first token and length from cu_seqlens.
+  bool varlen = false;
+  /// (varlen) the bounds' diagonal goes through each sequence's last query
+  /// and key (bottom-right), at shift seq_k - seq_q of its own
+  bool shiftPerSequence = false;
 
   std::string key() const {
     return "attention|" + std::string(name(dtype)) + "|d" + std::to_string(blockD) + (evenD ? "" : "-masked") +
            (boundedLeft ? "|left" : "") + (boundedRight ? "|right" : "") + (softcap ? "|softcap" : "") +
-           (lse ? "|lse" : "") + (rowsOfD ? "|rows-of-d" : "");
+           (lse ? "|lse" : "") + (rowsOfD ? "|rows-of-d" : "") + (varlen ? "|varlen" : "") +
+           (shiftPerSequence ? "|own-shift" : "");
   }
 };
 
@@ -68,6 +75,7 @@ struct Params {
   int seqQ = -1, seqK = -1, group = -1, scaleLog2 = -1, headDim = -1;
   int shift = -1, left = -1, right = -1; ///< the visible keys' bounds (i32)
   int capInput = -1, capOutput = -1;     ///< soft-capping: tanh(qk * capInput) * capOutput, in base 2
+  int cuQ = -1, cuK = -1;                ///< (varlen) each sequence's first token, batch + 1 of them
 };
 
 Params parameters(const Structure &s) {
@@ -77,11 +85,15 @@ Params parameters(const Structure &s) {
   q.pointers[OUT] = q.signature.pointer(s.dtype, false);
   if (s.lse)
     q.pointers[LSE] = q.signature.pointer(DType::f32, false);
+  if (s.varlen) {
+    q.cuQ = q.signature.pointer(DType::i32, true);
+    q.cuK = q.signature.pointer(DType::i32, true);
+  }
   q.seqQ = q.signature.scalar(DType::i32);
   q.seqK = q.signature.scalar(DType::i32);
   q.group = q.signature.scalar(DType::i32);
   q.scaleLog2 = q.signature.scalar(DType::f32);
-  if (s.boundedLeft || s.boundedRight)
+  if ((s.boundedLeft || s.boundedRight) && !s.shiftPerSequence)
     q.shift = q.signature.scalar(DType::i32);
   if (s.boundedLeft)
     q.left = q.signature.scalar(DType::i32);
@@ -111,26 +123,55 @@ public:
       : s(s), q(q), args(args), BM(cfg["BLOCK_M"]), BN(cfg["BLOCK_N"]) {
     Tensor batch = program_id(2).to(DType::i64), head = program_id(1);
     Tensor kvHead = (head / args[q.group]).to(DType::i64);
+    // A packed batch: the sequence's tokens start at cu_seqlens[batch].
+    Tensor firstToken[TENSORS];
+    if (s.varlen) {
+      Tensor startQ = load(args[q.cuQ] + program_id(2)), startK = load(args[q.cuK] + program_id(2));
+      seqQ = load(args[q.cuQ] + (program_id(2) + 1)) - startQ;
+      seqK = load(args[q.cuK] + (program_id(2) + 1)) - startK;
+      firstToken[Q] = firstToken[OUT] = firstToken[LSE] = startQ.to(DType::i64);
+      firstToken[K] = firstToken[V] = startK.to(DType::i64);
+    } else {
+      seqQ = args[q.seqQ];
+      seqK = args[q.seqK];
+    }
     for (int t : {Q, OUT, K, V}) {
       const Tensor &h = t == K || t == V ? kvHead : head.to(DType::i64);
-      base[t] = s.rowsOfD ? args[q.pointers[t]] + (batch * stride(t, 0) + h * stride(t, 2)) * s.blockD
-                          : args[q.pointers[t]] + batch * stride(t, 0) + h * stride(t, 2);
+      Tensor offset = batch * stride(t, 0) + h * stride(t, 2);
+      if (s.varlen)
+        offset = offset + firstToken[t] * stride(t, 1);
+      base[t] = s.rowsOfD ? args[q.pointers[t]] + offset * s.blockD : args[q.pointers[t]] + offset;
     }
-    if (s.lse)
-      base[LSE] = args[q.pointers[LSE]] + batch * stride(LSE, 0) + head.to(DType::i64) * stride(LSE, 1);
+    if (s.lse) {
+      Tensor offset = batch * stride(LSE, 0) + head.to(DType::i64) * stride(LSE, 1);
+      base[LSE] = args[q.pointers[LSE]] + (s.varlen ? offset + firstToken[LSE] * stride(LSE, 2) : offset);
+    }
+    if (s.shiftPerSequence)
+      shift = seqK - seqQ;
+    else if (q.shift >= 0)
+      shift = args[q.shift];
     firstQuery = program_id(0) * BM;
     rows = firstQuery + arange(0, BM);
     keyOffsets = arange(0, BN);
     columns = arange(0, s.blockD);
-    rowsIn = rows < args[q.seqQ];
+    rowsIn = rows < seqQ;
   }
 
+  /// The program's queries, unless a packed batch's sequence ends before
+  /// them: no work is spent on the padding up to the longest sequence.
   void run() {
+    if (s.varlen)
+      if_(firstQuery < seqQ, [&] { attendAll(); });
+    else
+      attendAll();
+  }
+
+private:
+  void attendAll() {
     Tensor qMask = expand_dims(rowsIn, 1);
     if (!s.evenD)
       qMask = qMask & expand_dims(columnsIn(), 0);
     Tensor queries = load(tile(Q, rows, 1), qMask, 0.0);
-    const Tensor &seqK = args[q.seqK];
     Running state{full({BM}, -INFINITY, DType::f32), zeros({BM}, DType::f32), zeros({BM, s.blockD}, DType::f32)};
     // Keys [lo, end) hold every key a query of the program sees; the whole
     // blocks of [wholeStart, wholeEnd) every query sees, the others are cut
@@ -139,12 +180,12 @@ public:
     Tensor wholeEnd = seqK / BN * BN, end = seqK;
     const Tensor lastQuery = firstQuery + (BM - 1);
     if (s.boundedLeft) {
-      Tensor reach = args[q.shift] - args[q.left];
+      Tensor reach = shift - args[q.left];
       lo = maximum(firstQuery + reach, 0) / BN * BN;
       wholeStart = (maximum(lastQuery + reach, 0) + (BN - 1)) / BN * BN;
     }
     if (s.boundedRight) {
-      Tensor reach = args[q.shift] + args[q.right];
+      Tensor reach = shift + args[q.right];
       wholeEnd = minimum(maximum(firstQuery + reach + 1, 0) / BN * BN, wholeEnd);
       end = maximum(minimum(seqK, lastQuery + reach + 1), 0);
     }
@@ -156,12 +197,13 @@ public:
     finish(state, qMask);
   }
 
-private:
   const Structure &s;
   const Params &q;
   const std::vector<Tensor> &args;
   const int64_t BM, BN;
   Tensor base[TENSORS];
+  Tensor seqQ, seqK; ///< this program's sequence lengths
+  Tensor shift;      ///< the bounds' diagonal: key i + shift is query i's (with bounds)
   Tensor firstQuery, rows, keyOffsets, columns, rowsIn;
 
   Tensor stride(int t, int d) const { return args[q.strides[t][d]]; }
@@ -187,7 +229,7 @@ private:
           Tensor keys = start + keyOffsets;
           Tensor keyMask, valueMask;
           if (cut) {
-            Tensor keysIn = keys < args[q.seqK];
+            Tensor keysIn = keys < seqK;
             keyMask = expand_dims(keysIn, 0);
             valueMask = expand_dims(keysIn, 1);
           }
@@ -199,11 +241,11 @@ private:
           Tensor scores = s.softcap ? tanh(dot(queries, keysT) * args[q.capInput]) * args[q.capOutput]
                                     : dot(queries, keysT) * scaleLog2;
           if (cut) {
-            Tensor visible = expand_dims(keys < args[q.seqK], 0);
+            Tensor visible = expand_dims(keys < seqK, 0);
             if (s.boundedLeft)
-              visible = visible & (expand_dims(keys, 0) >= expand_dims(rows + (args[q.shift] - args[q.left]), 1));
+              visible = visible & (expand_dims(keys, 0) >= expand_dims(rows + (shift - args[q.left]), 1));
             if (s.boundedRight)
-              visible = visible & (expand_dims(keys, 0) <= expand_dims(rows + (args[q.shift] + args[q.right]), 1));
+              visible = visible & (expand_dims(keys, 0) <= expand_dims(rows + (shift + args[q.right]), 1));
             scores = where(visible, scores, -INFINITY);
           }
           Tensor m_ij = maximum(m_i, max(scores, 1));
@@ -254,16 +296,28 @@ Canonical canonical(const TensorView &view, AttentionLayout layout) {
 }
 
 /// Checks q, k, v and out: ranks, dtypes, a contiguous head dimension.
-void checkOperand(const TensorView &view, const char *role, DType dtype) {
+void checkOperand(const TensorView &view, const char *role, DType dtype, int rank) {
   check_view(view, kOp, role);
-  if (view.rank() != 4)
-    throw Error(kOp + ": " + role + " " + view.describe() + " must have 4 dimensions (batch, seq, heads, head_dim " +
-                "or batch, heads, seq, head_dim)");
+  if (view.rank() != rank)
+    throw Error(kOp + ": " + role + " " + view.describe() + " must have " + std::to_string(rank) + " dimensions (" +
+                (rank == 4 ? "batch, seq, heads, head_dim or batch, heads, seq, head_dim"
+                           : "tokens, heads, head_dim: a packed batch") +
+                ")");
   if (view.dtype != dtype)
     throw Error(kOp + ": " + role + " is " + std::string(name(view.dtype)) + " but q is " + std::string(name(dtype)) +
                 ": q, k, v and out share one dtype");
-  if (view.shape[3] > 1 && view.effective_strides()[3] != 1)
+  if (view.shape[rank - 1] > 1 && view.effective_strides()[rank - 1] != 1)
     throw Error(kOp + ": " + role + " " + view.describe() + " must be contiguous along head_dim (stride 1)");
+}
+
+void checkOperands(const AttentionArgs &a, int rank) {
+  const DType dtype = a.q.dtype;
+  if (dtype != DType::bf16 && dtype != DType::f16)
+    throw Error(kOp + ": q, k, v and out must be bf16 or f16, not " + std::string(name(dtype)));
+  checkOperand(a.q, "q", dtype, rank);
+  checkOperand(a.k, "k", dtype, rank);
+  checkOperand(a.v, "v", dtype, rank);
+  checkOperand(a.out, "out", dtype, rank);
 }
 
 void checkSame(int64_t a, int64_t b, const std::string &what) {
@@ -272,60 +326,54 @@ void checkSame(int64_t a, int64_t b, const std::string &what) {
 }
 
 /// A call's sizes, its views in [batch, seq, heads, D] order, its scale.
+/// A packed batch's seqQ and seqK are its longest sequences.
 struct Problem {
   int64_t batch = 0, seqQ = 0, seqK = 0, headsQ = 0, headsKV = 0, D = 0;
   Canonical q, k, v, out;
+  std::vector<int64_t> lseStrides; ///< batch, head, sequence
   double scale = 1;
 };
 
-/// The call's problem; throws kiln::Error naming what does not fit.
-Problem checkedProblem(const AttentionArgs &a, const Stream &stream) {
-  const DType dtype = a.q.dtype;
-  if (dtype != DType::bf16 && dtype != DType::f16)
-    throw Error(kOp + ": q, k, v and out must be bf16 or f16, not " + std::string(name(dtype)));
-  checkOperand(a.q, "q", dtype);
-  checkOperand(a.k, "k", dtype);
-  checkOperand(a.v, "v", dtype);
-  checkOperand(a.out, "out", dtype);
-  Problem p;
-  p.q = canonical(a.q, a.layout);
-  p.k = canonical(a.k, a.layout);
-  p.v = canonical(a.v, a.layout);
-  p.out = canonical(a.out, a.layout);
-  const Canonical &q = p.q, &k = p.k, &v = p.v;
-  const int64_t batch = p.batch = q.sizes[0], seqQ = p.seqQ = q.sizes[1], headsQ = p.headsQ = q.sizes[2],
-                D = p.D = q.sizes[3];
-  const int64_t seqK = p.seqK = k.sizes[1], headsKV = p.headsKV = k.sizes[2];
+/// The checks dense and packed calls share once their sizes are known;
+/// `lseShape` is what the lse view must be.
+void checkShared(const AttentionArgs &a, Problem &p, const std::vector<int64_t> &lseShape, const Stream &stream) {
+  const Canonical &k = p.k, &v = p.v;
+  checkSame(v.sizes[1], k.sizes[1], "the sequence lengths of k and v");
+  checkSame(v.sizes[2], p.headsKV, "the head counts of k and v");
   for (const Canonical *c : {&k, &v})
-    checkSame(c->sizes[0], batch, "the batch sizes of q, k and v");
-  checkSame(v.sizes[1], seqK, "the sequence lengths of k and v");
-  checkSame(v.sizes[2], headsKV, "the head counts of k and v");
-  for (const Canonical *c : {&k, &v})
-    checkSame(c->sizes[3], D, "the head dimensions of q, k and v");
+    checkSame(c->sizes[3], p.D, "the head dimensions of q, k and v");
   if (a.out.shape != a.q.shape)
     throw Error(kOp + ": out " + a.out.describe() + " must have q's shape " + a.q.describe());
-  if (D > 256)
-    throw Error(kOp + ": head_dim " + std::to_string(D) + " is more than 256");
-  if (headsKV == 0 ? headsQ != 0 : headsQ % headsKV != 0)
-    throw Error(kOp + ": q's " + std::to_string(headsQ) + " heads are not a multiple of k and v's " +
-                std::to_string(headsKV) + " (grouped-query attention shares each K/V head among a whole number)");
-  for (int64_t size : {seqQ, seqK})
+  if (p.D > 256)
+    throw Error(kOp + ": head_dim " + std::to_string(p.D) + " is more than 256");
+  if (p.headsKV == 0 ? p.headsQ != 0 : p.headsQ % p.headsKV != 0)
+    throw Error(kOp + ": q's " + std::to_string(p.headsQ) + " heads are not a multiple of k and v's " +
+                std::to_string(p.headsKV) + " (grouped-query attention shares each K/V head among a whole number)");
+  for (int64_t size : {p.seqQ, p.seqK})
     if (size >= (int64_t(1) << 31))
       throw Error(kOp + ": sequences of 2^31 tokens or more are not supported");
-  if (headsQ > 65535 || batch > 65535)
+  if (p.headsQ > 65535 || p.batch > 65535)
     throw Error(kOp + ": at most 65535 heads and 65535 batches (a grid's y and z)");
   std::vector<const TensorView *> views{&a.q, &a.k, &a.v, &a.out};
   if (a.lse.address) {
     check_view(a.lse, kOp, "lse");
-    if (a.lse.dtype != DType::f32 || a.lse.shape != std::vector<int64_t>{batch, headsQ, seqQ})
-      throw Error(kOp + ": lse " + a.lse.describe() + " must be f32 [batch, heads_q, seq_q] = [" +
-                  std::to_string(batch) + ", " + std::to_string(headsQ) + ", " + std::to_string(seqQ) + "]");
+    if (a.lse.dtype != DType::f32 || a.lse.shape != lseShape) {
+      std::string want;
+      for (int64_t d : lseShape)
+        want += (want.empty() ? "" : ", ") + std::to_string(d);
+      throw Error(kOp + ": lse " + a.lse.describe() + " must be f32 " +
+                  (lseShape.size() == 3 ? "[batch, heads_q, seq_q]" : "[heads_q, tokens_q]") + " = [" + want + "]");
+    }
     check_no_overlap(a.lse, kOp, "lse");
     views.push_back(&a.lse);
   }
+  if (a.cu_seqlens_q.address) {
+    views.push_back(&a.cu_seqlens_q);
+    views.push_back(&a.cu_seqlens_k);
+  }
   check_devices(views, stream, kOp);
   check_no_overlap(a.out, kOp, "out");
-  p.scale = a.scale != 0 ? a.scale : 1.0 / std::sqrt(static_cast<double>(std::max<int64_t>(D, 1)));
+  p.scale = a.scale != 0 ? a.scale : 1.0 / std::sqrt(static_cast<double>(std::max<int64_t>(p.D, 1)));
   if (!std::isfinite(p.scale))
     throw Error(kOp + ": the scale must be finite");
   for (int64_t bound : {a.window_left, a.window_right})
@@ -333,6 +381,85 @@ Problem checkedProblem(const AttentionArgs &a, const Stream &stream) {
       throw Error(kOp + ": a window bound is -1 (none) or a number of keys below 2^31, got " + std::to_string(bound));
   if (!(a.softcap >= 0) || !std::isfinite(a.softcap))
     throw Error(kOp + ": softcap must be 0 (none) or a finite positive cap");
+}
+
+/// A dense call: [batch, seq, heads, D] views in `layout`'s order.
+Problem checkedDense(const AttentionArgs &a, const Stream &stream) {
+  checkOperands(a, 4);
+  Problem p;
+  p.q = canonical(a.q, a.layout);
+  p.k = canonical(a.k, a.layout);
+  p.v = canonical(a.v, a.layout);
+  p.out = canonical(a.out, a.layout);
+  p.batch = p.q.sizes[0], p.seqQ = p.q.sizes[1], p.headsQ = p.q.sizes[2], p.D = p.q.sizes[3];
+  p.seqK = p.k.sizes[1], p.headsKV = p.k.sizes[2];
+  for (const Canonical *c : {&p.k, &p.v})
+    checkSame(c->sizes[0], p.batch, "the batch sizes of q, k and v");
+  checkShared(a, p, {p.batch, p.headsQ, p.seqQ}, stream);
+  if (a.lse.address)
+    p.lseStrides = a.lse.effective_strides();
+  return p;
+}
+
+/// One cu_seqlens: int32 [batch + 1], read to the host and checked: each
+/// sequence starts at or after the one before and ends within `tokens`.
+std::vector<int32_t> sequenceStarts(const TensorView &view, const char *role, int64_t tokens, const Stream &stream) {
+  check_view(view, kOp, role);
+  if (view.dtype != DType::i32 || view.rank() != 1 || view.shape[0] < 1)
+    throw Error(kOp + ": " + role + " " + view.describe() + " must be int32 [batch + 1]");
+  check_devices({&view}, stream, kOp);
+  // (Read after the work queued before on the default stream: a caller's
+  // own stream must have finished writing them.)
+  std::vector<int32_t> starts(view.shape[0]);
+  const int64_t stride = view.shape[0] > 1 ? view.effective_strides()[0] : 1;
+  if (stride == 1)
+    copy_to_host(stream.device(), view.address, starts.data(), starts.size() * 4);
+  else
+    for (size_t i = 0; i < starts.size(); ++i)
+      copy_to_host(stream.device(), view.address + static_cast<uint64_t>(static_cast<int64_t>(i) * stride) * 4,
+                   &starts[i], 4);
+  for (size_t i = 0; i < starts.size(); ++i)
+    if (starts[i] < 0 || starts[i] > tokens || (i > 0 && starts[i] < starts[i - 1]))
+      throw Error(kOp + ": " + role + "[" + std::to_string(i) + "] = " + std::to_string(starts[i]) +
+                  (starts[i] < 0 || starts[i] > tokens ? " is outside the " + std::to_string(tokens) + " tokens"
+                                                       : " is before the sequence start before it"));
+  return starts;
+}
+
+/// A packed batch: [tokens, heads, D] views and each sequence's start in
+/// cu_seqlens_q and cu_seqlens_k.
+Problem checkedPacked(const AttentionArgs &a, const Stream &stream) {
+  checkOperands(a, 3);
+  if (!a.cu_seqlens_k.address)
+    throw Error(kOp + ": a packed batch needs cu_seqlens_k beside cu_seqlens_q");
+  const std::vector<int32_t> startsQ = sequenceStarts(a.cu_seqlens_q, "cu_seqlens_q", a.q.shape[0], stream);
+  const std::vector<int32_t> startsK = sequenceStarts(a.cu_seqlens_k, "cu_seqlens_k", a.k.shape[0], stream);
+  checkSame(static_cast<int64_t>(startsQ.size()), static_cast<int64_t>(startsK.size()),
+            "the lengths of cu_seqlens_q and cu_seqlens_k");
+  Problem p;
+  p.batch = static_cast<int64_t>(startsQ.size()) - 1;
+  for (int64_t b = 0; b < p.batch; ++b) {
+    p.seqQ = std::max<int64_t>(p.seqQ, startsQ[b + 1] - startsQ[b]);
+    p.seqK = std::max<int64_t>(p.seqK, startsK[b + 1] - startsK[b]);
+  }
+  // As [batch, longest sequence, heads, D]: programs add their sequence's
+  // first token to the pointers (no batch stride).
+  auto packed = [&](const TensorView &view, int64_t seq) {
+    const std::vector<int64_t> st = view.effective_strides();
+    Canonical c;
+    const int64_t sizes[4] = {p.batch, seq, view.shape[1], view.shape[2]}, strides[4] = {0, st[0], st[1], st[2]};
+    std::copy(sizes, sizes + 4, c.sizes);
+    std::copy(strides, strides + 4, c.strides);
+    return c;
+  };
+  p.q = packed(a.q, p.seqQ), p.out = packed(a.out, p.seqQ), p.k = packed(a.k, p.seqK), p.v = packed(a.v, p.seqK);
+  p.headsQ = a.q.shape[1], p.D = a.q.shape[2], p.headsKV = a.k.shape[1];
+  checkSame(a.v.shape[0], a.k.shape[0], "the token counts of k and v");
+  checkShared(a, p, {p.headsQ, a.q.shape[0]}, stream);
+  if (a.lse.address) {
+    const std::vector<int64_t> st = a.lse.effective_strides();
+    p.lseStrides = {0, st[0], st[1]};
+  }
   return p;
 }
 
@@ -348,7 +475,7 @@ const char *name(AttentionMask mask) {
 }
 
 void attention(const AttentionArgs &a, const Stream &stream, const Config &config) {
-  const Problem p = checkedProblem(a, stream);
+  const Problem p = a.cu_seqlens_q.address ? checkedPacked(a, stream) : checkedDense(a, stream);
   if (a.out.numel() == 0)
     return;
   const DType dtype = a.q.dtype;
@@ -363,7 +490,9 @@ void attention(const AttentionArgs &a, const Stream &stream, const Config &confi
   s.boundedRight = causal || a.window_right >= 0;
   s.softcap = a.softcap > 0;
   s.lse = a.lse.address != 0;
-  s.rowsOfD = s.evenD;
+  s.varlen = a.cu_seqlens_q.address != 0;
+  s.shiftPerSequence = s.varlen && (s.boundedLeft || s.boundedRight) && a.mask != AttentionMask::causal_top_left;
+  s.rowsOfD = s.evenD && !s.varlen;
   for (const Canonical *c : {&p.q, &p.k, &p.v, &p.out})
     s.rowsOfD = s.rowsOfD && c->strides[1] == D && c->strides[0] % D == 0 && c->strides[2] % D == 0;
   // The fastest of the tiles measured on Hopper (docs/attention.md): 128
@@ -395,11 +524,14 @@ void attention(const AttentionArgs &a, const Stream &stream, const Config &confi
     if (q.pointers[t] < 0)
       continue;
     args[q.pointers[t]] = arg_of(*of[t]);
-    const std::vector<int64_t> lseStrides = t == LSE ? a.lse.effective_strides() : std::vector<int64_t>();
     for (int d = 0; d < 3; ++d)
       if (q.strides[t][d] >= 0)
         args[q.strides[t][d]] =
-            Arg(t == LSE ? lseStrides[d] : s.rowsOfD ? canon[t]->strides[d] / D : canon[t]->strides[d]);
+            Arg(t == LSE ? p.lseStrides[d] : s.rowsOfD ? canon[t]->strides[d] / D : canon[t]->strides[d]);
+  }
+  if (s.varlen) {
+    args[q.cuQ] = arg_of(a.cu_seqlens_q);
+    args[q.cuK] = arg_of(a.cu_seqlens_k);
   }
   args[q.seqQ] = Arg(static_cast<int32_t>(p.seqQ));
   args[q.seqK] = Arg(static_cast<int32_t>(p.seqK));

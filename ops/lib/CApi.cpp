@@ -324,7 +324,13 @@ int kiln_attention(const DLTensor *q, const DLTensor *k, const DLTensor *v, cons
       if (covers(offsetof(kiln_attention_options, softcap) + sizeof(double)))
         args.softcap = options->softcap;
     }
+    const bool packed = options && options->struct_size >= static_cast<int64_t>(sizeof(kiln_attention_options)) &&
+                        (options->cu_seqlens_q || options->cu_seqlens_k);
     DeviceOf devices;
+    if (packed) {
+      args.cu_seqlens_q = viewOf(options->cu_seqlens_q, "cu_seqlens_q", devices);
+      args.cu_seqlens_k = viewOf(options->cu_seqlens_k, "cu_seqlens_k", devices);
+    }
     args.q = viewOf(q, "q", devices);
     args.k = viewOf(k, "k", devices);
     args.v = viewOf(v, "v", devices);

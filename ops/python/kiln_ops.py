@@ -44,7 +44,8 @@ class DLManagedTensor(ctypes.Structure):
 class AttentionOptions(ctypes.Structure):
     _fields_ = [("struct_size", ctypes.c_int64), ("layout", ctypes.c_int), ("mask", ctypes.c_int),
                 ("scale", ctypes.c_double), ("has_window", ctypes.c_int), ("window_left", ctypes.c_int64),
-                ("window_right", ctypes.c_int64), ("softcap", ctypes.c_double)]
+                ("window_right", ctypes.c_int64), ("softcap", ctypes.c_double),
+                ("cu_seqlens_q", ctypes.c_void_p), ("cu_seqlens_k", ctypes.c_void_p)]
 
 
 class KilnError(RuntimeError):
@@ -149,13 +150,16 @@ class Library:
                                          activation, precision, _pointer(t[4]), self._stream(out)))
 
     def attention(self, q, k, v, out, lse=None, layout=LAYOUT_BSHD, mask=MASK_NONE, scale=0.0, window=None,
-                  softcap=0.0):
+                  softcap=0.0, cu_seqlens_q=None, cu_seqlens_k=None):
         """out = softmax(scale * q k^T + mask) v; lse (optional) gets each row's log-sum-exp;
-        window: (left, right) keys around the diagonal, -1 for no bound on a side."""
-        t = [_Borrowed(x) if x is not None else None for x in (q, k, v, out, lse)]
+        window: (left, right) keys around the diagonal, -1 for no bound on a side; cu_seqlens_q and
+        cu_seqlens_k (int32 [batch + 1]): a packed batch of [tokens, heads, head_dim] tensors."""
+        t = [_Borrowed(x) if x is not None else None for x in (q, k, v, out, lse, cu_seqlens_q, cu_seqlens_k)]
         left, right = window if window is not None else (-1, -1)
         options = AttentionOptions(ctypes.sizeof(AttentionOptions), layout, mask, scale, int(window is not None),
-                                   left, right, softcap)
+                                   left, right, softcap,
+                                   ctypes.cast(_pointer(t[5]), ctypes.c_void_p) if t[5] else None,
+                                   ctypes.cast(_pointer(t[6]), ctypes.c_void_p) if t[6] else None)
         self._check(self.lib.kiln_attention(_pointer(t[0]), _pointer(t[1]), _pointer(t[2]), _pointer(t[3]),
                                             _pointer(t[4]), ctypes.byref(options), self._stream(out)))
 

@@ -6,6 +6,7 @@
 #include "GpuTestSupport.h"
 #include "tests/common/OpsTestSupport.h"
 
+#include <cstring>
 #include <unistd.h>
 
 using namespace kiln;
@@ -364,4 +365,32 @@ TEST(GpuOps, AttentionEveryMaskLayoutAndHeadDimension) {
       attention({view(q), view(k), view(v), view(out), view(lse), c.layout, c.mask}, s);
     }, toleranceFor(c.dtype));
   }
+}
+
+TEST(GpuOps, AttentionOnAPackedBatch) {
+  // Sequences of 1, 200, 0 and 333 queries over 70, 200, 5 and 129 keys,
+  // causal bottom-right in each, grouped-query heads.
+  const std::vector<int32_t> lengthsQ{1, 200, 0, 333}, lengthsK{70, 200, 5, 129};
+  std::vector<int32_t> cuQ{0}, cuK{0};
+  for (size_t b = 0; b < lengthsQ.size(); ++b) {
+    cuQ.push_back(cuQ.back() + lengthsQ[b]);
+    cuK.push_back(cuK.back() + lengthsK[b]);
+  }
+  const int64_t HQ = 4, HKV = 1, D = 128;
+  auto ints = [](const std::vector<int32_t> &v) {
+    HostTensor t = HostTensor::poisoned(DType::i32, {static_cast<int64_t>(v.size())});
+    std::memcpy(t.bytes().data(), v.data(), v.size() * 4);
+    return t;
+  };
+  Pair q(HostTensor::random(DType::bf16, {cuQ.back(), HQ, D}, 61)), k(HostTensor::random(DType::bf16, {cuK.back(), HKV, D}, 62));
+  Pair v(HostTensor::random(DType::bf16, {cuK.back(), HKV, D}, 63)), out(HostTensor::poisoned(DType::bf16, {cuQ.back(), HQ, D}));
+  Pair lse(HostTensor::poisoned(DType::f32, {HQ, cuQ.back()})), cq(ints(cuQ)), ck(ints(cuK));
+  expect_same({&out, &lse}, [&](bool gpu, const Stream &s) {
+    auto view = [&](Pair &p) { return gpu ? p.gpu(p.tensor().view()) : p.tensor().view(); };
+    AttentionArgs args{view(q), view(k), view(v), view(out), view(lse)};
+    args.mask = AttentionMask::causal_bottom_right;
+    args.cu_seqlens_q = view(cq);
+    args.cu_seqlens_k = view(ck);
+    attention(args, s);
+  }, toleranceFor(DType::bf16));
 }

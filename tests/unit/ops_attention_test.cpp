@@ -10,6 +10,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 
@@ -265,6 +266,104 @@ TEST(OpsAttention, StridedViewsOfAPackedProjection) {
         return o / total;
       },
       2e-2);
+}
+
+/// A packed batch of sequences of lengths `lengthsQ` and `lengthsK` (FlashAttention's varlen), checked
+/// sequence by sequence against float64.
+void expectPacked(const std::vector<int32_t> &lengthsQ, const std::vector<int32_t> &lengthsK, AttentionMask mask,
+                  int64_t windowLeft = -1) {
+  const int64_t HQ = 4, HKV = 2, D = 32;
+  std::vector<int32_t> cuQ{0}, cuK{0};
+  for (size_t b = 0; b < lengthsQ.size(); ++b) {
+    cuQ.push_back(cuQ.back() + lengthsQ[b]);
+    cuK.push_back(cuK.back() + lengthsK[b]);
+  }
+  const int64_t tokensQ = cuQ.back(), tokensK = cuK.back();
+  HostTensor q = HostTensor::random(DType::bf16, {tokensQ, HQ, D}, 51), k = HostTensor::random(DType::bf16, {tokensK, HKV, D}, 52);
+  HostTensor v = HostTensor::random(DType::bf16, {tokensK, HKV, D}, 53), out = HostTensor::poisoned(DType::bf16, {tokensQ, HQ, D});
+  HostTensor lse = HostTensor::poisoned(DType::f32, {HQ, tokensQ});
+  AttentionArgs args{q.view(), k.view(), v.view(), out.view(), lse.view()};
+  args.mask = mask;
+  args.window_left = windowLeft;
+  args.cu_seqlens_q = TensorView::of_host(cuQ.data(), {static_cast<int64_t>(cuQ.size())});
+  args.cu_seqlens_k = TensorView::of_host(cuK.data(), {static_cast<int64_t>(cuK.size())});
+  attention(args, cpu(), small());
+  // (token, head) -> the row's weights over its sequence's keys.
+  auto row = [&](int64_t token, int64_t h, std::vector<double> &w, int64_t &firstKey) {
+    const int64_t b = std::upper_bound(cuQ.begin(), cuQ.end(), static_cast<int32_t>(token)) - cuQ.begin() - 1;
+    const int64_t i = token - cuQ[b], seqQ = lengthsQ[b], seqK = lengthsK[b];
+    firstKey = cuK[b];
+    const int64_t diagonal = i + (mask == AttentionMask::causal_top_left ? 0 : seqK - seqQ);
+    w.assign(seqK, 0);
+    double top = -INFINITY, total = 0;
+    for (int64_t j = 0; j < seqK; ++j) {
+      bool seen = (mask == AttentionMask::none || j <= diagonal) && (windowLeft < 0 || j >= diagonal - windowLeft);
+      double s = 0;
+      for (int64_t d = 0; d < D && seen; ++d)
+        s += q.at({token, h, d}) * k.at({firstKey + j, h / (HQ / HKV), d});
+      w[j] = seen ? s / std::sqrt(double(D)) : -INFINITY;
+      top = std::max(top, w[j]);
+    }
+    for (double &x : w) {
+      x = std::isinf(x) ? 0 : std::exp(x - top);
+      total += x;
+    }
+    return std::pair{top, total};
+  };
+  std::vector<double> w;
+  int64_t firstKey = 0;
+  out.expect_near(
+      [&](const std::vector<int64_t> &x) {
+        auto [top, total] = row(x[0], x[1], w, firstKey);
+        double o = 0;
+        for (size_t j = 0; j < w.size(); ++j)
+          o += w[j] * v.at({firstKey + static_cast<int64_t>(j), x[1] / (HQ / HKV), x[2]});
+        return total == 0 ? 0.0 : o / total;
+      },
+      2e-2);
+  lse.expect_near(
+      [&](const std::vector<int64_t> &x) {
+        auto [top, total] = row(x[1], x[0], w, firstKey);
+        return total == 0 ? -INFINITY : top + std::log(total);
+      },
+      1e-4);
+}
+
+TEST(OpsAttention, PackedBatchesOfTheirOwnLengths) {
+  // Lengths 1, not a multiple of the block, 0 (an empty sequence), longer
+  // keys than queries and fewer: no padding between them.
+  const std::vector<int32_t> lengthsQ{1, 17, 0, 40, 9}, lengthsK{5, 17, 3, 40, 2};
+  for (AttentionMask mask : {AttentionMask::none, AttentionMask::causal_top_left, AttentionMask::causal_bottom_right}) {
+    SCOPED_TRACE(name(mask));
+    expectPacked(lengthsQ, lengthsK, mask);
+  }
+  SCOPED_TRACE("a window of 6 keys, bottom-right in each sequence");
+  expectPacked(lengthsQ, lengthsK, AttentionMask::causal_bottom_right, 6);
+}
+
+TEST(OpsAttention, PackedBatchesRefuseBadSequenceStarts) {
+  HostTensor q = HostTensor::random(DType::bf16, {10, 2, 16}, 1), out = HostTensor::poisoned(DType::bf16, {10, 2, 16});
+  auto refused = [&](std::vector<int32_t> cuQ, std::vector<int32_t> cuK, const std::string &reason) {
+    AttentionArgs args{q.view(), q.view(), q.view(), out.view(), {}};
+    args.cu_seqlens_q = TensorView::of_host(cuQ.data(), {static_cast<int64_t>(cuQ.size())});
+    if (!cuK.empty())
+      args.cu_seqlens_k = TensorView::of_host(cuK.data(), {static_cast<int64_t>(cuK.size())});
+    try {
+      attention(args, cpu(), small());
+      ADD_FAILURE() << "accepted; wanted: " << reason;
+    } catch (const Error &e) {
+      EXPECT_NE(std::string(e.what()).find(reason), std::string::npos) << e.what();
+    }
+  };
+  refused({0, 6, 4, 10}, {0, 3, 6, 10}, "cu_seqlens_q[2] = 4 is before the sequence start before it");
+  refused({0, 6, 11}, {0, 5, 10}, "cu_seqlens_q[2] = 11 is outside the 10 tokens");
+  refused({0, 6, 10}, {0, 5, 10, 10}, "the lengths of cu_seqlens_q and cu_seqlens_k differ");
+  refused({0, 6, 10}, {}, "needs cu_seqlens_k");
+  HostTensor q4 = HostTensor::random(DType::bf16, {1, 10, 2, 16}, 2);
+  std::vector<int32_t> cu{0, 10};
+  AttentionArgs args{q4.view(), q4.view(), q4.view(), q4.view(), {}};
+  args.cu_seqlens_q = args.cu_seqlens_k = TensorView::of_host(cu.data(), {2});
+  EXPECT_THROW(attention(args, cpu(), small()), Error); // a packed batch's tensors are [tokens, heads, D]
 }
 
 TEST(OpsAttention, BadArgumentsAreRefusedWithTheirReason) {

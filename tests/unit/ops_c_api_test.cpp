@@ -197,6 +197,34 @@ TEST(OpsCApi, AttentionWithOptionsAndItsErrors) {
   ASSERT_EQ(kiln_attention(&tq, &tq, &tv, &tout, nullptr, &options, nullptr), KILN_OK) << error();
   for (int64_t s = 0; s < S; ++s)
     EXPECT_EQ(kiln::decode_float(kiln::DType::bf16, out[s * D + 1]), s == 0 ? 1.0 : 2.0 * s) << s;
+  // A packed batch: the same 3 tokens as sequences of 1 and 2, no mask:
+  // each token's output is the mean of its own sequence's rows of v.
+  std::vector<int64_t> packedShape{S, 1, D};
+  for (DLTensor *t : {&tq, &tv, &tout}) {
+    t->ndim = 3;
+    t->shape = packedShape.data();
+  }
+  std::vector<int32_t> starts{0, 1, 3};
+  std::vector<int64_t> startsShape{3};
+  DLTensor cu{};
+  cu.data = starts.data();
+  cu.device = {kDLCPU, 0};
+  cu.ndim = 1;
+  cu.dtype = {kDLInt, 32, 1};
+  cu.shape = startsShape.data();
+  kiln_attention_options packed{sizeof(kiln_attention_options)};
+  packed.cu_seqlens_q = packed.cu_seqlens_k = &cu;
+  ASSERT_EQ(kiln_attention(&tq, &tq, &tv, &tout, nullptr, &packed, nullptr), KILN_OK) << error();
+  EXPECT_EQ(kiln::decode_float(kiln::DType::bf16, out[0 * D]), 0.0);
+  EXPECT_EQ(kiln::decode_float(kiln::DType::bf16, out[1 * D]), 3.0); // (2 + 4) / 2
+  EXPECT_EQ(kiln::decode_float(kiln::DType::bf16, out[2 * D]), 3.0);
+  packed.cu_seqlens_k = nullptr;
+  EXPECT_EQ(kiln_attention(&tq, &tq, &tv, &tout, nullptr, &packed, nullptr), KILN_ERROR_INVALID_ARGUMENT);
+  EXPECT_NE(error().find("cu_seqlens_k is NULL"), std::string::npos) << error();
+  for (DLTensor *t : {&tq, &tv, &tout}) {
+    t->ndim = 4;
+    t->shape = shape.data();
+  }
   options.mask = 7;
   EXPECT_EQ(kiln_attention(&tq, &tq, &tv, &tout, nullptr, &options, nullptr), KILN_ERROR_INVALID_ARGUMENT);
   EXPECT_NE(error().find("unknown mask 7"), std::string::npos) << error();

@@ -218,6 +218,13 @@ struct AttentionArgs {
   /// Logit soft-capping (Gemma 2's): scores become cap * tanh(score / cap)
   /// after the scale and before the mask; 0: none.
   double softcap = 0;
+  /// A packed batch of sequences of their own lengths (FlashAttention's
+  /// varlen): q and out [tokens_q, heads_q, D], k and v [tokens_k,
+  /// heads_kv, D], and int32 [batch + 1] each sequence's first token (the
+  /// next one's start is its end); lse then [heads_q, tokens_q]. Read on the
+  /// host before the launch and checked (non-decreasing, within the
+  /// tokens); masks and windows align to each sequence's own lengths.
+  TensorView cu_seqlens_q, cu_seqlens_k;
 };
 /// out = softmax(scale * q kᵀ + mask) v, in f32 within, per batch and head.
 /// `config` may set BLOCK_M (queries a program), BLOCK_N (keys a step),
