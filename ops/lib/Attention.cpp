@@ -157,17 +157,7 @@ public:
     rowsIn = rows < seqQ;
   }
 
-  /// The program's queries, unless a packed batch's sequence ends before
-  /// them: no work is spent on the padding up to the longest sequence.
   void run() {
-    if (s.varlen)
-      if_(firstQuery < seqQ, [&] { attendAll(); });
-    else
-      attendAll();
-  }
-
-private:
-  void attendAll() {
     Tensor qMask = expand_dims(rowsIn, 1);
     if (!s.evenD)
       qMask = qMask & expand_dims(columnsIn(), 0);
@@ -189,6 +179,11 @@ private:
       wholeEnd = minimum(maximum(firstQuery + reach + 1, 0) / BN * BN, wholeEnd);
       end = maximum(minimum(seqK, lastQuery + reach + 1), 0);
     }
+    // A packed batch's program past its sequence's end walks no keys: no
+    // work is spent on the padding up to the longest sequence. (Bounds, not
+    // a branch around the loops, which would keep them from pipelining.)
+    if (s.varlen)
+      end = where(firstQuery < seqQ, end, 0);
     Tensor a = minimum(maximum(wholeStart, lo), end), b = maximum(minimum(wholeEnd, end), a);
     if (s.boundedLeft)
       state = attend(state, queries, lo, a, true);
@@ -197,6 +192,7 @@ private:
     finish(state, qMask);
   }
 
+private:
   const Structure &s;
   const Params &q;
   const std::vector<Tensor> &args;
