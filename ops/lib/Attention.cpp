@@ -107,7 +107,9 @@ Params parameters(const Structure &s) {
     q.headDim = q.signature.scalar(DType::i32);
   for (int t = 0; t < TENSORS; ++t)
     for (int d = 0; d < 3; ++d)
-      q.strides[t][d] = q.pointers[t] >= 0 && !(s.rowsOfD && t != LSE && d == 1) ? q.signature.scalar(DType::i64) : -1;
+      q.strides[t][d] = q.pointers[t] >= 0 && !(s.rowsOfD && t != LSE && d == 1) && !(s.varlen && d == 0)
+                            ? q.signature.scalar(DType::i64)
+                            : -1;
   return q;
 }
 
@@ -135,16 +137,17 @@ public:
       seqQ = args[q.seqQ];
       seqK = args[q.seqK];
     }
+    // (A packed batch has no batch stride: a zero argument would tell the
+    // compiler nothing about the pointers' alignment.)
     for (int t : {Q, OUT, K, V}) {
       const Tensor &h = t == K || t == V ? kvHead : head.to(DType::i64);
-      Tensor offset = batch * stride(t, 0) + h * stride(t, 2);
-      if (s.varlen)
-        offset = offset + firstToken[t] * stride(t, 1);
+      Tensor offset = s.varlen ? firstToken[t] * stride(t, 1) + h * stride(t, 2) : batch * stride(t, 0) + h * stride(t, 2);
       base[t] = s.rowsOfD ? args[q.pointers[t]] + offset * s.blockD : args[q.pointers[t]] + offset;
     }
     if (s.lse) {
-      Tensor offset = batch * stride(LSE, 0) + head.to(DType::i64) * stride(LSE, 1);
-      base[LSE] = args[q.pointers[LSE]] + (s.varlen ? offset + firstToken[LSE] * stride(LSE, 2) : offset);
+      Tensor offset = s.varlen ? firstToken[LSE] * stride(LSE, 2) + head.to(DType::i64) * stride(LSE, 1)
+                               : batch * stride(LSE, 0) + head.to(DType::i64) * stride(LSE, 1);
+      base[LSE] = args[q.pointers[LSE]] + offset;
     }
     if (s.shiftPerSequence)
       shift = seqK - seqQ;
