@@ -7,13 +7,16 @@
 // accumulator in registers, then writes out = acc / l and, when asked, the
 // row's log-sum-exp ln(2) * (m + log2 l).
 //
-// The keys split into two loops: the blocks every query of the program
-// sees whole (no mask: most of them), then the blocks the mask or the end
-// of the keys cuts (the causal diagonal, the last partial block), whose
-// hidden scores are -inf. A row that has seen only hidden keys keeps m =
-// -inf, and its exponentials are taken against 0 instead, so that it adds
-// nothing rather than NaN. Grouped-query attention reads K/V head
-// h / (heads_q / heads_kv) in place.
+// The keys a program's queries see, [lo, end), split into three loops: the
+// blocks a window's left edge cuts, the blocks every query of the program
+// sees whole (no mask: most of them), then the blocks the causal diagonal,
+// a window's right edge or the end of the keys cut, whose hidden scores are
+// -inf; blocks no query sees are never visited. A row that has seen only
+// hidden keys keeps m = -inf, and its exponentials are taken against 0
+// instead, so that it adds nothing rather than NaN. Soft-capping bends the
+// scores through tanh first. Grouped-query attention reads K/V head
+// h / (heads_q / heads_kv) in place; a packed batch reads each sequence's
+// first token and lengths from cu_seqlens.
 //
 //===----------------------------------------------------------------------===//
 
@@ -183,8 +186,7 @@ public:
       end = maximum(minimum(seqK, lastQuery + reach + 1), 0);
     }
     // A packed batch's program past its sequence's end walks no keys: no
-    // work is spent on the padding up to the longest sequence. (Bounds, not
-    // a branch around the loops, which would keep them from pipelining.)
+    // work is spent on the padding up to the longest sequence.
     if (s.varlen)
       end = where(firstQuery < seqQ, end, 0);
     Tensor a = minimum(maximum(wholeStart, lo), end), b = maximum(minimum(wholeEnd, end), a);
