@@ -56,13 +56,13 @@ def check(label, q, k, v, out, lse, causal):
 
 
 def cases():
-    """(name, batch, heads_q, heads_kv, n, D, causal, layout) of every workload: the dense sweep in PyTorch's
-    [batch, heads, seq, D], then at the issue's headline shape FlashAttention's [batch, seq, heads, D] and
+    """(batch, heads_q, heads_kv, n, D, causal, layout) of every workload: the dense sweep in PyTorch's
+    [batch, heads, seq, D] (16 heads at D 256), then at the issue's headline shape FlashAttention's [batch, seq, heads, D] and
     grouped-query heads (32 query heads on 8 K/V heads)."""
-    for D in (64, 128):
+    for D in (64, 128, 256):
         for n in (1024, 4096, 16384):
             for causal in (False, True):
-                yield max(1, 16384 // n), 32, 32, n, D, causal, "bhsd"
+                yield max(1, 16384 // n), 32 if D < 256 else 16, 32 if D < 256 else 16, n, D, causal, "bhsd"
     for causal in (False, True):
         yield 4, 32, 32, 4096, 128, causal, "bshd"
         yield 4, 32, 8, 4096, 128, causal, "bhsd"
