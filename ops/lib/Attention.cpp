@@ -37,7 +37,7 @@ const std::string kOp = "attention";
 
 /// The tensors, by role; each has strides along batch, sequence and head
 /// (lse: batch, head, sequence).
-enum Tensor4 { Q, K, V, OUT, LSE, TENSORS };
+enum Role { Q, K, V, OUT, LSE, TENSORS };
 
 /// What tells one generated kernel apart from another.
 struct Structure {
@@ -228,9 +228,9 @@ private:
         lo, hi, BN, carry(state.m, state.l, state.acc),
         [&](const Tensor &start, const Tensor &m_i, const Tensor &l_i, const Tensor &acc_i) {
           Tensor keys = start + keyOffsets;
-          Tensor keyMask, valueMask;
+          Tensor keysIn, keyMask, valueMask;
           if (cut) {
-            Tensor keysIn = keys < seqK;
+            keysIn = keys < seqK;
             keyMask = expand_dims(keysIn, 0);
             valueMask = expand_dims(keysIn, 1);
           }
@@ -242,7 +242,7 @@ private:
           Tensor scores = s.softcap ? tanh(dot(queries, keysT) * args[q.capInput]) * args[q.capOutput]
                                     : dot(queries, keysT) * scaleLog2;
           if (cut) {
-            Tensor visible = expand_dims(keys < seqK, 0);
+            Tensor visible = expand_dims(keysIn, 0);
             if (s.boundedLeft)
               visible = visible & (expand_dims(keys, 0) >= expand_dims(rows + (shift - args[q.left]), 1));
             if (s.boundedRight)
@@ -501,8 +501,7 @@ void attention(const AttentionArgs &a, const Stream &stream, const Config &confi
   // stages under a mask or a window; Hopper's shared memory: the target
   // compiled for, which KILN_TARGET may make older than the device).
   const bool bounded = s.boundedLeft || s.boundedRight;
-  const bool hopper =
-      stream.device().kind() == DeviceKind::cuda && compute_capability_of(target_for(stream.device())) >= 90;
+  const bool hopper = compiles_for_hopper(stream);
   Config tile =
       s.blockD <= 64 ? Config{{"BLOCK_M", 128}, {"BLOCK_N", 64}, {"num_warps", 8}, {"num_stages", 2}}
       : s.blockD <= 128

@@ -168,7 +168,7 @@ TileChoice chooseTile(const Problem &p, const MatmulArgs &m, const Stream &strea
                   copyEngineReads(m.b) && p.K > 0 && std::max({p.M, p.N, p.K}) < (int64_t(1) << 31);
   // The target compiled for (KILN_TARGET may name an older one than the
   // device's, e.g. sm_80 on a Hopper GPU), not the device itself.
-  c.hopper = stream.device().kind() == DeviceKind::cuda && compute_capability_of(target_for(stream.device())) >= 90;
+  c.hopper = compiles_for_hopper(stream);
   c.defaultDescriptors =
       c.hopper && c.describable && c.config.num_stages() >= 2 && copy_engine_tile(c.config["BLOCK_M"], p.M);
   if (!c.givesTile && c.config.get("DESCRIPTORS", c.defaultDescriptors) == 1 && c.defaultDescriptors)

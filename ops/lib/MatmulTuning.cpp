@@ -11,6 +11,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "ops/lib/DeviceCheck.h"
+#include "ops/lib/GeneratedKernel.h"
 #include "ops/lib/MatmulPlan.h"
 #include "ops/lib/Tuned.h"
 
@@ -42,7 +43,7 @@ Sizes sizesOf(const MatmulArgs &m) {
 std::string archFor(const Stream &stream, const std::string &target) {
   if (!target.empty())
     return target;
-  return stream.device().kind() == DeviceKind::cuda ? target_for(stream.device()) : std::string();
+  return target_of(stream);
 }
 
 /// The tile space of these tensors on `arch`: what the autotuner searches,

@@ -9,6 +9,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "ops/lib/DeviceCheck.h"
+#include "ops/lib/GeneratedKernel.h"
 #include "ops/lib/NormalizationPlan.h"
 #include "ops/lib/Tuned.h"
 
@@ -81,9 +82,7 @@ autotune::Task tuning_task(Normalization op, const NormalizationArgs &args, cons
   task.key = problemKey(op, args);
   task.space = planSpace(op, args);
 
-  std::string arch = !target.empty() ? target
-                     : stream.device().kind() == DeviceKind::cuda ? target_for(stream.device())
-                                                                   : std::string();
+  std::string arch = !target.empty() ? target : target_of(stream);
   if (!arch.empty())
     task.compile = [op, args, stream, arch](const Config &c) {
       return prepare_normalization(op, args, stream, c).compile(arch);

@@ -1,4 +1,4 @@
-//===- Load.cpp - the interpreter behind the runtime's Program interface --===//
+//===- InterpretedProgram.cpp - the interpreter behind Program ------------===//
 
 #include "runtime/Arguments.h"
 #include "runtime/interp/Interpreter.h"
