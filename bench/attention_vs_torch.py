@@ -10,6 +10,9 @@ half of it for causal attention.
 
     python3 bench/attention_vs_torch.py path/to/libkiln_ops.so records.json "command" [filter]
 
+Decoding from a paged cache is timed as bytes of K/V read a second, beside a
+device-to-device copy and SDPA on the same cache stored dense.
+
 Writes bench/results-style records (Kiln / peer for each peer) and prints a
 table. `filter` (a substring) runs only the workloads whose names hold it.
 """
@@ -149,6 +152,79 @@ if only in packed_name and dense:
                         device=device, date=date, command=command))
     print(f"{packed_name} ({len(lengths)} sequences): {tflops:.0f} TFLOP/s, {tflops / dense:.2f} of the dense kernel's")
 
+# Decoding from a paged KV cache: one new query a sequence over its cache,
+# pages of 64 tokens scattered over the cache by a random block table. The
+# work is reading K and V: their bytes a second, beside the memory traffic
+# (bytes read and written) of a device-to-device copy of as many bytes in
+# this run, and beside SDPA over the same cache stored dense. Kiln is timed
+# with the indices checked on the host (the default, a read that waits for
+# the stream) and unchecked (the caller vouches: what a decoding loop runs).
+def decode_cases():
+    """(batch, heads_q, heads_kv, cache tokens): the issue's shape, then few sequences of long caches (split-KV)."""
+    yield 64, 32, 8, 4096
+    yield 64, 8, 8, 4096
+    yield 4, 32, 8, 16384
+    yield 1, 32, 8, 65536
+
+
+decode_table = []
+for batch, heads, kv_heads, n in decode_cases():
+    D, page = 128, 64
+    name = f"attention decode bf16 paged B {batch} H {heads}/{kv_heads} cache {n} D {D} pages of {page}"
+    if only not in name:
+        continue
+    pages_per_seq = n // page
+    total_pages = batch * pages_per_seq
+    k_cache, v_cache = (torch.randn(total_pages, page, kv_heads, D, device="cuda", dtype=torch.bfloat16)
+                        for _ in range(2))
+    table = torch.randperm(total_pages, device="cuda", dtype=torch.int32).reshape(batch, pages_per_seq)
+    seqlens = torch.full((batch,), n, device="cuda", dtype=torch.int32)
+    q = torch.randn(batch, 1, heads, D, device="cuda", dtype=torch.bfloat16)
+    out = torch.full_like(q, float("nan"))
+    lse = torch.full((batch, heads, 1), float("nan"), device="cuda")
+
+    def kiln_checked():
+        ops.attention(q, k_cache, v_cache, out, lse, block_table=table, cache_seqlens=seqlens)
+
+    def kiln_unchecked():
+        ops.attention(q, k_cache, v_cache, out, lse, block_table=table, cache_seqlens=seqlens, check_indices=False)
+
+    kiln_checked()
+    torch.cuda.synchronize()
+    # The dense cache the pages hold, [batch, kv_heads, n, D]: the reference's and SDPA's.
+    dense_k, dense_v = (c[table.long()].reshape(batch, n, kv_heads, D).transpose(1, 2).contiguous()
+                        for c in (k_cache, v_cache))
+    group = heads // kv_heads
+    check(name, q[:1].transpose(1, 2), dense_k[:1].repeat_interleave(group, 1),
+          dense_v[:1].repeat_interleave(group, 1), out[:1].transpose(1, 2), lse[:1], False)
+    kv_bytes = 2 * k_cache.numel() * k_cache.element_size()
+    source = torch.empty(kv_bytes // 2, device="cuda", dtype=torch.bfloat16)
+    target = torch.empty_like(source)
+    q_bhsd = q.transpose(1, 2)
+
+    def sdpa():
+        return torch.nn.functional.scaled_dot_product_attention(q_bhsd, dense_k, dense_v, enable_gqa=group > 1)
+
+    runners = {"kiln": kiln_unchecked, "kiln checked": kiln_checked, "copy": lambda: target.copy_(source),
+               "SDPA dense": sdpa}
+    times = {label: [] for label in runners}
+    for _ in range(ROUNDS):
+        for label, fn in runners.items():
+            times[label].append(do_bench(fn, warmup=25, rep=200, return_mode="median"))
+    ms = {label: statistics.median(t) for label, t in times.items()}
+    rate = {label: kv_bytes / ms[label] / 1e6 for label in ("kiln", "kiln checked", "SDPA dense")}  # GB/s
+    copy_rate = 2 * (kv_bytes // 2) * 2 / ms["copy"] / 1e6  # read + written
+    for label in ("kiln", "kiln checked"):
+        records.append(dict(workload=f"ops {name}{' (indices checked on the host)' if label != 'kiln' else ''}",
+                            metric="GB/s of K/V read", kiln=rate[label],
+                            peer="device-to-device copy (GB/s read + written)", peer_value=copy_rate,
+                            ratio=rate[label] / copy_rate, device=device, date=date, command=command))
+    records.append(dict(workload=f"ops {name}", metric="GB/s of K/V read", kiln=rate["kiln"],
+                        peer="SDPA on the cache stored dense", peer_value=rate["SDPA dense"],
+                        ratio=rate["kiln"] / rate["SDPA dense"], device=device, date=date, command=command))
+    decode_table.append((name, rate, copy_rate, ms))
+    del k_cache, v_cache, dense_k, dense_v, source, target
+
 json.dump(records, open(out_path, "w"), indent=1)
 print(f"{device}, {date}; TFLOP/s, median of {ROUNDS} rounds of do_bench medians")
 print("| workload | Kiln | cuDNN | FlashAttention (SDPA) | Kiln / cuDNN | Kiln / flash |")
@@ -157,3 +233,11 @@ for name, t in table:
     cudnn, flash = t.get("cuDNN"), t.get("FlashAttention (SDPA)")
     print(f"| {name} | {t['kiln']:.0f} | {cudnn or 0:.0f} | {flash or 0:.0f} | "
           f"{t['kiln'] / cudnn if cudnn else float('nan'):.2f} | {t['kiln'] / flash if flash else float('nan'):.2f} |")
+if decode_table:
+    print("| decoding workload | Kiln GB/s (µs) | checked GB/s | copy GB/s (read + written) | SDPA dense GB/s | "
+          "Kiln / copy | checked / copy | Kiln / SDPA |")
+    print("| --- | --- | --- | --- | --- | --- | --- | --- |")
+    for name, rate, copy_rate, ms in decode_table:
+        print(f"| {name} | {rate['kiln']:.0f} ({ms['kiln'] * 1000:.0f}) | {rate['kiln checked']:.0f} | {copy_rate:.0f} | "
+              f"{rate['SDPA dense']:.0f} | {rate['kiln'] / copy_rate:.2f} | {rate['kiln checked'] / copy_rate:.2f} | "
+              f"{rate['kiln'] / rate['SDPA dense']:.2f} |")

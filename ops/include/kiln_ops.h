@@ -25,7 +25,7 @@ extern "C" {
 #endif
 
 /** The version of this header's ABI: a library of another version refuses nothing, but check it. */
-#define KILN_OPS_ABI_VERSION 3
+#define KILN_OPS_ABI_VERSION 4
 
 enum {
   KILN_OK = 0,
@@ -92,6 +92,19 @@ typedef struct {
    *  tokens_q]; these int32 [batch + 1] hold each sequence's first token
    *  (read before the launch and checked; layout is then ignored). */
   const DLTensor *cu_seqlens_q, *cu_seqlens_k;
+  /* Since ABI 4. */
+  /** Non-NULL: a paged KV cache. k and v [pages, page_size, heads_kv,
+   *  head_dim] (in layout's order), block_table int32 [batch, max_pages]
+   *  each sequence's pages, cache_seqlens int32 [batch] its keys (both read
+   *  before the launch and checked). */
+  const DLTensor *block_table, *cache_seqlens;
+  /** Split-KV: runs each row's keys are taken in (merged by their
+   *  log-sum-exp); 0: chosen, 1: none, at most 128. */
+  int num_splits;
+  /** Nonzero: the caller vouches for block_table and cache_seqlens, which
+   *  are then not read on the host (a read that waits for the stream); the
+   *  kernel still clamps them into the cache and the table. */
+  int unchecked_indices;
 } kiln_attention_options;
 
 /** KILN_OPS_ABI_VERSION of the library. */

@@ -324,13 +324,21 @@ int kiln_attention(const DLTensor *q, const DLTensor *k, const DLTensor *v, cons
       if (covers(offsetof(kiln_attention_options, softcap) + sizeof(double)))
         args.softcap = options->softcap;
     }
-    const bool packed = options && options->struct_size >= static_cast<int64_t>(sizeof(kiln_attention_options)) &&
-                        (options->cu_seqlens_q || options->cu_seqlens_k);
+    auto covers = [&](size_t end) { return options && options->struct_size >= static_cast<int64_t>(end); };
     DeviceOf devices;
-    if (packed) {
+    if (covers(offsetof(kiln_attention_options, cu_seqlens_k) + sizeof(void *)) &&
+        (options->cu_seqlens_q || options->cu_seqlens_k)) {
       args.cu_seqlens_q = viewOf(options->cu_seqlens_q, "cu_seqlens_q", devices);
       args.cu_seqlens_k = viewOf(options->cu_seqlens_k, "cu_seqlens_k", devices);
     }
+    if (covers(offsetof(kiln_attention_options, cache_seqlens) + sizeof(void *))) {
+      args.block_table = optionalView(options->block_table, "block_table", devices);
+      args.cache_seqlens = optionalView(options->cache_seqlens, "cache_seqlens", devices);
+    }
+    if (covers(offsetof(kiln_attention_options, num_splits) + sizeof(int)))
+      args.num_splits = options->num_splits;
+    if (covers(offsetof(kiln_attention_options, unchecked_indices) + sizeof(int)))
+      args.check_indices = options->unchecked_indices == 0;
     args.q = viewOf(q, "q", devices);
     args.k = viewOf(k, "k", devices);
     args.v = viewOf(v, "v", devices);

@@ -20,7 +20,7 @@ PRECISION_IEEE, PRECISION_TF32, PRECISION_TF32X3 = range(3)
 # kiln_attention layouts and masks (KILN_ATTENTION_LAYOUT_*, KILN_ATTENTION_MASK_*)
 LAYOUT_BSHD, LAYOUT_BHSD = range(2)
 MASK_NONE, MASK_CAUSAL_TOP_LEFT, MASK_CAUSAL_BOTTOM_RIGHT = range(3)
-ABI_VERSION = 3
+ABI_VERSION = 4
 
 
 class DLDevice(ctypes.Structure):
@@ -45,7 +45,9 @@ class AttentionOptions(ctypes.Structure):
     _fields_ = [("struct_size", ctypes.c_int64), ("layout", ctypes.c_int), ("mask", ctypes.c_int),
                 ("scale", ctypes.c_double), ("has_window", ctypes.c_int), ("window_left", ctypes.c_int64),
                 ("window_right", ctypes.c_int64), ("softcap", ctypes.c_double),
-                ("cu_seqlens_q", ctypes.c_void_p), ("cu_seqlens_k", ctypes.c_void_p)]
+                ("cu_seqlens_q", ctypes.c_void_p), ("cu_seqlens_k", ctypes.c_void_p),
+                ("block_table", ctypes.c_void_p), ("cache_seqlens", ctypes.c_void_p), ("num_splits", ctypes.c_int),
+                ("unchecked_indices", ctypes.c_int)]
 
 
 class KilnError(RuntimeError):
@@ -150,16 +152,20 @@ class Library:
                                          activation, precision, _pointer(t[4]), self._stream(out)))
 
     def attention(self, q, k, v, out, lse=None, layout=LAYOUT_BSHD, mask=MASK_NONE, scale=0.0, window=None,
-                  softcap=0.0, cu_seqlens_q=None, cu_seqlens_k=None):
+                  softcap=0.0, cu_seqlens_q=None, cu_seqlens_k=None, block_table=None, cache_seqlens=None,
+                  num_splits=0, check_indices=True):
         """out = softmax(scale * q k^T + mask) v; lse (optional) gets each row's log-sum-exp;
         window: (left, right) keys around the diagonal, -1 for no bound on a side; cu_seqlens_q and
-        cu_seqlens_k (int32 [batch + 1]): a packed batch of [tokens, heads, head_dim] tensors."""
-        t = [_Borrowed(x) if x is not None else None for x in (q, k, v, out, lse, cu_seqlens_q, cu_seqlens_k)]
+        cu_seqlens_k (int32 [batch + 1]): a packed batch of [tokens, heads, head_dim] tensors;
+        block_table (int32 [batch, max_pages]) and cache_seqlens (int32 [batch]): k and v are a paged
+        cache [pages, page_size, heads_kv, head_dim], check_indices=False: not read on the host (the caller
+        vouches; the kernel clamps them); num_splits: split-KV runs (0: chosen)."""
+        t = [_Borrowed(x) if x is not None else None
+             for x in (q, k, v, out, lse, cu_seqlens_q, cu_seqlens_k, block_table, cache_seqlens)]
         left, right = window if window is not None else (-1, -1)
+        optional = [ctypes.cast(_pointer(x), ctypes.c_void_p) if x else None for x in t[5:]]
         options = AttentionOptions(ctypes.sizeof(AttentionOptions), layout, mask, scale, int(window is not None),
-                                   left, right, softcap,
-                                   ctypes.cast(_pointer(t[5]), ctypes.c_void_p) if t[5] else None,
-                                   ctypes.cast(_pointer(t[6]), ctypes.c_void_p) if t[6] else None)
+                                   left, right, softcap, *optional, num_splits, int(not check_indices))
         self._check(self.lib.kiln_attention(_pointer(t[0]), _pointer(t[1]), _pointer(t[2]), _pointer(t[3]),
                                             _pointer(t[4]), ctypes.byref(options), self._stream(out)))
 

@@ -367,6 +367,41 @@ TEST(GpuOps, AttentionEveryMaskLayoutAndHeadDimension) {
   }
 }
 
+TEST(GpuOps, AttentionOnAPagedCache) {
+  // Caches of 1000, 1 and 300 keys in pages of 64 scattered in reverse,
+  // grouped-query heads: one query a sequence (decoding: split-KV on the
+  // GPU, whose many multiprocessors ask for it; one run on the interpreter)
+  // and five (chunked prefill, causal from the cache's end), split in 3.
+  const std::vector<int32_t> lengths{1000, 1, 300};
+  const int64_t B = 3, HQ = 8, HKV = 2, D = 128, P = 64, maxPages = 16, pages = 24;
+  std::vector<int32_t> table(B * maxPages, -1);
+  int32_t next = pages;
+  for (int64_t b = 0; b < B; ++b)
+    for (int64_t j = 0; j < cdiv(lengths[b], P); ++j)
+      table[b * maxPages + j] = --next;
+  auto ints = [](const std::vector<int32_t> &v, std::vector<int64_t> shape) {
+    HostTensor t = HostTensor::poisoned(DType::i32, shape);
+    std::memcpy(t.bytes().data(), v.data(), v.size() * 4);
+    return t;
+  };
+  Pair k(HostTensor::random(DType::bf16, {pages, P, HKV, D}, 71)), v(HostTensor::random(DType::bf16, {pages, P, HKV, D}, 72));
+  Pair blockTable(ints(table, {B, maxPages})), seqlens(ints(lengths, {B}));
+  for (auto [seqQ, splits] : {std::pair<int64_t, int>{1, 0}, {5, 3}}) {
+    SCOPED_TRACE(std::to_string(seqQ) + " queries");
+    Pair q(HostTensor::random(DType::bf16, {B, seqQ, HQ, D}, 73)), out(HostTensor::poisoned(DType::bf16, {B, seqQ, HQ, D}));
+    Pair lse(HostTensor::poisoned(DType::f32, {B, HQ, seqQ}));
+    expect_same({&out, &lse}, [&](bool gpu, const Stream &s) {
+      auto view = [&](Pair &p) { return gpu ? p.gpu(p.tensor().view()) : p.tensor().view(); };
+      AttentionArgs args{view(q), view(k), view(v), view(out), view(lse)};
+      args.mask = seqQ > 1 ? AttentionMask::causal_bottom_right : AttentionMask::none;
+      args.block_table = view(blockTable);
+      args.cache_seqlens = view(seqlens);
+      args.num_splits = splits;
+      attention(args, s);
+    }, toleranceFor(DType::bf16));
+  }
+}
+
 TEST(GpuOps, AttentionOnAPackedBatch) {
   // Sequences of 1, 200, 0 and 333 queries over 70, 200, 5 and 129 keys,
   // causal bottom-right in each, grouped-query heads.

@@ -13,6 +13,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <numeric>
 
 using namespace kiln;
 using namespace kiln::ops;
@@ -34,6 +35,7 @@ struct Problem {
   double scale = 0;
   int64_t windowLeft = -1, windowRight = -1;
   double softcap = 0;
+  int numSplits = 0;
 };
 
 /// Shape in the layout's order from [batch, seq, heads, D].
@@ -67,6 +69,7 @@ void expectAttention(const Problem &p, const Config &config = small()) {
   AttentionArgs args{q.view(),  k.view(), v.view(),     out.view(),     lse.view(),
                      p.layout,  p.mask,   p.scale,      p.windowLeft,   p.windowRight,
                      p.softcap};
+  args.num_splits = p.numSplits;
   attention(args, cpu(), config);
   const double scale = p.scale != 0 ? p.scale : 1.0 / std::sqrt(static_cast<double>(p.D));
   const int64_t group = p.headsQ / p.headsKV;
@@ -364,6 +367,167 @@ TEST(OpsAttention, PackedBatchesRefuseBadSequenceStarts) {
   AttentionArgs args{q4.view(), q4.view(), q4.view(), q4.view(), {}};
   args.cu_seqlens_q = args.cu_seqlens_k = TensorView::of_host(cu.data(), {2});
   EXPECT_THROW(attention(args, cpu(), small()), Error); // a packed batch's tensors are [tokens, heads, D]
+}
+
+TEST(OpsAttention, SplitKeysAreMergedByTheirLogSumExp) {
+  // Runs of one block and of several; more runs than blocks (some runs see
+  // no key at all); rows that see no key; with every bound and variant.
+  Problem p;
+  p.seqQ = 5;
+  p.seqK = 70;
+  for (int splits : {2, 3, 9}) {
+    SCOPED_TRACE("splits " + std::to_string(splits));
+    p.numSplits = splits;
+    expectAttention(p);
+  }
+  p.numSplits = 3;
+  p.mask = AttentionMask::causal_top_left;
+  p.seqQ = 40;
+  p.seqK = 37;
+  p.layout = AttentionLayout::bhsd;
+  expectAttention(p);
+  p.mask = AttentionMask::causal_bottom_right;
+  p.windowLeft = 9;
+  p.headsQ = 4;
+  p.headsKV = 1;
+  p.D = 40;
+  p.softcap = 3;
+  p.dtype = DType::f16;
+  expectAttention(p);
+}
+
+/// A paged KV cache: sequences of `lengths` keys in pages of `pageSize`
+/// scattered over the cache (the table's unused entries -1), `seqQ` new
+/// queries each, checked against float64 on the keys gathered page by page.
+void expectPaged(const std::vector<int32_t> &lengths, int64_t pageSize, int64_t seqQ, AttentionMask mask,
+                 int numSplits, int64_t windowLeft = -1, const Config &config = small()) {
+  const int64_t B = static_cast<int64_t>(lengths.size()), HQ = 4, HKV = 2, D = 32;
+  int64_t maxPages = 1, pages = 0;
+  for (int32_t n : lengths) {
+    maxPages = std::max(maxPages, cdiv(n, pageSize) + 1);
+    pages += cdiv(n, pageSize);
+  }
+  pages += 3; // pages no sequence uses
+  std::vector<int32_t> order(pages);
+  for (int64_t i = 0; i < pages; ++i)
+    order[i] = static_cast<int32_t>((i * 7 + 3) % pages);
+  if (std::gcd<int64_t>(7, pages) != 1)
+    std::reverse(order.begin(), order.end());
+  std::vector<int32_t> table(B * maxPages, -1);
+  int64_t next = 0;
+  for (int64_t b = 0; b < B; ++b)
+    for (int64_t j = 0; j < cdiv(lengths[b], pageSize); ++j)
+      table[b * maxPages + j] = order[next++];
+  HostTensor q = HostTensor::random(DType::bf16, {B, seqQ, HQ, D}, 61);
+  HostTensor k = HostTensor::random(DType::bf16, {pages, pageSize, HKV, D}, 62);
+  HostTensor v = HostTensor::random(DType::bf16, {pages, pageSize, HKV, D}, 63);
+  HostTensor out = HostTensor::poisoned(DType::bf16, {B, seqQ, HQ, D});
+  HostTensor lse = HostTensor::poisoned(DType::f32, {B, HQ, seqQ});
+  std::vector<int32_t> seqlens = lengths;
+  AttentionArgs args{q.view(), k.view(), v.view(), out.view(), lse.view()};
+  args.mask = mask;
+  args.window_left = windowLeft;
+  args.block_table = TensorView::of_host(table.data(), {B, maxPages});
+  args.cache_seqlens = TensorView::of_host(seqlens.data(), {B});
+  args.num_splits = numSplits;
+  attention(args, cpu(), config);
+  auto key = [&](int64_t b, int64_t j) {
+    return std::pair<int64_t, int64_t>{table[b * maxPages + j / pageSize], j % pageSize};
+  };
+  auto row = [&](int64_t b, int64_t i, int64_t h, std::vector<double> &w) {
+    const int64_t seqK = lengths[b], diagonal = i + (mask == AttentionMask::causal_top_left ? 0 : seqK - seqQ);
+    w.assign(seqK, 0);
+    double top = -INFINITY, total = 0;
+    for (int64_t j = 0; j < seqK; ++j) {
+      bool seen = (mask == AttentionMask::none || j <= diagonal) && (windowLeft < 0 || j >= diagonal - windowLeft);
+      auto [page, slot] = key(b, j);
+      double s = 0;
+      for (int64_t d = 0; d < D && seen; ++d)
+        s += q.at({b, i, h, d}) * k.at({page, slot, h / (HQ / HKV), d});
+      w[j] = seen ? s / std::sqrt(double(D)) : -INFINITY;
+      top = std::max(top, w[j]);
+    }
+    for (double &x : w) {
+      x = std::isinf(x) ? 0 : std::exp(x - top);
+      total += x;
+    }
+    return std::pair{top, total};
+  };
+  std::vector<double> w;
+  out.expect_near(
+      [&](const std::vector<int64_t> &x) {
+        auto [top, total] = row(x[0], x[1], x[2], w);
+        double o = 0;
+        for (size_t j = 0; j < w.size(); ++j) {
+          auto [page, slot] = key(x[0], static_cast<int64_t>(j));
+          o += w[j] * v.at({page, slot, x[2] / (HQ / HKV), x[3]});
+        }
+        return total == 0 ? 0.0 : o / total;
+      },
+      2e-2);
+  lse.expect_near(
+      [&](const std::vector<int64_t> &x) {
+        auto [top, total] = row(x[0], x[2], x[1], w);
+        return total == 0 ? -INFINITY : top + std::log(total);
+      },
+      1e-4);
+}
+
+TEST(OpsAttention, PagedCachesFromTheirBlockTables) {
+  // Pages as long as a block of keys and pages a block crosses (5 keys);
+  // caches of 0 and 1 keys and pages partly filled; one query (decoding)
+  // and a few (chunked prefill, causal from the cache's end); split or not.
+  const std::vector<int32_t> lengths{37, 1, 0, 16, 50};
+  for (int64_t pageSize : {16, 5})
+    for (int splits : {1, 3}) {
+      SCOPED_TRACE("pages of " + std::to_string(pageSize) + ", splits " + std::to_string(splits));
+      expectPaged(lengths, pageSize, 1, AttentionMask::none, splits);
+      expectPaged(lengths, pageSize, 3, AttentionMask::causal_bottom_right, splits);
+    }
+  SCOPED_TRACE("a window of 7 keys; the default tile and splits");
+  expectPaged(lengths, 8, 2, AttentionMask::causal_bottom_right, 2, 7);
+  expectPaged(lengths, 8, 2, AttentionMask::none, 0, -1, {});
+}
+
+TEST(OpsAttention, PagedCachesRefuseTablesOutsideTheCache) {
+  HostTensor q = HostTensor::random(DType::bf16, {2, 1, 2, 16}, 1), out = HostTensor::poisoned(DType::bf16, {2, 1, 2, 16});
+  HostTensor cache = HostTensor::random(DType::bf16, {4, 8, 2, 16}, 2); // 4 pages of 8 keys
+  auto refused = [&](std::vector<int32_t> table, std::vector<int32_t> lengths, const std::string &reason,
+                     int splits = 0) {
+    AttentionArgs args{q.view(), cache.view(), cache.view(), out.view(), {}};
+    args.block_table = TensorView::of_host(table.data(), {2, static_cast<int64_t>(table.size() / 2)});
+    if (!lengths.empty())
+      args.cache_seqlens = TensorView::of_host(lengths.data(), {static_cast<int64_t>(lengths.size())});
+    args.num_splits = splits;
+    try {
+      attention(args, cpu(), small());
+      ADD_FAILURE() << "accepted; wanted: " << reason;
+    } catch (const Error &e) {
+      EXPECT_NE(std::string(e.what()).find(reason), std::string::npos) << e.what();
+    }
+  };
+  refused({0, 1, 2, 4}, {16, 9}, "block_table[1][1] = 4 is not one of the cache's 4 pages");
+  refused({0, -1, 2, 3}, {9, 16}, "block_table[0][1] = -1 is not one of the cache's 4 pages");
+  refused({0, 1, 2, 3}, {17, 3}, "cache_seqlens[0] = 17 is outside 0..16");
+  refused({0, 1, 2, 3}, {-1, 3}, "cache_seqlens[0] = -1 is outside 0..16");
+  refused({0, 1, 2, 3}, {}, "needs cache_seqlens");
+  refused({0, 1, 2, 3}, {3}, "the batch sizes of q and cache_seqlens differ");
+  refused({0, 1, 2, 3}, {3, 3}, "num_splits is 0 (chosen) or 1..128, got 129", 129);
+  std::vector<int32_t> lengths{3, 3};
+  AttentionArgs args{q.view(), cache.view(), cache.view(), out.view(), {}};
+  args.cache_seqlens = TensorView::of_host(lengths.data(), {2});
+  EXPECT_THROW(attention(args, cpu(), small()), Error); // cache_seqlens without a block table
+  // Unchecked indices the caller got wrong: pages outside the cache and a
+  // length past the table give wrong numbers but read nothing outside the
+  // cache or the table (the interpreter refuses any access outside them).
+  std::vector<int32_t> table{7, -3, 2, 3}, wrongLengths{40, -5};
+  args.block_table = TensorView::of_host(table.data(), {2, 2});
+  args.cache_seqlens = TensorView::of_host(wrongLengths.data(), {2});
+  args.check_indices = false;
+  for (int splits : {1, 2}) {
+    args.num_splits = splits;
+    EXPECT_NO_THROW(attention(args, cpu(), small()));
+  }
 }
 
 TEST(OpsAttention, BadArgumentsAreRefusedWithTheirReason) {

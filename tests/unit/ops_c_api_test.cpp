@@ -218,6 +218,41 @@ TEST(OpsCApi, AttentionWithOptionsAndItsErrors) {
   EXPECT_EQ(kiln::decode_float(kiln::DType::bf16, out[0 * D]), 0.0);
   EXPECT_EQ(kiln::decode_float(kiln::DType::bf16, out[1 * D]), 3.0); // (2 + 4) / 2
   EXPECT_EQ(kiln::decode_float(kiln::DType::bf16, out[2 * D]), 3.0);
+  // A caller of ABI 3 (a struct without the paged fields) is read as one.
+  packed.struct_size = offsetof(kiln_attention_options, block_table);
+  ASSERT_EQ(kiln_attention(&tq, &tq, &tv, &tout, nullptr, &packed, nullptr), KILN_OK) << error();
+  EXPECT_EQ(kiln::decode_float(kiln::DType::bf16, out[1 * D]), 3.0);
+  packed.struct_size = sizeof(kiln_attention_options);
+  // A paged cache: v's 3 rows in pages of 2 keys, stored second page first
+  // ([2 pages, 2 keys, 1 head, D]); one query of zeros sees all 3 keys and
+  // gets their mean, in 2 runs merged.
+  std::vector<uint16_t> pagesOfV(4 * D, 0), one(D, 0);
+  for (int64_t s = 0; s < S; ++s)
+    std::copy_n(v.begin() + s * D, D, pagesOfV.begin() + ((s < 2 ? 2 : 0) + s % 2) * D);
+  std::vector<int64_t> pagedShape{2, 2, 1, D}, oneShape{1, 1, 1, D};
+  DLTensor cache = bf16(pagesOfV), query = bf16(one), answer = bf16(out);
+  cache.shape = pagedShape.data();
+  query.shape = answer.shape = oneShape.data();
+  std::vector<int32_t> table{1, 0}, keys{3};
+  std::vector<int64_t> tableShape{1, 2}, keysShape{1};
+  DLTensor tableView = cu, keysView = cu;
+  tableView.data = table.data(), tableView.ndim = 2, tableView.shape = tableShape.data();
+  keysView.data = keys.data(), keysView.shape = keysShape.data();
+  kiln_attention_options paged{sizeof(kiln_attention_options)};
+  paged.block_table = &tableView;
+  paged.cache_seqlens = &keysView;
+  paged.num_splits = 2;
+  ASSERT_EQ(kiln_attention(&query, &query, &cache, &answer, nullptr, &paged, nullptr), KILN_ERROR_FAILED)
+      << "k and v must be caches of one shape";
+  std::vector<uint16_t> zeroKeys(4 * D, 0);
+  DLTensor keysCache = bf16(zeroKeys);
+  keysCache.shape = pagedShape.data();
+  ASSERT_EQ(kiln_attention(&query, &keysCache, &cache, &answer, nullptr, &paged, nullptr), KILN_OK) << error();
+  EXPECT_EQ(kiln::decode_float(kiln::DType::bf16, out[0]), 2.0); // (0 + 2 + 4) / 3
+  EXPECT_EQ(kiln::decode_float(kiln::DType::bf16, out[1]), 3.0);
+  table[0] = 2;
+  EXPECT_EQ(kiln_attention(&query, &keysCache, &cache, &answer, nullptr, &paged, nullptr), KILN_ERROR_FAILED);
+  EXPECT_NE(error().find("block_table[0][0] = 2 is not one of the cache's 2 pages"), std::string::npos) << error();
   packed.cu_seqlens_k = nullptr;
   EXPECT_EQ(kiln_attention(&tq, &tq, &tv, &tout, nullptr, &packed, nullptr), KILN_ERROR_INVALID_ARGUMENT);
   EXPECT_NE(error().find("cu_seqlens_k is NULL"), std::string::npos) << error();

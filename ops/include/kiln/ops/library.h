@@ -225,6 +225,27 @@ struct AttentionArgs {
   /// host before the launch and checked (non-decreasing, within the
   /// tokens); masks and windows align to each sequence's own lengths.
   TensorView cu_seqlens_q, cu_seqlens_k;
+  /// A paged KV cache (decoding, chunked prefill): k and v [pages,
+  /// page_size, heads_kv, D] in `layout`'s order, block_table int32 [batch,
+  /// max_pages] (contiguous along the pages) naming sequence b's j-th page,
+  /// cache_seqlens int32 [batch] its number of keys; q, out and lse as a
+  /// dense call's. Both read on the host before the launch and checked:
+  /// every page a sequence's keys reach must be one of the cache's. Masks
+  /// and windows align to each sequence's own length.
+  TensorView block_table, cache_seqlens;
+  /// false: the caller vouches for block_table and cache_seqlens, which are
+  /// then not read on the host (that read waits for the stream: what a
+  /// decoding loop or a CUDA graph cannot afford). The kernel still never
+  /// reads outside the cache or the table: it clamps page numbers into the
+  /// cache and lengths into the table, so a bad index gives wrong numbers,
+  /// not a fault.
+  bool check_indices = true;
+  /// Split-KV (flash-decoding): each row's keys are taken in this many runs
+  /// by programs of their own, whose partial results a second kernel
+  /// merges by their log-sum-exp: what keeps the GPU busy when few queries
+  /// meet long keys. 0: chosen from the sizes and the device; 1: none; at
+  /// most 128; not for packed batches.
+  int num_splits = 0;
 };
 /// out = softmax(scale * q kᵀ + mask) v, in f32 within, per batch and head.
 /// `config` may set BLOCK_M (queries a program), BLOCK_N (keys a step),

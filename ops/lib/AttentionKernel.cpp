@@ -1,0 +1,395 @@
+//===- AttentionKernel.cpp - attention's forward and merge kernels --------===//
+//
+// out = softmax(scale * q kᵀ + mask) v, one program a block of BLOCK_M
+// queries of one (batch, head): it walks the keys BLOCK_N at a time with
+// an online softmax in base 2 (the scale and log2(e) folded into one
+// multiply), keeping the running maximum m, the running sum l and the f32
+// accumulator in registers, then writes out = acc / l and, when asked, the
+// row's log-sum-exp ln(2) * (m + log2 l).
+//
+// The keys a program's queries see, [lo, end), split into three loops: the
+// blocks a window's left edge cuts, the blocks every query of the program
+// sees whole (no mask: most of them), then the blocks the causal diagonal,
+// a window's right edge or the end of the keys cut, whose hidden scores are
+// -inf; blocks no query sees are never visited. A row that has seen only
+// hidden keys keeps m = -inf, and its exponentials are taken against 0
+// instead, so that it adds nothing rather than NaN. Soft-capping bends the
+// scores through tanh first. Grouped-query attention reads K/V head
+// h / (heads_q / heads_kv) in place; a packed batch reads each sequence's
+// first token and lengths from cu_seqlens; a paged cache finds each key's
+// page in the block table. Split-KV programs take one run of [lo, end)
+// each and leave partial results that the merge kernel weighs by their
+// log-sum-exp.
+//
+//===----------------------------------------------------------------------===//
+
+#include "ops/lib/AttentionKernel.h"
+
+#include <kiln/cache.h>
+
+#include <array>
+#include <cmath>
+
+namespace kiln::ops::attention_kernel {
+
+std::string Structure::key() const {
+  return "attention|" + std::string(name(dtype)) + "|d" + std::to_string(blockD) + (evenD ? "" : "-masked") +
+         (boundedLeft ? "|left" : "") + (boundedRight ? "|right" : "") + (softcap ? "|softcap" : "") +
+         (lse ? "|lse" : "") + (rowsOfD ? "|rows-of-d" : "") + (varlen ? "|varlen" : "") + (paged ? "|paged" : "") +
+         (shiftPerSequence ? "|own-shift" : "") + (split ? "|split" : "");
+}
+
+Params parameters(const Structure &s) {
+  Params q;
+  for (int t : {Q, K, V})
+    q.pointers[t] = q.signature.pointer(s.dtype, true);
+  if (s.split) {
+    q.partialOut = q.signature.pointer(DType::f32, false);
+    q.partialLse = q.signature.pointer(DType::f32, false);
+    q.splits = q.signature.scalar(DType::i32);
+  } else {
+    q.pointers[OUT] = q.signature.pointer(s.dtype, false);
+    if (s.lse)
+      q.pointers[LSE] = q.signature.pointer(DType::f32, false);
+  }
+  if (s.varlen) {
+    q.cuQ = q.signature.pointer(DType::i32, true);
+    q.cuK = q.signature.pointer(DType::i32, true);
+  }
+  if (s.paged) {
+    q.table = q.signature.pointer(DType::i32, true);
+    q.cacheSeqlens = q.signature.pointer(DType::i32, true);
+    q.tableStride = q.signature.scalar(DType::i64);
+    q.pageSize = q.signature.scalar(DType::i32);
+    q.tableKeys = q.signature.scalar(DType::i32);
+    q.lastPage = q.signature.scalar(DType::i32);
+  }
+  q.seqQ = q.signature.scalar(DType::i32);
+  if (!s.paged)
+    q.seqK = q.signature.scalar(DType::i32);
+  q.group = q.signature.scalar(DType::i32);
+  q.scaleLog2 = q.signature.scalar(DType::f32);
+  if ((s.boundedLeft || s.boundedRight) && !s.shiftPerSequence)
+    q.shift = q.signature.scalar(DType::i32);
+  if (s.boundedLeft)
+    q.left = q.signature.scalar(DType::i32);
+  if (s.boundedRight)
+    q.right = q.signature.scalar(DType::i32);
+  if (s.softcap) {
+    q.capInput = q.signature.scalar(DType::f32);
+    q.capOutput = q.signature.scalar(DType::f32);
+  }
+  if (!s.evenD)
+    q.headDim = q.signature.scalar(DType::i32);
+  // (A packed batch has no batch stride: a zero argument would tell the
+  // compiler nothing about the pointers' alignment.)
+  for (int t = 0; t < TENSORS; ++t)
+    for (int d = 0; d < 3; ++d)
+      q.strides[t][d] = q.pointers[t] >= 0 && !(s.rowsOfD && t != LSE && d == 1) && !(s.varlen && d == 0)
+                            ? q.signature.scalar(DType::i64)
+                            : -1;
+  return q;
+}
+
+namespace {
+
+/// The online softmax's state for the program's rows.
+struct Running {
+  Tensor m, l, acc;
+};
+
+/// One program: BLOCK_M queries of head program_id(1) of batch program_id(2)
+/// (and, split, one run of their keys).
+class QueryBlock {
+public:
+  QueryBlock(const Structure &s, const Params &q, const Config &cfg, const std::vector<Tensor> &args)
+      : s(s), q(q), args(args), BM(cfg["BLOCK_M"]), BN(cfg["BLOCK_N"]) {
+    Tensor batch = program_id(2).to(DType::i64), head = program_id(1);
+    Tensor kvHead = (head / args[q.group]).to(DType::i64);
+    seqQ = args[q.seqQ];
+    // A packed batch: the sequence's tokens start at cu_seqlens[batch].
+    Tensor firstToken[TENSORS];
+    if (s.varlen) {
+      Tensor startQ = load(args[q.cuQ] + program_id(2)), startK = load(args[q.cuK] + program_id(2));
+      seqQ = load(args[q.cuQ] + (program_id(2) + 1)) - startQ;
+      seqK = load(args[q.cuK] + (program_id(2) + 1)) - startK;
+      firstToken[Q] = firstToken[OUT] = firstToken[LSE] = startQ.to(DType::i64);
+      firstToken[K] = firstToken[V] = startK.to(DType::i64);
+    } else if (s.paged) {
+      seqK = minimum(maximum(load(args[q.cacheSeqlens] + program_id(2)), 0), args[q.tableKeys]);
+      tableRow = args[q.table] + batch * args[q.tableStride];
+    } else {
+      seqK = args[q.seqK];
+    }
+    for (int t : {Q, OUT, K, V}) {
+      if (q.pointers[t] < 0)
+        continue;
+      const Tensor &h = t == K || t == V ? kvHead : head.to(DType::i64);
+      Tensor offset = s.varlen                          ? firstToken[t] * stride(t, 1) + h * stride(t, 2)
+                      : s.paged && (t == K || t == V) ? h * stride(t, 2)
+                                                        : batch * stride(t, 0) + h * stride(t, 2);
+      base[t] = s.rowsOfD ? args[q.pointers[t]] + offset * s.blockD : args[q.pointers[t]] + offset;
+    }
+    if (q.pointers[LSE] >= 0) {
+      Tensor offset = s.varlen ? firstToken[LSE] * stride(LSE, 2) + head.to(DType::i64) * stride(LSE, 1)
+                               : batch * stride(LSE, 0) + head.to(DType::i64) * stride(LSE, 1);
+      base[LSE] = args[q.pointers[LSE]] + offset;
+    }
+    if (s.shiftPerSequence)
+      shift = seqK - seqQ;
+    else if (q.shift >= 0)
+      shift = args[q.shift];
+    Tensor queryBlock = program_id(0);
+    if (s.split) {
+      queryBlock = program_id(0) / args[q.splits];
+      split = program_id(0) % args[q.splits];
+    }
+    firstQuery = queryBlock * BM;
+    rows = firstQuery + arange(0, BM);
+    keyOffsets = arange(0, BN);
+    columns = arange(0, s.blockD);
+    rowsIn = rows < seqQ;
+  }
+
+  void run() {
+    Tensor qMask = expand_dims(rowsIn, 1);
+    if (!s.evenD)
+      qMask = qMask & expand_dims(columnsIn(), 0);
+    Tensor queries = load(tile(Q, rows, 1), qMask, 0.0);
+    Running state{full({BM}, -INFINITY, DType::f32), zeros({BM}, DType::f32), zeros({BM, s.blockD}, DType::f32)};
+    // Keys [lo, end) hold every key a query of the program sees; the whole
+    // blocks of [wholeStart, wholeEnd) every query sees, the others are cut
+    // by the bounds or the end of the keys.
+    Tensor lo = constant(0, DType::i32), wholeStart = lo;
+    Tensor wholeEnd = seqK / BN * BN, end = seqK;
+    const Tensor lastQuery = firstQuery + (BM - 1);
+    if (s.boundedLeft) {
+      Tensor reach = shift - args[q.left];
+      lo = maximum(firstQuery + reach, 0) / BN * BN;
+      wholeStart = (maximum(lastQuery + reach, 0) + (BN - 1)) / BN * BN;
+    }
+    if (s.boundedRight) {
+      Tensor reach = shift + args[q.right];
+      wholeEnd = minimum(maximum(firstQuery + reach + 1, 0) / BN * BN, wholeEnd);
+      end = maximum(minimum(seqK, lastQuery + reach + 1), 0);
+    }
+    // A packed batch's program past its sequence's end walks no keys: no
+    // work is spent on the padding up to the longest sequence.
+    if (s.varlen)
+      end = where(firstQuery < seqQ, end, 0);
+    Tensor a = minimum(maximum(wholeStart, lo), end), b = maximum(minimum(wholeEnd, end), a);
+    if (s.split) {
+      // This program's run: an equal share of [lo, end)'s blocks. The
+      // bounds stay ordered and the runs' edges on whole blocks, so each
+      // loop keeps its meaning within the run.
+      Tensor blocks = (maximum(end - lo, 0) + (BN - 1)) / BN;
+      Tensor runLength = (blocks + (args[q.splits] - 1)) / args[q.splits] * BN;
+      Tensor runStart = lo + split * runLength, runEnd = minimum(runStart + runLength, end);
+      auto clip = [&](const Tensor &x) { return minimum(maximum(x, runStart), runEnd); };
+      lo = clip(lo), a = clip(a), b = clip(b), end = clip(end);
+    }
+    if (s.boundedLeft)
+      state = attend(state, queries, lo, a, true);
+    state = attend(state, queries, a, b, false);
+    state = attend(state, queries, b, end, true);
+    if (s.split)
+      finishRun(state);
+    else
+      finish(state, qMask);
+  }
+
+private:
+  const Structure &s;
+  const Params &q;
+  const std::vector<Tensor> &args;
+  const int64_t BM, BN;
+  Tensor base[TENSORS];
+  Tensor seqQ, seqK;  ///< this program's sequence lengths
+  Tensor shift;       ///< the bounds' diagonal: key i + shift is query i's (with bounds)
+  Tensor tableRow;    ///< (paged) the sequence's row of the block table
+  Tensor split;       ///< (split) which run of the keys
+  Tensor firstQuery, rows, keyOffsets, columns, rowsIn;
+
+  Tensor stride(int t, int d) const { return args[q.strides[t][d]]; }
+  Tensor columnsIn() const { return columns < args[q.headDim]; }
+
+  /// Pointers to `positions` (along the sequence) x the head dimension of
+  /// tensor `t`, positions along `axis` (0: a column of positions, 1: a row).
+  Tensor tile(int t, const Tensor &positions, int axis) const {
+    // (The positions' block expanded, then multiplied by the stride: the
+    // form the copy engine's analysis takes apart.)
+    const Operand rowStride = s.rowsOfD ? Operand(s.blockD) : Operand(stride(t, 1));
+    return axis == 1 ? base[t] + expand_dims(positions.to(DType::i64), 1) * rowStride + expand_dims(columns, 0)
+                     : base[t] + expand_dims(positions.to(DType::i64), 0) * rowStride + expand_dims(columns, 1);
+  }
+
+  /// (paged) Pointers to keys `keys` of the cache `t`, whose pages are
+  /// `pages`; laid out as tile's.
+  Tensor pagedTile(int t, const Tensor &keys, const Tensor &pages, int axis) const {
+    Tensor offsets = pages.to(DType::i64) * stride(t, 0) + (keys % args[q.pageSize]).to(DType::i64) * stride(t, 1);
+    return axis == 1 ? base[t] + expand_dims(offsets, 1) + expand_dims(columns, 0)
+                     : base[t] + expand_dims(offsets, 0) + expand_dims(columns, 1);
+  }
+
+  /// Keys [lo, hi) into the running state; `cut`: some are hidden (past
+  /// the keys' end, or by the mask).
+  Running attend(const Running &state, const Tensor &queries, const Tensor &lo, const Tensor &hi, bool cut) const {
+    const Tensor &scaleLog2 = args[q.scaleLog2];
+    auto [m, l, acc] = for_range(
+        lo, hi, BN, carry(state.m, state.l, state.acc),
+        [&](const Tensor &start, const Tensor &m_i, const Tensor &l_i, const Tensor &acc_i) {
+          Tensor keys = start + keyOffsets;
+          Tensor keysIn, keyMask, valueMask;
+          if (cut) {
+            keysIn = keys < seqK;
+            keyMask = expand_dims(keysIn, 0);
+            valueMask = expand_dims(keysIn, 1);
+          }
+          if (!s.evenD) {
+            keyMask = keyMask.valid() ? keyMask & expand_dims(columnsIn(), 1) : expand_dims(columnsIn(), 1);
+            valueMask = valueMask.valid() ? valueMask & expand_dims(columnsIn(), 0) : expand_dims(columnsIn(), 0);
+          }
+          // A paged cache's keys past its end read no table entry: their
+          // page is taken as 0 and their loads are masked.
+          Tensor pages;
+          if (s.paged) {
+            pages = cut ? load(tableRow + keys / args[q.pageSize], keysIn, 0) : load(tableRow + keys / args[q.pageSize]);
+            pages = minimum(maximum(pages, 0), args[q.lastPage]);
+          }
+          Tensor keyPointers = s.paged ? pagedTile(K, keys, pages, 0) : tile(K, keys, 0);
+          Tensor keysT = keyMask.valid() ? load(keyPointers, keyMask, 0.0) : load(keyPointers); // D x BN
+          Tensor scores = s.softcap ? tanh(dot(queries, keysT) * args[q.capInput]) * args[q.capOutput]
+                                    : dot(queries, keysT) * scaleLog2;
+          if (cut) {
+            Tensor visible = expand_dims(keysIn, 0);
+            if (s.boundedLeft)
+              visible = visible & (expand_dims(keys, 0) >= expand_dims(rows + (shift - args[q.left]), 1));
+            if (s.boundedRight)
+              visible = visible & (expand_dims(keys, 0) <= expand_dims(rows + (shift + args[q.right]), 1));
+            scores = where(visible, scores, -INFINITY);
+          }
+          Tensor m_ij = maximum(m_i, max(scores, 1));
+          // A row that has seen no visible key keeps m = -inf: its
+          // exponentials are taken against 0, giving 0 instead of NaN.
+          Tensor pivot = cut ? where(m_ij == -INFINITY, 0.0, m_ij) : m_ij;
+          Tensor p = exp2(scores - expand_dims(pivot, 1));
+          Tensor alpha = exp2(m_i - pivot);
+          Tensor valuePointers = s.paged ? pagedTile(V, keys, pages, 1) : tile(V, keys, 1);
+          Tensor values = valueMask.valid() ? load(valuePointers, valueMask, 0.0) : load(valuePointers); // BN x D
+          Tensor next = dot(p.to(s.dtype), values, acc_i * expand_dims(alpha, 1));
+          return std::array{m_ij, l_i * alpha + sum(p, 1), next};
+        });
+    return {m, l, acc};
+  }
+
+  /// Each row's output (zeros where no key was seen) and natural
+  /// log-sum-exp (-inf there).
+  std::pair<Tensor, Tensor> normalized(const Running &state) const {
+    Tensor seen = state.l > 0.0;
+    Tensor out = where(expand_dims(seen, 1), state.acc / expand_dims(where(seen, state.l, 1.0), 1), 0.0);
+    Tensor lse = where(seen, (state.m + log2(where(seen, state.l, 1.0))) * std::log(2.0), -INFINITY);
+    return {out, lse};
+  }
+
+  void finish(const Running &state, const Tensor &outMask) const {
+    auto [out, lse] = normalized(state);
+    store(tile(OUT, rows, 1), out.to(s.dtype), outMask);
+    if (s.lse)
+      store(base[LSE] + rows.to(DType::i64) * stride(LSE, 2), lse, rowsIn);
+  }
+
+  /// (split) The run's f32 output and log-sum-exp, at row ((split * batch
+  /// + batch) * heads + head) * seq_q + query of the partial results.
+  void finishRun(const Running &state) const {
+    auto [out, lse] = normalized(state);
+    Tensor heads = num_programs(1).to(DType::i64), batches = num_programs(2).to(DType::i64);
+    Tensor sequence = (split.to(DType::i64) * batches + program_id(2).to(DType::i64)) * heads + program_id(1);
+    Tensor row = sequence * seqQ.to(DType::i64) + rows.to(DType::i64);
+    store(args[q.partialOut] + expand_dims(row * s.blockD, 1) + expand_dims(columns, 0), out,
+          expand_dims(rowsIn, 1));
+    store(args[q.partialLse] + row, lse, rowsIn);
+  }
+};
+
+/// One merge program: BLOCK_M query rows of head program_id(1) of batch
+/// program_id(2), their runs' partial results weighed in one pass with a
+/// running maximum (as the forward kernel weighs blocks of keys).
+void mergeRuns(DType dtype, int64_t blockD, bool withLse, const MergeParams &q, const Config &cfg,
+               const std::vector<Tensor> &args) {
+  const int64_t BM = cfg["BLOCK_M"];
+  Tensor seqQ = args[q.seqQ];
+  Tensor rows = program_id(0) * BM + arange(0, BM), columns = arange(0, blockD);
+  Tensor rowsIn = rows < seqQ;
+  Tensor heads = num_programs(1).to(DType::i64), batches = num_programs(2).to(DType::i64);
+  Tensor sequence = program_id(2).to(DType::i64) * heads + program_id(1);
+  Tensor firstRow = sequence * seqQ.to(DType::i64) + rows.to(DType::i64);
+  Tensor runStride = batches * heads * seqQ.to(DType::i64);
+  auto [m, l, acc] = for_range(
+      0, args[q.splits], 1, carry(full({BM}, -INFINITY, DType::f32), zeros({BM}, DType::f32), zeros({BM, blockD}, DType::f32)),
+      [&](const Tensor &run, const Tensor &m_i, const Tensor &l_i, const Tensor &acc_i) {
+        Tensor row = firstRow + run.to(DType::i64) * runStride;
+        Tensor lse = load(args[q.partialLse] + row, rowsIn, -INFINITY);
+        Tensor out = load(args[q.partialOut] + expand_dims(row * blockD, 1) + expand_dims(columns, 0),
+                          expand_dims(rowsIn, 1), 0.0);
+        Tensor m_ij = maximum(m_i, lse);
+        Tensor pivot = where(m_ij == -INFINITY, 0.0, m_ij);
+        Tensor weight = exp(lse - pivot), alpha = exp(m_i - pivot);
+        return std::array{m_ij, l_i * alpha + weight,
+                          acc_i * expand_dims(alpha, 1) + out * expand_dims(weight, 1)};
+      });
+  Tensor seen = l > 0.0;
+  Tensor out = where(expand_dims(seen, 1), acc / expand_dims(where(seen, l, 1.0), 1), 0.0);
+  auto stride = [&](const int(&strides)[3], int d) { return args[strides[d]]; };
+  Tensor outBase = args[q.out] + program_id(2).to(DType::i64) * stride(q.outStrides, 0) +
+                   program_id(1).to(DType::i64) * stride(q.outStrides, 2);
+  Tensor outMask = expand_dims(rowsIn, 1) & expand_dims(columns < args[q.headDim], 0);
+  store(outBase + expand_dims(rows.to(DType::i64) * stride(q.outStrides, 1), 1) + expand_dims(columns, 0),
+        out.to(dtype), outMask);
+  if (withLse) {
+    Tensor lse = where(seen, m + log(where(seen, l, 1.0)), -INFINITY);
+    Tensor lseBase = args[q.lse] + program_id(2).to(DType::i64) * stride(q.lseStrides, 0) +
+                     program_id(1).to(DType::i64) * stride(q.lseStrides, 1);
+    store(lseBase + rows.to(DType::i64) * stride(q.lseStrides, 2), lse, rowsIn);
+  }
+}
+
+} // namespace
+
+Kernel forward_kernel(const Structure &s, const Params &q) {
+  const std::string key = s.key();
+  auto body = [s, q](const Config &cfg, const std::vector<Tensor> &args) { QueryBlock(s, q, cfg, args).run(); };
+  return Kernel("kiln_attention_" + sha256_hex(key).substr(0, 10), q.signature.types(), body).library("attention");
+}
+
+MergeParams merge_parameters(DType dtype, bool lse) {
+  MergeParams q;
+  q.partialOut = q.signature.pointer(DType::f32, true);
+  q.partialLse = q.signature.pointer(DType::f32, true);
+  q.out = q.signature.pointer(dtype, false);
+  if (lse)
+    q.lse = q.signature.pointer(DType::f32, false);
+  q.splits = q.signature.scalar(DType::i32);
+  q.seqQ = q.signature.scalar(DType::i32);
+  q.headDim = q.signature.scalar(DType::i32);
+  for (int d = 0; d < 3; ++d)
+    q.outStrides[d] = q.signature.scalar(DType::i64);
+  if (lse)
+    for (int d = 0; d < 3; ++d)
+      q.lseStrides[d] = q.signature.scalar(DType::i64);
+  return q;
+}
+
+std::string merge_key(DType dtype, int64_t blockD, bool lse) {
+  return "attention-merge|" + std::string(name(dtype)) + "|d" + std::to_string(blockD) + (lse ? "|lse" : "");
+}
+
+Kernel merge_kernel(DType dtype, int64_t blockD, bool lse, const MergeParams &q) {
+  const std::string key = merge_key(dtype, blockD, lse);
+  auto body = [dtype, blockD, lse, q](const Config &cfg, const std::vector<Tensor> &args) {
+    mergeRuns(dtype, blockD, lse, q, cfg, args);
+  };
+  return Kernel("kiln_attention_merge_" + sha256_hex(key).substr(0, 10), q.signature.types(), body)
+      .library("attention");
+}
+
+} // namespace kiln::ops::attention_kernel

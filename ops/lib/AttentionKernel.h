@@ -1,0 +1,100 @@
+//===- AttentionKernel.h - the attention op's generated kernels -*- C++ -*-===//
+//
+// What tells one generated attention kernel apart from another (its
+// Structure), where each argument sits in its signature (Params), and the
+// kernels themselves: the forward pass over one block of queries, and the
+// merge of a split-KV pass's partial results.
+//
+//===----------------------------------------------------------------------===//
+
+#pragma once
+
+#include "ops/lib/GeneratedKernel.h"
+
+#include <string>
+
+namespace kiln::ops::attention_kernel {
+
+/// The tensors, by role; each has strides along batch, sequence and head
+/// (lse: batch, head, sequence; a paged cache's k and v: page, position in
+/// the page, head).
+enum Role { Q, K, V, OUT, LSE, TENSORS };
+
+struct Structure {
+  DType dtype = DType::bf16;
+  int64_t blockD = 64; ///< the head dimension's block, a power of two >= 16
+  bool evenD = true;   ///< D == blockD: no mask along the head dimension
+  /// Query i sees keys from i + shift - left (boundedLeft) up to i + shift
+  /// + right (boundedRight: a causal mask's diagonal, or a window's edge).
+  bool boundedLeft = false, boundedRight = false;
+  bool softcap = false; ///< scores pass through cap * tanh(score / cap)
+  bool lse = false;     ///< writes the log-sum-exp
+  /// q, k, v and out are rows of D elements (a token's stride D, the
+  /// batch's and head's whole numbers of rows, as in a contiguous [batch,
+  /// heads, seq, D]): their offsets are rows times a constant, which lets
+  /// the compiler read whole blocks of keys with the copy engine. The batch
+  /// and head strides are then passed in rows.
+  bool rowsOfD = false;
+  /// A packed batch of sequences of their own lengths: each program reads
+  /// its sequence's first token and length from cu_seqlens.
+  bool varlen = false;
+  /// A paged KV cache: key j of sequence b sits in page block_table[b][j /
+  /// page_size] at position j % page_size; cache_seqlens[b] keys.
+  bool paged = false;
+  /// (varlen, paged) the bounds' diagonal goes through each sequence's last
+  /// query and key (bottom-right), at shift seq_k - seq_q of its own
+  bool shiftPerSequence = false;
+  /// Split-KV: program_id(0) also picks one of `splits` runs of key blocks,
+  /// and the program writes its f32 partial output and log-sum-exp for the
+  /// merge kernel instead of out and lse.
+  bool split = false;
+
+  std::string key() const;
+};
+
+/// Positions in the forward kernel's signature.
+struct Params {
+  Signature signature;
+  int pointers[TENSORS] = {-1, -1, -1, -1, -1};
+  int strides[TENSORS][3] = {};
+  int seqQ = -1, seqK = -1, group = -1, scaleLog2 = -1, headDim = -1;
+  int shift = -1, left = -1, right = -1; ///< the visible keys' bounds (i32)
+  int capInput = -1, capOutput = -1;     ///< soft-capping: tanh(qk * capInput) * capOutput, in base 2
+  int cuQ = -1, cuK = -1;                ///< (varlen) each sequence's first token, batch + 1 of them
+  /// (paged) block_table [batch, max_pages] with its row stride, each
+  /// sequence's keys, the keys a page holds
+  int table = -1, tableStride = -1, cacheSeqlens = -1, pageSize = -1;
+  /// (paged) the keys a table row reaches and the cache's last page: what
+  /// lengths and page numbers are clamped into, so that no index read from
+  /// memory can take a load outside the table or the cache
+  int tableKeys = -1, lastPage = -1;
+  /// (split) the runs of key blocks, and the partial results: out f32
+  /// [splits, batch, heads_q, seq_q, blockD] and lse f32 [splits, batch,
+  /// heads_q, seq_q]
+  int splits = -1, partialOut = -1, partialLse = -1;
+};
+
+Params parameters(const Structure &s);
+
+/// The forward kernel: grid (query blocks x splits, heads_q, batch); config
+/// BLOCK_M, BLOCK_N, num_warps, num_stages.
+Kernel forward_kernel(const Structure &s, const Params &q);
+
+/// The merge of a split-KV pass: for each query row, out = Σ_s w_s o_s / Σ_s
+/// w_s with w_s = exp(lse_s - max lse), lse = max + log Σ w_s.
+struct MergeParams {
+  Signature signature;
+  int partialOut = -1, partialLse = -1, out = -1, lse = -1;
+  int outStrides[3] = {-1, -1, -1}; ///< batch, sequence, head
+  int lseStrides[3] = {-1, -1, -1}; ///< batch, head, sequence
+  int splits = -1, seqQ = -1, headDim = -1;
+};
+
+MergeParams merge_parameters(DType dtype, bool lse);
+
+/// The merge kernel's key in the generated kernels' cache.
+std::string merge_key(DType dtype, int64_t blockD, bool lse);
+/// Grid (cdiv(seq_q, BLOCK_M), heads_q, batch); config BLOCK_M, num_warps.
+Kernel merge_kernel(DType dtype, int64_t blockD, bool lse, const MergeParams &q);
+
+} // namespace kiln::ops::attention_kernel
