@@ -177,22 +177,22 @@ for batch, heads, kv_heads, n in decode_cases():
     total_pages = batch * pages_per_seq
     k_cache, v_cache = (torch.randn(total_pages, page, kv_heads, D, device="cuda", dtype=torch.bfloat16)
                         for _ in range(2))
-    table = torch.randperm(total_pages, device="cuda", dtype=torch.int32).reshape(batch, pages_per_seq)
+    block_table = torch.randperm(total_pages, device="cuda", dtype=torch.int32).reshape(batch, pages_per_seq)
     seqlens = torch.full((batch,), n, device="cuda", dtype=torch.int32)
     q = torch.randn(batch, 1, heads, D, device="cuda", dtype=torch.bfloat16)
     out = torch.full_like(q, float("nan"))
     lse = torch.full((batch, heads, 1), float("nan"), device="cuda")
 
     def kiln_checked():
-        ops.attention(q, k_cache, v_cache, out, lse, block_table=table, cache_seqlens=seqlens)
+        ops.attention(q, k_cache, v_cache, out, lse, block_table=block_table, cache_seqlens=seqlens)
 
     def kiln_unchecked():
-        ops.attention(q, k_cache, v_cache, out, lse, block_table=table, cache_seqlens=seqlens, check_indices=False)
+        ops.attention(q, k_cache, v_cache, out, lse, block_table=block_table, cache_seqlens=seqlens, check_indices=False)
 
     kiln_checked()
     torch.cuda.synchronize()
     # The dense cache the pages hold, [batch, kv_heads, n, D]: the reference's and SDPA's.
-    dense_k, dense_v = (c[table.long()].reshape(batch, n, kv_heads, D).transpose(1, 2).contiguous()
+    dense_k, dense_v = (c[block_table.long()].reshape(batch, n, kv_heads, D).transpose(1, 2).contiguous()
                         for c in (k_cache, v_cache))
     group = heads // kv_heads
     check(name, q[:1].transpose(1, 2), dense_k[:1].repeat_interleave(group, 1),

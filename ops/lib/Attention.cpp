@@ -25,6 +25,10 @@ namespace {
 
 const std::string kOp = "attention";
 
+/// At most this many queries a sequence and head count as decoding: a tile
+/// of their own, and heads packed by K/V head.
+constexpr int64_t kFewQueries = 64;
+
 /// What every workspace region's address is a multiple of.
 constexpr uint64_t kWorkspaceAlignment = 256;
 
@@ -41,10 +45,19 @@ Structure structureOf(const AttentionArgs &a, const Problem &p) {
   s.paged = a.block_table.address != 0;
   s.shiftPerSequence =
       (s.varlen || s.paged) && (s.boundedLeft || s.boundedRight) && a.mask != AttentionMask::causal_top_left;
-  s.rowsOfD = s.evenD && !s.varlen && !s.paged;
+  // Few queries a head (decoding) on grouped K/V heads: a program takes
+  // the queries of the whole group, which then reads its keys once.
+  s.packHeads = !s.varlen && p.seqQ <= kFewQueries && p.headsKV > 0 && p.headsQ > p.headsKV;
+  s.rowsOfD = s.evenD && !s.varlen && !s.paged && !s.packHeads;
   for (const Canonical *c : {&p.q, &p.k, &p.v, &p.out})
     s.rowsOfD = s.rowsOfD && c->strides[1] == p.D && c->strides[0] % p.D == 0 && c->strides[2] % p.D == 0;
   return s;
+}
+
+/// The rows a (batch, head) program column covers: the queries of a head,
+/// or, packed, of every query head sharing a K/V head.
+int64_t rowsOf(const Structure &s, const Problem &p) {
+  return s.packHeads ? p.seqQ * (p.headsQ / p.headsKV) : p.seqQ;
 }
 
 /// The default tile. Long query blocks: the fastest of those measured on
@@ -56,8 +69,8 @@ Structure structureOf(const AttentionArgs &a, const Problem &p) {
 Config defaultTile(const Structure &s, const Problem &p, const Stream &stream) {
   const bool bounded = s.boundedLeft || s.boundedRight;
   const bool hopper = compiles_for_hopper(stream);
-  if (p.seqQ <= 64 && !s.varlen)
-    return Config{{"BLOCK_M", std::clamp<int64_t>(next_pow2(p.seqQ), 16, 64)},
+  if (p.seqQ <= kFewQueries && !s.varlen)
+    return Config{{"BLOCK_M", std::clamp<int64_t>(next_pow2(rowsOf(s, p)), 16, 64)},
                   {"BLOCK_N", s.blockD <= 128 ? 64 : 32},
                   {"num_warps", 4},
                   {"num_stages", hopper ? 4 : 2}};
@@ -71,14 +84,14 @@ Config defaultTile(const Structure &s, const Problem &p, const Stream &stream) {
   return Config{{"BLOCK_M", 64}, {"BLOCK_N", 64}, {"num_warps", 4}, {"num_stages", 2}};
 }
 
-/// How many runs to take each row's keys in: enough programs for about two
+/// How many runs to take each row's keys in: enough programs for about four
 /// per multiprocessor, each run at least two blocks of keys.
 int64_t splitsFor(const AttentionArgs &a, const Problem &p, int64_t programs, int64_t BN, const Stream &stream) {
   if (a.num_splits > 0)
     return a.num_splits;
   if (a.cu_seqlens_q.address || programs == 0)
     return 1;
-  const int64_t target = 2 * static_cast<int64_t>(stream.device().multiprocessors());
+  const int64_t target = 4 * static_cast<int64_t>(stream.device().multiprocessors());
   const int64_t runs = std::min(cdiv(target, programs), cdiv(p.seqK, BN) / 2);
   return std::clamp<int64_t>(runs, 1, kMaxSplits);
 }
@@ -133,8 +146,8 @@ void attention(const AttentionArgs &a, const Stream &stream, const Config &confi
   for (auto [what, size] : {std::pair{"BLOCK_M", BM}, {"BLOCK_N", BN}})
     if (size < 16 || (size & (size - 1)))
       throw Error(kOp + ": " + what + " must be a power of two of at least 16, got " + std::to_string(size));
-  const int64_t queryBlocks = cdiv(p.seqQ, BM);
-  const int64_t splits = splitsFor(a, p, queryBlocks * p.headsQ * p.batch, BN, stream);
+  const int64_t queryBlocks = cdiv(rowsOf(s, p), BM), columns = s.packHeads ? p.headsKV : p.headsQ;
+  const int64_t splits = splitsFor(a, p, queryBlocks * columns * p.batch, BN, stream);
   s.split = splits > 1;
 
   const Params q = parameters(s);
@@ -192,7 +205,7 @@ void attention(const AttentionArgs &a, const Stream &stream, const Config &confi
     args[q.partialLse] = Arg::device_pointer(space.address() + lseOffset, rows * 4, space.device().kind());
     args[q.splits] = Arg(static_cast<int32_t>(splits));
   }
-  kernel.launch_with(Grid(static_cast<uint32_t>(queryBlocks * splits), static_cast<uint32_t>(p.headsQ),
+  kernel.launch_with(Grid(static_cast<uint32_t>(queryBlocks * splits), static_cast<uint32_t>(columns),
                           static_cast<uint32_t>(p.batch)),
                      tile, stream, args);
   if (s.split)

@@ -36,7 +36,7 @@ std::string Structure::key() const {
   return "attention|" + std::string(name(dtype)) + "|d" + std::to_string(blockD) + (evenD ? "" : "-masked") +
          (boundedLeft ? "|left" : "") + (boundedRight ? "|right" : "") + (softcap ? "|softcap" : "") +
          (lse ? "|lse" : "") + (rowsOfD ? "|rows-of-d" : "") + (varlen ? "|varlen" : "") + (paged ? "|paged" : "") +
-         (shiftPerSequence ? "|own-shift" : "") + (split ? "|split" : "");
+         (shiftPerSequence ? "|own-shift" : "") + (packHeads ? "|pack-heads" : "") + (split ? "|split" : "");
 }
 
 Params parameters(const Structure &s) {
@@ -105,7 +105,7 @@ public:
   QueryBlock(const Structure &s, const Params &q, const Config &cfg, const std::vector<Tensor> &args)
       : s(s), q(q), args(args), BM(cfg["BLOCK_M"]), BN(cfg["BLOCK_N"]) {
     Tensor batch = program_id(2).to(DType::i64), head = program_id(1);
-    Tensor kvHead = (head / args[q.group]).to(DType::i64);
+    Tensor kvHead = s.packHeads ? head.to(DType::i64) : (head / args[q.group]).to(DType::i64);
     seqQ = args[q.seqQ];
     // A packed batch: the sequence's tokens start at cu_seqlens[batch].
     Tensor firstToken[TENSORS];
@@ -121,18 +121,22 @@ public:
     } else {
       seqK = args[q.seqK];
     }
+    // (Packed heads: the query head is each row's, added per row.)
     for (int t : {Q, OUT, K, V}) {
       if (q.pointers[t] < 0)
         continue;
-      const Tensor &h = t == K || t == V ? kvHead : head.to(DType::i64);
-      Tensor offset = s.varlen                          ? firstToken[t] * stride(t, 1) + h * stride(t, 2)
-                      : s.paged && (t == K || t == V) ? h * stride(t, 2)
-                                                        : batch * stride(t, 0) + h * stride(t, 2);
+      const bool keys = t == K || t == V;
+      const Tensor h = keys ? kvHead : head.to(DType::i64);
+      Tensor offset = s.varlen               ? firstToken[t] * stride(t, 1) + h * stride(t, 2)
+                      : s.paged && keys      ? h * stride(t, 2)
+                      : s.packHeads && !keys ? batch * stride(t, 0)
+                                             : batch * stride(t, 0) + h * stride(t, 2);
       base[t] = s.rowsOfD ? args[q.pointers[t]] + offset * s.blockD : args[q.pointers[t]] + offset;
     }
     if (q.pointers[LSE] >= 0) {
-      Tensor offset = s.varlen ? firstToken[LSE] * stride(LSE, 2) + head.to(DType::i64) * stride(LSE, 1)
-                               : batch * stride(LSE, 0) + head.to(DType::i64) * stride(LSE, 1);
+      Tensor offset = s.varlen      ? firstToken[LSE] * stride(LSE, 2) + head.to(DType::i64) * stride(LSE, 1)
+                      : s.packHeads ? batch * stride(LSE, 0)
+                                    : batch * stride(LSE, 0) + head.to(DType::i64) * stride(LSE, 1);
       base[LSE] = args[q.pointers[LSE]] + offset;
     }
     if (s.shiftPerSequence)
@@ -144,25 +148,40 @@ public:
       queryBlock = program_id(0) / args[q.splits];
       split = program_id(0) % args[q.splits];
     }
-    firstQuery = queryBlock * BM;
-    rows = firstQuery + arange(0, BM);
+    Tensor rows = queryBlock * BM + arange(0, BM);
+    if (s.packHeads) {
+      Tensor packedRows = seqQ * args[q.group];
+      positions = rows % seqQ;
+      rowHeads = (kvHead * args[q.group] + rows / seqQ).to(DType::i64);
+      rowsIn = rows < packedRows;
+      // The block's queries: one head's run of them, or (crossing heads)
+      // possibly all; what bounds the loops over keys.
+      Tensor first = queryBlock * BM, last = minimum(first + BM, packedRows) - 1;
+      Tensor oneHead = first / seqQ == last / seqQ;
+      firstQuery = where(oneHead, first % seqQ, 0);
+      lastQuery = where(oneHead, last % seqQ, seqQ - 1);
+    } else {
+      positions = rows;
+      rowHeads = head.to(DType::i64);
+      rowsIn = rows < seqQ;
+      firstQuery = queryBlock * BM;
+      lastQuery = firstQuery + (BM - 1);
+    }
     keyOffsets = arange(0, BN);
     columns = arange(0, s.blockD);
-    rowsIn = rows < seqQ;
   }
 
   void run() {
     Tensor qMask = expand_dims(rowsIn, 1);
     if (!s.evenD)
       qMask = qMask & expand_dims(columnsIn(), 0);
-    Tensor queries = load(tile(Q, rows, 1), qMask, 0.0);
+    Tensor queries = load(rowTile(Q), qMask, 0.0);
     Running state{full({BM}, -INFINITY, DType::f32), zeros({BM}, DType::f32), zeros({BM, s.blockD}, DType::f32)};
     // Keys [lo, end) hold every key a query of the program sees; the whole
     // blocks of [wholeStart, wholeEnd) every query sees, the others are cut
     // by the bounds or the end of the keys.
     Tensor lo = constant(0, DType::i32), wholeStart = lo;
     Tensor wholeEnd = seqK / BN * BN, end = seqK;
-    const Tensor lastQuery = firstQuery + (BM - 1);
     if (s.boundedLeft) {
       Tensor reach = shift - args[q.left];
       lo = maximum(firstQuery + reach, 0) / BN * BN;
@@ -208,7 +227,10 @@ private:
   Tensor shift;       ///< the bounds' diagonal: key i + shift is query i's (with bounds)
   Tensor tableRow;    ///< (paged) the sequence's row of the block table
   Tensor split;       ///< (split) which run of the keys
-  Tensor firstQuery, rows, keyOffsets, columns, rowsIn;
+  /// Each row's query (its position in the sequence) and head, whether it
+  /// is one; the first and last query of the block.
+  Tensor positions, rowHeads, rowsIn, firstQuery, lastQuery;
+  Tensor keyOffsets, columns;
 
   Tensor stride(int t, int d) const { return args[q.strides[t][d]]; }
   Tensor columnsIn() const { return columns < args[q.headDim]; }
@@ -221,6 +243,14 @@ private:
     const Operand rowStride = s.rowsOfD ? Operand(s.blockD) : Operand(stride(t, 1));
     return axis == 1 ? base[t] + expand_dims(positions.to(DType::i64), 1) * rowStride + expand_dims(columns, 0)
                      : base[t] + expand_dims(positions.to(DType::i64), 0) * rowStride + expand_dims(columns, 1);
+  }
+
+  /// Pointers to the program's rows of q or out.
+  Tensor rowTile(int t) const {
+    if (!s.packHeads)
+      return tile(t, positions, 1);
+    Tensor offsets = positions.to(DType::i64) * stride(t, 1) + rowHeads * stride(t, 2);
+    return base[t] + expand_dims(offsets, 1) + expand_dims(columns, 0);
   }
 
   /// (paged) Pointers to keys `keys` of the cache `t`, whose pages are
@@ -263,9 +293,9 @@ private:
           if (cut) {
             Tensor visible = expand_dims(keysIn, 0);
             if (s.boundedLeft)
-              visible = visible & (expand_dims(keys, 0) >= expand_dims(rows + (shift - args[q.left]), 1));
+              visible = visible & (expand_dims(keys, 0) >= expand_dims(positions + (shift - args[q.left]), 1));
             if (s.boundedRight)
-              visible = visible & (expand_dims(keys, 0) <= expand_dims(rows + (shift + args[q.right]), 1));
+              visible = visible & (expand_dims(keys, 0) <= expand_dims(positions + (shift + args[q.right]), 1));
             scores = where(visible, scores, -INFINITY);
           }
           Tensor m_ij = maximum(m_i, max(scores, 1));
@@ -293,9 +323,11 @@ private:
 
   void finish(const Running &state, const Tensor &outMask) const {
     auto [out, lse] = normalized(state);
-    store(tile(OUT, rows, 1), out.to(s.dtype), outMask);
-    if (s.lse)
-      store(base[LSE] + rows.to(DType::i64) * stride(LSE, 2), lse, rowsIn);
+    store(rowTile(OUT), out.to(s.dtype), outMask);
+    if (s.lse) {
+      Tensor offsets = positions.to(DType::i64) * stride(LSE, 2);
+      store(base[LSE] + (s.packHeads ? offsets + rowHeads * stride(LSE, 1) : offsets), lse, rowsIn);
+    }
   }
 
   /// (split) The run's f32 output and log-sum-exp, at row ((split * batch
@@ -303,8 +335,10 @@ private:
   void finishRun(const Running &state) const {
     auto [out, lse] = normalized(state);
     Tensor heads = num_programs(1).to(DType::i64), batches = num_programs(2).to(DType::i64);
-    Tensor sequence = (split.to(DType::i64) * batches + program_id(2).to(DType::i64)) * heads + program_id(1);
-    Tensor row = sequence * seqQ.to(DType::i64) + rows.to(DType::i64);
+    if (s.packHeads)
+      heads = heads * args[q.group].to(DType::i64);
+    Tensor sequence = (split.to(DType::i64) * batches + program_id(2).to(DType::i64)) * heads + rowHeads;
+    Tensor row = sequence * seqQ.to(DType::i64) + positions.to(DType::i64);
     store(args[q.partialOut] + expand_dims(row * s.blockD, 1) + expand_dims(columns, 0), out,
           expand_dims(rowsIn, 1));
     store(args[q.partialLse] + row, lse, rowsIn);

@@ -44,6 +44,11 @@ struct Structure {
   /// (varlen, paged) the bounds' diagonal goes through each sequence's last
   /// query and key (bottom-right), at shift seq_k - seq_q of its own
   bool shiftPerSequence = false;
+  /// (grouped-query) A program's rows are the queries of every query head
+  /// that shares its K/V head program_id(1): row r is query r % seq_q of
+  /// head kvHead * group + r / seq_q, so that the group reads its keys once
+  /// (what decoding, a few queries over long keys, is bound by).
+  bool packHeads = false;
   /// Split-KV: program_id(0) also picks one of `splits` runs of key blocks,
   /// and the program writes its f32 partial output and log-sum-exp for the
   /// merge kernel instead of out and lse.

@@ -153,6 +153,23 @@ TEST(OpsAttention, GroupedQueryAttentionReadsSharedHeadsInPlace) {
     p.batch = 1;
     p.seqQ = p.seqK = 19;
     p.mask = AttentionMask::causal_bottom_right;
+    expectAttention(p); // few queries: a program takes the whole group's
+    p.seqQ = 70;
+    p.seqK = 50;
+    p.headsQ = 4;
+    p.headsKV = std::min<int64_t>(headsKV, 4);
+    expectAttention(p); // a program a query head
+  }
+  // Decoding-like: one query and three, the group's rows crossing blocks,
+  // split into runs.
+  Problem p;
+  p.headsQ = 24;
+  p.headsKV = 4;
+  p.seqK = 45;
+  p.numSplits = 2;
+  for (int64_t seqQ : {1, 3}) {
+    p.seqQ = seqQ;
+    p.mask = seqQ > 1 ? AttentionMask::causal_bottom_right : AttentionMask::none;
     expectAttention(p);
   }
 }
