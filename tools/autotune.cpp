@@ -29,14 +29,18 @@ const char *kUsage = R"(autotune: tune an op of Kiln's ops library for a problem
 
 usage: autotune --op OP --rows R --cols C [options]
        autotune --op matmul --m M --n N --k K [options]
+       autotune --op attention --batch B --heads H --seq N --head-dim D [options]
        autotune export [FILE]        best configs of the tuning store, as JSON (stdout without FILE)
        autotune import FILE          merge an export into the tuning store
 
-  --op OP               softmax, log_softmax, layer_norm, rms_norm or matmul
+  --op OP               softmax, log_softmax, layer_norm, rms_norm, matmul or attention
   --rows R, --cols C    a normalization's problem: R rows of C values (normalized along C)
   --m M, --n N, --k K   a matmul's problem: [M, K] x [K, N] -> [M, N] (row-major, out in --dtype)
   --bias, --activation A  matmul epilogue: a bias of N values; none, relu, gelu or silu
-  --dtype T             f32 (default), f16 or bf16
+  --batch B, --heads H, --seq N, --head-dim D  attention's problem: q, k and v [B, H, N, D]
+  --kv-heads H, --seq-k N  attention: fewer K/V heads (grouped-query), another number of keys
+  --causal              attention: a causal mask (top-left)
+  --dtype T             f32 (default; bf16 for attention), f16 or bf16
   --precision P         how a matmul multiplies f32: ieee (default, FMAs), tf32 or tf32x3 (tensor cores)
   --config C            tune only these configs (repeatable; "BLOCK_M=128,BLOCK_N=128,..."; axes left
                         out take their first value)
@@ -188,9 +192,10 @@ int main(int argc, char **argv) {
       return 0;
     }
 
-    std::string op, dtypeName = "f32", precisionName = "ieee", arch = "sm_90a";
+    std::string op, dtypeName, precisionName = "ieee", arch = "sm_90a";
     int64_t rows = 0, cols = 0, m = 0, n = 0, k = 0;
-    bool bias = false;
+    int64_t batch = 0, heads = 0, kvHeads = 0, seq = 0, seqK = 0, headDim = 0;
+    bool bias = false, causal = false;
     std::string activation = "none";
     std::vector<Config> only;
     autotune::Options options;
@@ -212,6 +217,13 @@ int main(int argc, char **argv) {
       else if (a == "--n") n = number(a, value(a).c_str());
       else if (a == "--k") k = number(a, value(a).c_str());
       else if (a == "--bias") bias = true;
+      else if (a == "--batch") batch = number(a, value(a).c_str());
+      else if (a == "--heads") heads = number(a, value(a).c_str());
+      else if (a == "--kv-heads") kvHeads = number(a, value(a).c_str());
+      else if (a == "--seq") seq = number(a, value(a).c_str());
+      else if (a == "--seq-k") seqK = number(a, value(a).c_str());
+      else if (a == "--head-dim") headDim = number(a, value(a).c_str());
+      else if (a == "--causal") causal = true;
       else if (a == "--config") only.push_back(Config::parse(value(a)));
       else if (a == "--activation") activation = value(a);
       else if (a == "--dtype") dtypeName = value(a);
@@ -234,14 +246,18 @@ int main(int argc, char **argv) {
                                                   {"layer_norm", ops::Normalization::layer_norm},
                                                   {"rms_norm", ops::Normalization::rms_norm}};
     if (op.empty())
-      fail("which op? (--op softmax|log_softmax|layer_norm|rms_norm|matmul; see --help)");
-    const bool isMatmul = op == "matmul";
-    if (!isMatmul && !ops.count(op))
-      fail("unknown op '" + op + "' (softmax, log_softmax, layer_norm, rms_norm, matmul)");
+      fail("which op? (--op softmax|log_softmax|layer_norm|rms_norm|matmul|attention; see --help)");
+    const bool isMatmul = op == "matmul", isAttention = op == "attention";
+    if (!isMatmul && !isAttention && !ops.count(op))
+      fail("unknown op '" + op + "' (softmax, log_softmax, layer_norm, rms_norm, matmul, attention)");
     if (isMatmul && (!m || !n || !k))
       fail("--m, --n and --k give a matmul's problem");
-    if (!isMatmul && (!rows || !cols))
+    if (isAttention && (!batch || !heads || !seq || !headDim))
+      fail("--batch, --heads, --seq and --head-dim give attention's problem");
+    if (!isMatmul && !isAttention && (!rows || !cols))
       fail("--rows and --cols give the problem");
+    if (dtypeName.empty())
+      dtypeName = isAttention ? "bf16" : "f32";
     std::map<std::string, ops::Activation> activations{{"none", ops::Activation::none},
                                                        {"relu", ops::Activation::relu},
                                                        {"gelu", ops::Activation::gelu},
@@ -269,7 +285,18 @@ int main(int argc, char **argv) {
     Operands operands(device, dryRun);
     autotune::Task task;
     const std::string target = gpu ? target_for(device) : arch;
-    if (isMatmul) {
+    if (isAttention) {
+      // Dense [batch, heads, seq, D] tensors, PyTorch's layout.
+      ops::AttentionArgs aargs;
+      const int64_t kv = kvHeads ? kvHeads : heads, keys = seqK ? seqK : seq;
+      aargs.q = operands.make(dtype, {batch, heads, seq, headDim}, 1, true);
+      aargs.k = operands.make(dtype, {batch, kv, keys, headDim}, 2, true);
+      aargs.v = operands.make(dtype, {batch, kv, keys, headDim}, 3, true);
+      aargs.out = operands.make(dtype, {batch, heads, seq, headDim}, 4, false);
+      aargs.layout = ops::AttentionLayout::bhsd;
+      aargs.mask = causal ? ops::AttentionMask::causal_top_left : ops::AttentionMask::none;
+      task = ops::attention_tuning_task(aargs, stream, target);
+    } else if (isMatmul) {
       ops::MatmulArgs margs;
       margs.a = operands.make(dtype, {m, k}, 1, true);
       margs.b = operands.make(dtype, {k, n}, 2, true);

@@ -9,7 +9,7 @@
 # (ops), tutorial.sh (tutorial: Triton's tutorial kernels, attention
 # included, beside Triton), attention.sh (attention: the op beside cuDNN
 # and FlashAttention), matmul.sh (matmul, matmul-op, matmul-sm80,
-# matmul-peers, profile-matmul), tune.sh (tune-matmul, tune-norms); `all`
+# matmul-peers, profile-matmul), tune.sh (tune-matmul, tune-norms, tune-attention); `all`
 # runs checks, benchmarks and ops. One device call holds at most 10
 # minutes: run parts apart when they do not fit together.
 set -uo pipefail
@@ -52,11 +52,11 @@ case "$part" in
   tutorial) kinds=(tutorial) ;;
   attention) kinds=(attention) ;;
   matmul | matmul-op | matmul-sm80 | matmul-peers | profile-matmul) kinds=(matmul) ;;
-  tune-matmul | tune-norms) kinds=(tune) ;;
+  tune-matmul | tune-norms | tune-attention) kinds=(tune) ;;
   all) kinds=(checks memory ops) ;;
   *)
     echo "run.sh: no part '$part' (checks, benchmarks, ops, tutorial, attention, matmul, matmul-op, matmul-sm80," \
-      "matmul-peers, profile-matmul, tune-matmul, tune-norms or all)" >&2
+      "matmul-peers, profile-matmul, tune-matmul, tune-norms, tune-attention or all)" >&2
     exit 2
     ;;
 esac

@@ -3,12 +3,11 @@
 // Picks the kernel's structure (masks, layouts, packed or paged keys), its
 // tile and how many runs to split each row's keys in, then launches the
 // forward kernel and, split, the merge (ops/lib/AttentionKernel.cpp; the
-// checks: ops/lib/AttentionProblem.cpp).
+// checks: AttentionProblem.cpp; tuning: AttentionTuning.cpp).
 //
 //===----------------------------------------------------------------------===//
 
-#include "ops/lib/AttentionKernel.h"
-#include "ops/lib/AttentionProblem.h"
+#include "ops/lib/AttentionPlan.h"
 #include "ops/lib/Views.h"
 #include "ops/lib/Workspace.h"
 
@@ -60,30 +59,6 @@ int64_t rowsOf(const Structure &s, const Problem &p) {
   return s.packHeads ? p.seqQ * (p.headsQ / p.headsKV) : p.seqQ;
 }
 
-/// The default tile. Long query blocks: the fastest of those measured on
-/// Hopper (docs/attention.md), 128 queries on two warpgroups, 64-key steps
-/// at D 64, 128 at D 128 (three stages under a mask or a window; Hopper's
-/// shared memory: the target compiled for, which KILN_TARGET may make older
-/// than the device). A few queries (decoding): as many rows as there are
-/// queries, and deep rings of keys, since reading the keys is the work.
-Config defaultTile(const Structure &s, const Problem &p, const Stream &stream) {
-  const bool bounded = s.boundedLeft || s.boundedRight;
-  const bool hopper = compiles_for_hopper(stream);
-  if (p.seqQ <= kFewQueries && !s.varlen)
-    return Config{{"BLOCK_M", std::clamp<int64_t>(next_pow2(rowsOf(s, p)), 16, 64)},
-                  {"BLOCK_N", s.blockD <= 128 ? 64 : 32},
-                  {"num_warps", 4},
-                  {"num_stages", hopper ? 4 : 2}};
-  if (s.blockD <= 64)
-    return Config{{"BLOCK_M", 128}, {"BLOCK_N", 64}, {"num_warps", 8}, {"num_stages", 2}};
-  if (s.blockD <= 128)
-    return Config{{"BLOCK_M", 128},
-                  {"BLOCK_N", hopper ? 128 : 64},
-                  {"num_warps", 8},
-                  {"num_stages", hopper && bounded ? 3 : 2}};
-  return Config{{"BLOCK_M", 64}, {"BLOCK_N", 64}, {"num_warps", 4}, {"num_stages", 2}};
-}
-
 /// How many runs to take each row's keys in: enough programs for about four
 /// per multiprocessor, each run at least two blocks of keys.
 int64_t splitsFor(const AttentionArgs &a, const Problem &p, int64_t programs, int64_t BN, const Stream &stream) {
@@ -96,62 +71,9 @@ int64_t splitsFor(const AttentionArgs &a, const Problem &p, int64_t programs, in
   return std::clamp<int64_t>(runs, 1, kMaxSplits);
 }
 
-/// The merge of a split pass's runs into out and lse.
-void launchMerge(const AttentionArgs &a, const Problem &p, const Structure &s, int64_t splits, const Buffer &space,
-                 uint64_t lseOffset, const Stream &stream) {
-  const MergeParams q = merge_parameters(s.dtype, s.lse);
-  Kernel kernel = cached_kernel(merge_key(s.dtype, s.blockD, s.lse), [&] { return merge_kernel(s.dtype, s.blockD, s.lse, q); });
-  std::vector<Arg> args(q.signature.types().size(), Arg(0));
-  const uint64_t bytes = space.bytes();
-  args[q.partialOut] = Arg::device_pointer(space.address(), lseOffset, space.device().kind());
-  args[q.partialLse] = Arg::device_pointer(space.address() + lseOffset, bytes - lseOffset, space.device().kind());
-  args[q.out] = arg_of(a.out);
-  if (s.lse)
-    args[q.lse] = arg_of(a.lse);
-  args[q.splits] = Arg(static_cast<int32_t>(splits));
-  args[q.seqQ] = Arg(static_cast<int32_t>(p.seqQ));
-  args[q.headDim] = Arg(static_cast<int32_t>(p.D));
-  for (int d = 0; d < 3; ++d) {
-    args[q.outStrides[d]] = Arg(p.out.strides[d]);
-    if (s.lse)
-      args[q.lseStrides[d]] = Arg(p.lseStrides[d]);
-  }
-  const int64_t BM = std::min<int64_t>(16, next_pow2(p.seqQ));
-  kernel.launch_with(Grid(static_cast<uint32_t>(cdiv(p.seqQ, BM)), static_cast<uint32_t>(p.headsQ),
-                          static_cast<uint32_t>(p.batch)),
-                     Config{{"BLOCK_M", BM}, {"num_warps", 4}}, stream, args);
-}
-
-} // namespace
-
-const char *name(AttentionMask mask) {
-  switch (mask) {
-  case AttentionMask::none: return "none";
-  case AttentionMask::causal_top_left: return "causal_top_left";
-  case AttentionMask::causal_bottom_right: return "causal_bottom_right";
-  }
-  return "?";
-}
-
-void attention(const AttentionArgs &a, const Stream &stream, const Config &config) {
-  const Problem p = checked_attention(a, stream);
-  if (a.out.numel() == 0)
-    return;
-  const int64_t D = p.D;
-  Structure s = structureOf(a, p);
-  Config tile = defaultTile(s, p, stream);
-  for (const auto &[key, value] : config.values())
-    tile.set(key, value);
-  const int64_t BM = tile["BLOCK_M"], BN = tile["BLOCK_N"];
-  for (auto [what, size] : {std::pair{"BLOCK_M", BM}, {"BLOCK_N", BN}})
-    if (size < 16 || (size & (size - 1)))
-      throw Error(kOp + ": " + what + " must be a power of two of at least 16, got " + std::to_string(size));
-  const int64_t queryBlocks = cdiv(rowsOf(s, p), BM), columns = s.packHeads ? p.headsKV : p.headsQ;
-  const int64_t splits = splitsFor(a, p, queryBlocks * columns * p.batch, BN, stream);
-  s.split = splits > 1;
-
-  const Params q = parameters(s);
-  Kernel kernel = cached_kernel(s.key(), [&] { return forward_kernel(s, q); });
+/// The forward kernel's arguments but the workspace's.
+std::vector<Arg> forwardArguments(const AttentionArgs &a, const Problem &p, const Structure &s, const Params &q,
+                                  int64_t splits) {
   std::vector<Arg> args(q.signature.types().size(), Arg(0));
   const TensorView *of[TENSORS] = {&a.q, &a.k, &a.v, &a.out, &a.lse};
   const Canonical *canon[TENSORS] = {&p.q, &p.k, &p.v, &p.out, nullptr};
@@ -162,7 +84,7 @@ void attention(const AttentionArgs &a, const Stream &stream, const Config &confi
     for (int d = 0; d < 3; ++d)
       if (q.strides[t][d] >= 0)
         args[q.strides[t][d]] =
-            Arg(t == LSE ? p.lseStrides[d] : s.rowsOfD ? canon[t]->strides[d] / D : canon[t]->strides[d]);
+            Arg(t == LSE ? p.lseStrides[d] : s.rowsOfD ? canon[t]->strides[d] / p.D : canon[t]->strides[d]);
   }
   if (s.varlen) {
     args[q.cuQ] = arg_of(a.cu_seqlens_q);
@@ -194,22 +116,160 @@ void attention(const AttentionArgs &a, const Stream &stream, const Config &confi
     args[q.capOutput] = Arg(static_cast<float>(a.softcap / std::log(2.0)));
   }
   if (q.headDim >= 0)
-    args[q.headDim] = Arg(static_cast<int32_t>(D));
-  Buffer space;
-  uint64_t lseOffset = 0;
+    args[q.headDim] = Arg(static_cast<int32_t>(p.D));
+  if (q.splits >= 0)
+    args[q.splits] = Arg(static_cast<int32_t>(splits));
+  return args;
+}
+
+/// The merge of a split pass's runs into out and lse.
+AttentionLaunch::Step mergeStep(const AttentionArgs &a, const Problem &p, const Structure &s, int64_t splits) {
+  const MergeParams q = merge_parameters(s.dtype, s.lse);
+  AttentionLaunch::Step step{cached_kernel(merge_key(s.dtype, s.blockD, s.lse),
+                                           [&] { return merge_kernel(s.dtype, s.blockD, s.lse, q); })};
+  step.args.assign(q.signature.types().size(), Arg(0));
+  step.partialOut = q.partialOut;
+  step.partialLse = q.partialLse;
+  step.args[q.out] = arg_of(a.out);
+  if (s.lse)
+    step.args[q.lse] = arg_of(a.lse);
+  step.args[q.splits] = Arg(static_cast<int32_t>(splits));
+  step.args[q.seqQ] = Arg(static_cast<int32_t>(p.seqQ));
+  step.args[q.headDim] = Arg(static_cast<int32_t>(p.D));
+  for (int d = 0; d < 3; ++d) {
+    step.args[q.outStrides[d]] = Arg(p.out.strides[d]);
+    if (s.lse)
+      step.args[q.lseStrides[d]] = Arg(p.lseStrides[d]);
+  }
+  const int64_t BM = std::min<int64_t>(16, next_pow2(p.seqQ));
+  step.config = Config{{"BLOCK_M", BM}, {"num_warps", 4}};
+  step.grid = Grid(static_cast<uint32_t>(cdiv(p.seqQ, BM)), static_cast<uint32_t>(p.headsQ),
+                   static_cast<uint32_t>(p.batch));
+  return step;
+}
+
+/// The workspace's regions as a step's arguments: at `base` (a real
+/// address, or for compiling only a placeholder of the same alignment).
+void pointAtWorkspace(const AttentionLaunch &launch, const AttentionLaunch::Step &step, std::vector<Arg> &args,
+                      uint64_t base, DeviceKind kind) {
+  if (step.partialOut >= 0)
+    args[step.partialOut] = Arg::device_pointer(base, launch.lseOffset, kind);
+  if (step.partialLse >= 0)
+    args[step.partialLse] =
+        Arg::device_pointer(base + launch.lseOffset, launch.workspaceBytes - launch.lseOffset, kind);
+}
+
+} // namespace
+
+Config default_attention_tile(const AttentionArgs &a, const Problem &p, const std::string &arch) {
+  const Structure s = structureOf(a, p);
+  const bool bounded = s.boundedLeft || s.boundedRight;
+  const bool hopper = !arch.empty() && compute_capability_of(arch) >= 90;
+  // A few queries (decoding): as many rows as there are queries (of the
+  // packed heads), on few warps, so that many programs share a
+  // multiprocessor and keep its loads in flight: reading the keys is the
+  // work.
+  if (p.seqQ <= kFewQueries && !s.varlen) {
+    const int64_t rows = std::clamp<int64_t>(next_pow2(rowsOf(s, p)), 16, 64);
+    return Config{{"BLOCK_M", rows},
+                  {"BLOCK_N", s.blockD <= 128 ? 64 : 32},
+                  {"num_warps", rows <= 32 ? 2 : 4},
+                  {"num_stages", hopper ? 3 : 2}};
+  }
+  // Long query blocks: the fastest of those measured on Hopper
+  // (docs/attention.md), 128 queries on two warpgroups, 64-key steps at D
+  // 64, 128 at D 128 (three stages under a mask or a window; older
+  // targets' shared memory holds less).
+  if (s.blockD <= 64)
+    return Config{{"BLOCK_M", 128}, {"BLOCK_N", 64}, {"num_warps", 8}, {"num_stages", 2}};
+  if (s.blockD <= 128)
+    return Config{{"BLOCK_M", 128},
+                  {"BLOCK_N", hopper ? 128 : 64},
+                  {"num_warps", 8},
+                  {"num_stages", hopper && bounded ? 3 : 2}};
+  return Config{{"BLOCK_M", 64}, {"BLOCK_N", 64}, {"num_warps", 4}, {"num_stages", 2}};
+}
+
+std::string attention_problem_key(const AttentionArgs &a, const Problem &p) {
+  Structure s = structureOf(a, p);
+  return s.key() + ",q=" + std::to_string(autotune::bucket(p.seqQ)) + ",k=" +
+         std::to_string(autotune::bucket(p.seqK)) + ",heads=" + std::to_string(autotune::bucket(p.batch * p.headsQ)) +
+         ",group=" + std::to_string(p.headsQ / std::max<int64_t>(p.headsKV, 1));
+}
+
+AttentionLaunch prepare_attention(const AttentionArgs &a, const Problem &p, const Stream &stream,
+                                  const Config &config) {
+  Structure s = structureOf(a, p);
+  // (The target compiled for, which KILN_TARGET may make older than the
+  // device.)
+  Config tile = default_attention_tile(a, p, target_of(stream));
+  for (const auto &[key, value] : config.values())
+    tile.set(key, value);
+  const int64_t BM = tile["BLOCK_M"], BN = tile["BLOCK_N"];
+  for (auto [what, size] : {std::pair{"BLOCK_M", BM}, {"BLOCK_N", BN}})
+    if (size < 16 || (size & (size - 1)))
+      throw Error(kOp + ": " + what + " must be a power of two of at least 16, got " + std::to_string(size));
+  const int64_t queryBlocks = cdiv(rowsOf(s, p), BM), columns = s.packHeads ? p.headsKV : p.headsQ;
+  const int64_t splits = splitsFor(a, p, queryBlocks * columns * p.batch, BN, stream);
+  s.split = splits > 1;
+
+  const Params q = parameters(s);
+  AttentionLaunch launch;
+  AttentionLaunch::Step forward{cached_kernel(s.key(), [&] { return forward_kernel(s, q); }), tile,
+                                Grid(static_cast<uint32_t>(queryBlocks * splits), static_cast<uint32_t>(columns),
+                                     static_cast<uint32_t>(p.batch)),
+                                forwardArguments(a, p, s, q, splits), q.partialOut, q.partialLse};
+  launch.steps.push_back(std::move(forward));
   if (s.split) {
     const uint64_t rows = static_cast<uint64_t>(splits * p.batch * p.headsQ * p.seqQ);
-    lseOffset = (rows * s.blockD * 4 + kWorkspaceAlignment - 1) / kWorkspaceAlignment * kWorkspaceAlignment;
-    space = workspace(stream, lseOffset + rows * 4);
-    args[q.partialOut] = Arg::device_pointer(space.address(), lseOffset, space.device().kind());
-    args[q.partialLse] = Arg::device_pointer(space.address() + lseOffset, rows * 4, space.device().kind());
-    args[q.splits] = Arg(static_cast<int32_t>(splits));
+    launch.lseOffset = (rows * s.blockD * 4 + kWorkspaceAlignment - 1) / kWorkspaceAlignment * kWorkspaceAlignment;
+    launch.workspaceBytes = launch.lseOffset + rows * 4;
+    launch.steps.push_back(mergeStep(a, p, s, splits));
   }
-  kernel.launch_with(Grid(static_cast<uint32_t>(queryBlocks * splits), static_cast<uint32_t>(columns),
-                          static_cast<uint32_t>(p.batch)),
-                     tile, stream, args);
-  if (s.split)
-    launchMerge(a, p, s, splits, space, lseOffset, stream);
+  return launch;
+}
+
+void AttentionLaunch::queue(const Stream &stream) const {
+  Buffer space = workspaceBytes ? workspace(stream, workspaceBytes) : Buffer();
+  for (const Step &step : steps) {
+    if (step.partialOut < 0) {
+      step.kernel.launch_with(step.grid, step.config, stream, step.args);
+      continue;
+    }
+    std::vector<Arg> args = step.args;
+    pointAtWorkspace(*this, step, args, space.address(), space.device().kind());
+    step.kernel.launch_with(step.grid, step.config, stream, args);
+  }
+}
+
+CompiledKernel AttentionLaunch::compile(const std::string &arch) const {
+  CompiledKernel forward;
+  for (const Step &step : steps) {
+    // Only the workspace's alignment shapes the code.
+    std::vector<Arg> args = step.args;
+    pointAtWorkspace(*this, step, args, kWorkspaceAlignment, DeviceKind::cuda);
+    CompiledKernel compiled = step.kernel.compile(step.config, step.kernel.specialize(args), arch);
+    if (&step == &steps.front())
+      forward = std::move(compiled);
+  }
+  return forward;
+}
+
+const char *name(AttentionMask mask) {
+  switch (mask) {
+  case AttentionMask::none: return "none";
+  case AttentionMask::causal_top_left: return "causal_top_left";
+  case AttentionMask::causal_bottom_right: return "causal_bottom_right";
+  }
+  return "?";
+}
+
+void attention(const AttentionArgs &a, const Stream &stream, const Config &config) {
+  const Problem p = checked_attention(a, stream);
+  if (a.out.numel() == 0)
+    return;
+  prepare_attention(a, p, stream, config.values().empty() ? chosen_attention_config(a, p, stream) : config)
+      .queue(stream);
 }
 
 } // namespace kiln::ops

@@ -144,6 +144,10 @@ std::vector<int32_t> readIndices(const TensorView &view, const char *role, int r
   const std::vector<int64_t> strides = view.effective_strides();
   const int64_t columns = rank == 2 ? view.shape[1] : view.shape[0], rows = rank == 2 ? view.shape[0] : 1;
   const int64_t columnStride = columns > 1 ? strides[rank - 1] : 1, rowStride = rank == 2 ? strides[0] : 0;
+  if (columnStride == 1 && (rows == 1 || rowStride == columns)) { // one copy when contiguous
+    copy_to_host(stream.device(), view.address, values.data(), values.size() * 4);
+    return values;
+  }
   for (int64_t r = 0; r < rows && columns > 0; ++r) {
     int32_t *row = values.data() + r * columns;
     const uint64_t address = view.address + static_cast<uint64_t>(r * rowStride) * 4;

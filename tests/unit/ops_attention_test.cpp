@@ -547,6 +547,32 @@ TEST(OpsAttention, PagedCachesRefuseTablesOutsideTheCache) {
   }
 }
 
+TEST(OpsAttention, TheTuningSpaceHoldsTheDefaultTile) {
+  // Long and short sequences, decoding on grouped heads, each head
+  // dimension: the autotuner's search starts from the default tile, and
+  // every tile it times is one the op runs.
+  struct Case {
+    int64_t batch, headsQ, headsKV, seqQ, seqK, D;
+  };
+  for (Case c : {Case{1, 4, 4, 300, 300, 64}, Case{1, 4, 4, 300, 300, 128}, Case{1, 2, 2, 100, 100, 256},
+                 Case{2, 8, 2, 1, 500, 128}, Case{2, 8, 8, 3, 500, 64}}) {
+    HostTensor q = HostTensor::random(DType::bf16, {c.batch, c.headsQ, c.seqQ, c.D}, 1);
+    HostTensor k = HostTensor::random(DType::bf16, {c.batch, c.headsKV, c.seqK, c.D}, 2);
+    HostTensor out = HostTensor::poisoned(DType::bf16, {c.batch, c.headsQ, c.seqQ, c.D});
+    AttentionArgs args{q.view(), k.view(), k.view(), out.view(), {}, AttentionLayout::bhsd};
+    for (const char *arch : {"sm_90a", "sm_80"}) {
+      SCOPED_TRACE(std::to_string(c.seqQ) + " queries, D " + std::to_string(c.D) + ", " + arch);
+      autotune::Task task = attention_tuning_task(args, cpu(), arch);
+      ASSERT_EQ(task.seeds.size(), 1u);
+      EXPECT_EQ(task.space.check(task.seeds[0]), "") << task.seeds[0].str();
+      EXPECT_GT(task.space.valid({}).size(), 4u);
+    }
+  }
+  HostTensor q = HostTensor::random(DType::bf16, {1, 2, 8, 16}, 1);
+  AttentionArgs inPlace{q.view(), q.view(), q.view(), q.view(), {}};
+  EXPECT_THROW(attention_tuning_task(inPlace, cpu(), "sm_90a"), Error); // the tuner would destroy q
+}
+
 TEST(OpsAttention, BadArgumentsAreRefusedWithTheirReason) {
   HostTensor q = HostTensor::random(DType::bf16, {1, 8, 6, 32}, 1), k = HostTensor::random(DType::bf16, {1, 8, 4, 32}, 2);
   HostTensor out = HostTensor::poisoned(DType::bf16, {1, 8, 6, 32});

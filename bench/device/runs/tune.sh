@@ -4,6 +4,8 @@
 #   tune-norms   the normalizations tuned on the benchmark shapes, tuned
 #                again (a warm store: nothing compiled or timed), then timed
 #                with their tuned plans beside a device copy
+#   tune-attention  attention tuned for a long and a decoding shape, then
+#                timed with the tuned tiles beside PyTorch
 
 if [ "$part" = tune-matmul ]; then
   # The autotuner on the matmul op (4096^3 bf16): 5 configs end to end from
@@ -52,4 +54,23 @@ if [ "$part" = tune-norms ]; then
     --benchmark_filter='^ops (softmax|layer norm|rms norm) (f32|bf16) (16384x8192|4096x32768)/|cuMemcpy' \
     --records "$out/tuned-records.json" \
     --command "bash bench/device/run.sh (bundle from scripts/device-bundle.sh at $(cat "$bundle/REVISION" 2>/dev/null)) tune-norms"
+fi
+
+if [ "$part" = tune-attention ]; then
+  # Attention tuned from a fresh store for the long shape (B 4, H 32, N
+  # 4096, D 128, full and causal) and for decoding on grouped heads (B 64,
+  # 32 query heads on 8, one query over 4096 keys), then the attention
+  # benchmark on those shapes with the tuned tiles (the same store).
+  export KILN_CACHE_DIR=$(mktemp -d)
+  for shape in "--seq 4096" "--seq 4096 --causal" "--seq 1 --seq-k 4096 --kv-heads 8 --batch 64"; do
+    name=$(echo "$shape" | tr -d '-' | tr ' ' '_')
+    # shellcheck disable=SC2086
+    record "autotune attention $shape" bash -c '"$@" > "'"$out/tune-attention-$name.txt"'" 2>&1' _ \
+      "$bundle/bin/autotune" --op attention --batch 4 --heads 32 --head-dim 128 $shape --reps 10
+    grep -E '^best:|configs in the space' "$out/tune-attention-$name.txt" | sed "s/^/attention $shape: /" >> "$log"
+  done
+  command="bash bench/device/run.sh (bundle from scripts/device-bundle.sh at $(cat "$bundle/REVISION" 2>/dev/null)) tune-attention"
+  record "attention with the tuned tiles vs cuDNN and FlashAttention" python3 bench/attention_vs_torch.py \
+    "$bundle/lib/libkiln_ops.so" "$out/attention-tuned-vs-torch.json" "$command" "${ATTENTION_FILTER:-N 4096 D 128}"
+  sed -n '/^| workload | Kiln | cuDNN/,$p' "$log" | grep '^|' > "$out/attention-tuned-table.md"
 fi

@@ -249,7 +249,12 @@ struct AttentionArgs {
 };
 /// out = softmax(scale * q kᵀ + mask) v, in f32 within, per batch and head.
 /// `config` may set BLOCK_M (queries a program), BLOCK_N (keys a step),
-/// num_warps, num_stages.
+/// num_warps, num_stages; without one, a call takes the tuned tile from the
+/// tuning store (autotune --op attention) or the default.
 void attention(const AttentionArgs &args, const Stream &stream, const Config &config = {});
+/// The autotuner's task for these tensors (dense: the tuner runs every
+/// tile on them, so out and lse must not overlap the inputs): the tile
+/// space, each tile checked against the default's output.
+autotune::Task attention_tuning_task(const AttentionArgs &args, const Stream &stream, const std::string &target = "");
 
 } // namespace kiln::ops

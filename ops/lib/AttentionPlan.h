@@ -1,0 +1,56 @@
+//===- AttentionPlan.h - an attention call's launches -----------*- C++ -*-===//
+//
+// What the op and its autotuner share: a call planned into its launches
+// (the forward kernel, and the merge when the keys are split), the default
+// tile, the tile space the autotuner searches and the key it stores its
+// winner under.
+//
+//===----------------------------------------------------------------------===//
+
+#pragma once
+
+#include "ops/lib/AttentionKernel.h"
+#include "ops/lib/AttentionProblem.h"
+
+#include <kiln/autotune.h>
+
+#include <string>
+#include <vector>
+
+namespace kiln::ops {
+
+/// One call's launches, planned.
+struct AttentionLaunch {
+  struct Step {
+    Kernel kernel;
+    Config config;
+    Grid grid;
+    std::vector<Arg> args;
+    /// The workspace's regions this step reads or writes (-1: none).
+    int partialOut = -1, partialLse = -1;
+  };
+  std::vector<Step> steps; ///< the forward kernel, then (split) the merge
+  uint64_t workspaceBytes = 0, lseOffset = 0;
+
+  void queue(const Stream &stream) const;
+  /// Compiles every step for `arch`; returns the forward kernel's.
+  CompiledKernel compile(const std::string &arch) const;
+};
+
+/// Plans a checked call (checked_attention) with `config` over the default
+/// tile.
+AttentionLaunch prepare_attention(const AttentionArgs &a, const Problem &p, const Stream &stream,
+                                  const Config &config);
+
+/// The untuned tile of a call; `arch` the target compiled for.
+Config default_attention_tile(const AttentionArgs &a, const Problem &p, const std::string &arch);
+
+/// The tiles the autotuner searches for a call, and the key of its
+/// problem (its structure, its sizes bucketed).
+ConfigSpace attention_space(const AttentionArgs &a, const Problem &p, const std::string &arch);
+std::string attention_problem_key(const AttentionArgs &a, const Problem &p);
+
+/// The config a call without one runs (Tuned.h's chosen_config).
+Config chosen_attention_config(const AttentionArgs &a, const Problem &p, const Stream &stream);
+
+} // namespace kiln::ops

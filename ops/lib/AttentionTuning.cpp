@@ -1,0 +1,107 @@
+//===- AttentionTuning.cpp - the autotuner's view of attention ------------===//
+//
+// The tile space of an attention call (queries and keys a step, warps,
+// stages), pruned by shared memory and registers, keyed by the call's
+// structure and bucketed sizes; each tile is checked against the default
+// tile's output on the device (DeviceCheck.h). Calls without a config take
+// the tuned one from the store (chosen_config, Tuned.h).
+//
+//===----------------------------------------------------------------------===//
+
+#include "ops/lib/AttentionPlan.h"
+#include "ops/lib/DeviceCheck.h"
+#include "ops/lib/GeneratedKernel.h"
+#include "ops/lib/Tuned.h"
+
+#include <kiln/ops/library.h>
+
+#include <memory>
+
+namespace kiln::ops {
+
+namespace {
+
+/// The rows a program column has at most: a head's queries, or a group's.
+int64_t rowsOfProblem(const Problem &p) {
+  return p.seqQ * std::max<int64_t>(p.headsQ / std::max<int64_t>(p.headsKV, 1), 1);
+}
+
+bool tunable(const AttentionArgs &a) {
+  for (const TensorView *input : {&a.q, &a.k, &a.v})
+    if (overlaps(a.out, *input) || (a.lse.address && overlaps(a.lse, *input)))
+      return false;
+  return true;
+}
+
+} // namespace
+
+ConfigSpace attention_space(const AttentionArgs &a, const Problem &p, const std::string &arch) {
+  const int64_t blockD = std::max<int64_t>(16, next_pow2(p.D));
+  const int64_t elementBytes = size_in_bytes(a.q.dtype);
+  // Hopper's 227 KiB of shared memory a block, Ampere's 163 KiB.
+  const int64_t sharedBytes = (!arch.empty() && compute_capability_of(arch) >= 90 ? 227 : 163) * 1024;
+  const int64_t rows = std::max<int64_t>(16, next_pow2(rowsOfProblem(p)));
+  ConfigSpace space;
+  space.axis("BLOCK_M", {16, 32, 64, 128})
+      .axis("BLOCK_N", {32, 64, 128})
+      .axis("num_warps", {2, 4, 8})
+      .axis("num_stages", {2, 3, 4})
+      .constraint("no more rows a program than the problem has", [=](const Config &c) { return c["BLOCK_M"] <= rows; })
+      .constraint("the rings of keys and values and the queries fit in shared memory",
+                  [=](const Config &c) {
+                    return (2 * c["num_stages"] * c["BLOCK_N"] + c["BLOCK_M"]) * blockD * elementBytes <= sharedBytes;
+                  })
+      .constraint("the accumulator and the scores take at most 192 registers a thread",
+                  [=](const Config &c) {
+                    return c["BLOCK_M"] * (blockD + c["BLOCK_N"]) <= 192 * 32 * c["num_warps"];
+                  })
+      .constraint("every warp has 16 rows or a share of the keys",
+                  [](const Config &c) { return c["BLOCK_M"] * c["BLOCK_N"] >= 16 * 16 * c["num_warps"]; });
+  return space;
+}
+
+autotune::Task attention_tuning_task(const AttentionArgs &args, const Stream &stream, const std::string &target) {
+  if (!tunable(args))
+    throw Error("attention: tuning runs every tile on the same tensors, so out and lse must not overlap q, k or v");
+  const Problem p = checked_attention(args, stream);
+  const std::string arch = !target.empty() ? target : target_of(stream);
+  autotune::Task task;
+  task.op = "attention";
+  task.key = attention_problem_key(args, p);
+  task.space = attention_space(args, p, arch);
+  if (!arch.empty())
+    task.compile = [args, p, stream, arch](const Config &c) {
+      return prepare_attention(args, p, stream, c).compile(arch);
+    };
+  task.run = [args, p](const Config &c, const Stream &s) { prepare_attention(args, p, s, c).queue(s); };
+  // Each tile's out against the default tile's, compared on the device.
+  auto withOut = [args](const TensorView &out) {
+    AttentionArgs defaults = args;
+    defaults.out = out;
+    defaults.lse = {};
+    return defaults;
+  };
+  auto checker = std::make_shared<DeviceCheck>(
+      args.out, stream,
+      [withOut, p](const TensorView &ref, const Stream &s) { prepare_attention(withOut(ref), p, s, {}).queue(s); },
+      [withOut, p](const TensorView &ref, const Stream &s, const std::string &arch) {
+        prepare_attention(withOut(ref), p, s, {}).compile(arch);
+      });
+  DeviceCheck::attach(checker, task, args.out.dtype == DType::f16 ? 4e-3 : 3e-2, arch,
+                      "out differs from the default tile's");
+  task.seeds.push_back(default_attention_tile(args, p, arch));
+  // FlashAttention's count: four multiply-adds a query, key and head
+  // dimension; half of them under a causal mask.
+  task.flops = 4.0 * p.batch * p.headsQ * p.seqQ * p.seqK * p.D / (args.mask != AttentionMask::none ? 2 : 1);
+  task.bytes = static_cast<double>(args.q.numel() + args.k.numel() + args.v.numel() + args.out.numel()) *
+               size_in_bytes(args.q.dtype);
+  return task;
+}
+
+Config chosen_attention_config(const AttentionArgs &a, const Problem &p, const Stream &stream) {
+  return chosen_config(
+      "attention", attention_problem_key(a, p), stream, tunable(a),
+      [&] { return attention_space(a, p, target_of(stream)); }, [&] { return attention_tuning_task(a, stream); });
+}
+
+} // namespace kiln::ops
