@@ -191,7 +191,10 @@ Config default_attention_tile(const AttentionArgs &a, const Problem &p, const st
 }
 
 std::string attention_problem_key(const AttentionArgs &a, const Problem &p) {
+  // (Writing the log-sum-exp or not changes no tile's speed: one key serves
+  // both.)
   Structure s = structureOf(a, p);
+  s.lse = false;
   return s.key() + ",q=" + std::to_string(autotune::bucket(p.seqQ)) + ",k=" +
          std::to_string(autotune::bucket(p.seqK)) + ",heads=" + std::to_string(autotune::bucket(p.batch * p.headsQ)) +
          ",group=" + std::to_string(p.headsQ / std::max<int64_t>(p.headsKV, 1));
@@ -209,6 +212,7 @@ AttentionLaunch prepare_attention(const AttentionArgs &a, const Problem &p, cons
   for (auto [what, size] : {std::pair{"BLOCK_M", BM}, {"BLOCK_N", BN}})
     if (size < 16 || (size & (size - 1)))
       throw Error(kOp + ": " + what + " must be a power of two of at least 16, got " + std::to_string(size));
+  s.evenK = !s.varlen && !s.paged && p.seqK % BN == 0;
   const int64_t queryBlocks = cdiv(rowsOf(s, p), BM), columns = s.packHeads ? p.headsKV : p.headsQ;
   const int64_t splits = splitsFor(a, p, queryBlocks * columns * p.batch, BN, stream);
   s.split = splits > 1;

@@ -36,7 +36,7 @@ std::string Structure::key() const {
   return "attention|" + std::string(name(dtype)) + "|d" + std::to_string(blockD) + (evenD ? "" : "-masked") +
          (boundedLeft ? "|left" : "") + (boundedRight ? "|right" : "") + (softcap ? "|softcap" : "") +
          (lse ? "|lse" : "") + (rowsOfD ? "|rows-of-d" : "") + (varlen ? "|varlen" : "") + (paged ? "|paged" : "") +
-         (shiftPerSequence ? "|own-shift" : "") + (packHeads ? "|pack-heads" : "") + (split ? "|split" : "");
+         (shiftPerSequence ? "|own-shift" : "") + (packHeads ? "|pack-heads" : "") + (evenK ? "|even-k" : "") + (split ? "|split" : "");
 }
 
 Params parameters(const Structure &s) {
@@ -210,7 +210,8 @@ public:
     if (s.boundedLeft)
       state = attend(state, queries, lo, a, true);
     state = attend(state, queries, a, b, false);
-    state = attend(state, queries, b, end, true);
+    if (!s.evenK || s.boundedRight) // (evenly divided keys without bounds: b = end)
+      state = attend(state, queries, b, end, true);
     if (s.split)
       finishRun(state);
     else
@@ -269,8 +270,9 @@ private:
         lo, hi, BN, carry(state.m, state.l, state.acc),
         [&](const Tensor &start, const Tensor &m_i, const Tensor &l_i, const Tensor &acc_i) {
           Tensor keys = start + keyOffsets;
+          // (Evenly divided keys: every visited block lies within them.)
           Tensor keysIn, keyMask, valueMask;
-          if (cut) {
+          if (cut && !s.evenK) {
             keysIn = keys < seqK;
             keyMask = expand_dims(keysIn, 0);
             valueMask = expand_dims(keysIn, 1);
@@ -291,11 +293,12 @@ private:
           Tensor scores = s.softcap ? tanh(dot(queries, keysT) * args[q.capInput]) * args[q.capOutput]
                                     : dot(queries, keysT) * scaleLog2;
           if (cut) {
-            Tensor visible = expand_dims(keysIn, 0);
+            Tensor visible = keysIn.valid() ? expand_dims(keysIn, 0) : Tensor();
+            auto both = [&](const Tensor &hidden) { visible = visible.valid() ? visible & hidden : hidden; };
             if (s.boundedLeft)
-              visible = visible & (expand_dims(keys, 0) >= expand_dims(positions + (shift - args[q.left]), 1));
+              both(expand_dims(keys, 0) >= expand_dims(positions + (shift - args[q.left]), 1));
             if (s.boundedRight)
-              visible = visible & (expand_dims(keys, 0) <= expand_dims(positions + (shift + args[q.right]), 1));
+              both(expand_dims(keys, 0) <= expand_dims(positions + (shift + args[q.right]), 1));
             scores = where(visible, scores, -INFINITY);
           }
           Tensor m_ij = maximum(m_i, max(scores, 1));

@@ -44,6 +44,11 @@ struct Structure {
   /// (varlen, paged) the bounds' diagonal goes through each sequence's last
   /// query and key (bottom-right), at shift seq_k - seq_q of its own
   bool shiftPerSequence = false;
+  /// Every block of keys lies within the keys (a dense call whose seq_k
+  /// BLOCK_N divides): no load is masked, only scores the bounds hide, so
+  /// that every loop reads the same unmasked blocks, as the compiler's
+  /// producer warpgroup asks; without bounds no block is cut at all.
+  bool evenK = false;
   /// (grouped-query) A program's rows are the queries of every query head
   /// that shares its K/V head program_id(1): row r is query r % seq_q of
   /// head kvHead * group + r / seq_q, so that the group reads its keys once

@@ -386,6 +386,29 @@ TEST(OpsAttention, PackedBatchesRefuseBadSequenceStarts) {
   EXPECT_THROW(attention(args, cpu(), small()), Error); // a packed batch's tensors are [tokens, heads, D]
 }
 
+TEST(OpsAttention, KeysThatBlocksDivideAreReadWithoutMasks) {
+  // seq_k a multiple of BLOCK_N: no load is masked, the bounds hide scores
+  // only; every mask and window, more and fewer queries than keys, split.
+  Problem p;
+  p.seqK = 48;
+  for (int64_t seqQ : {48, 20, 70}) {
+    p.seqQ = seqQ;
+    for (AttentionMask mask : {AttentionMask::none, AttentionMask::causal_top_left, AttentionMask::causal_bottom_right}) {
+      SCOPED_TRACE(std::string(name(mask)) + ", " + std::to_string(seqQ) + " queries");
+      p.mask = mask;
+      p.windowLeft = -1;
+      expectAttention(p);
+      p.windowLeft = 7;
+      expectAttention(p);
+    }
+  }
+  p.mask = AttentionMask::none;
+  p.windowLeft = 5;
+  p.windowRight = 3;
+  p.numSplits = 3;
+  expectAttention(p);
+}
+
 TEST(OpsAttention, SplitKeysAreMergedByTheirLogSumExp) {
   // Runs of one block and of several; more runs than blocks (some runs see
   // no key at all); rows that see no key; with every bound and variant.
