@@ -176,17 +176,20 @@ Config default_attention_tile(const AttentionArgs &a, const Problem &p, const st
                   {"num_warps", rows <= 32 ? 2 : 4},
                   {"num_stages", hopper ? 3 : 2}};
   }
-  // Long query blocks: the fastest of those measured on Hopper
-  // (docs/attention.md), 128 queries on two warpgroups, 64-key steps at D
-  // 64, 128 at D 128 (three stages under a mask or a window; older
-  // targets' shared memory holds less).
+  // Long query blocks: the fastest tiles `autotune --op attention` found
+  // on Hopper (docs/attention.md): 128 queries on two consumer warpgroups
+  // (the compiler adds a producer where one program fills a
+  // multiprocessor), 64-key steps at D 64, 128 at D 128; at D 256 64-key
+  // steps, or under a mask or a window 64 queries on one warpgroup with
+  // 32-key steps four deep. Older targets' shared memory holds less.
   if (s.blockD <= 64)
     return Config{{"BLOCK_M", 128}, {"BLOCK_N", 64}, {"num_warps", 8}, {"num_stages", 2}};
   if (s.blockD <= 128)
-    return Config{{"BLOCK_M", 128},
-                  {"BLOCK_N", hopper ? 128 : 64},
-                  {"num_warps", 8},
-                  {"num_stages", hopper && bounded ? 3 : 2}};
+    return Config{{"BLOCK_M", 128}, {"BLOCK_N", hopper ? 128 : 64}, {"num_warps", 8}, {"num_stages", 2}};
+  if (hopper && bounded)
+    return Config{{"BLOCK_M", 64}, {"BLOCK_N", 32}, {"num_warps", 4}, {"num_stages", 4}};
+  if (hopper)
+    return Config{{"BLOCK_M", 128}, {"BLOCK_N", 64}, {"num_warps", 8}, {"num_stages", 2}};
   return Config{{"BLOCK_M", 64}, {"BLOCK_N", 64}, {"num_warps", 4}, {"num_stages", 2}};
 }
 

@@ -349,7 +349,12 @@ TEST(GpuOps, AttentionEveryMaskLayoutAndHeadDimension) {
   for (const Case &c : {Case{64, AttentionMask::none, AttentionLayout::bshd, DType::bf16, 200, 300},
                         Case{128, AttentionMask::causal_bottom_right, AttentionLayout::bhsd, DType::bf16, 300, 200},
                         Case{128, AttentionMask::causal_top_left, AttentionLayout::bshd, DType::f16, 257, 257},
-                        Case{40, AttentionMask::causal_bottom_right, AttentionLayout::bshd, DType::bf16, 70, 130}}) {
+                        Case{40, AttentionMask::causal_bottom_right, AttentionLayout::bshd, DType::bf16, 70, 130},
+                        // Keys the blocks divide (no masked load: the
+                        // producer warpgroup's schedule), and D 256.
+                        Case{128, AttentionMask::causal_top_left, AttentionLayout::bhsd, DType::bf16, 300, 256},
+                        Case{256, AttentionMask::none, AttentionLayout::bshd, DType::f16, 129, 128},
+                        Case{256, AttentionMask::causal_bottom_right, AttentionLayout::bhsd, DType::bf16, 100, 150}}) {
     const int64_t B = 2, HQ = 4, HKV = 2;
     auto laid = [&](int64_t seq, int64_t heads) {
       return c.layout == AttentionLayout::bshd ? std::vector<int64_t>{B, seq, heads, c.D}
