@@ -193,6 +193,10 @@ Config default_attention_tile(const AttentionArgs &a, const Problem &p, const st
   return Config{{"BLOCK_M", 64}, {"BLOCK_N", 64}, {"num_warps", 4}, {"num_stages", 2}};
 }
 
+bool copy_engine_reads_keys(const AttentionArgs &a, const Problem &p, int64_t blockN) {
+  return structureOf(a, p).rowsOfD && p.seqK % blockN == 0;
+}
+
 std::string attention_problem_key(const AttentionArgs &a, const Problem &p) {
   // (Writing the log-sum-exp or not changes no tile's speed: one key serves
   // both.)

@@ -45,6 +45,11 @@ AttentionLaunch prepare_attention(const AttentionArgs &a, const Problem &p, cons
 /// The untuned tile of a call; `arch` the target compiled for.
 Config default_attention_tile(const AttentionArgs &a, const Problem &p, const std::string &arch);
 
+/// Whether the blocks of keys a call's kernel reads whole, BLOCK_N keys
+/// each, are read by the copy engine (rows of D, keys the blocks divide):
+/// what a producer warpgroup feeds.
+bool copy_engine_reads_keys(const AttentionArgs &a, const Problem &p, int64_t blockN);
+
 /// The tiles the autotuner searches for a call, and the key of its
 /// problem (its structure, its sizes bucketed).
 ConfigSpace attention_space(const AttentionArgs &a, const Problem &p, const std::string &arch);

@@ -1,7 +1,7 @@
 //===- AttentionTuning.cpp - the autotuner's view of attention ------------===//
 //
 // The tile space of an attention call (queries and keys a step, warps,
-// stages), pruned by shared memory and registers, keyed by the call's
+// stages, a producer warpgroup), pruned by shared memory and registers, keyed by the call's
 // structure and bucketed sizes; each tile is checked against the default
 // tile's output on the device (DeviceCheck.h). Calls without a config take
 // the tuned one from the store (chosen_config, Tuned.h).
@@ -39,7 +39,8 @@ ConfigSpace attention_space(const AttentionArgs &a, const Problem &p, const std:
   const int64_t blockD = std::max<int64_t>(16, next_pow2(p.D));
   const int64_t elementBytes = size_in_bytes(a.q.dtype);
   // Hopper's 227 KiB of shared memory a block, Ampere's 163 KiB.
-  const int64_t sharedBytes = (!arch.empty() && compute_capability_of(arch) >= 90 ? 227 : 163) * 1024;
+  const bool hopper = !arch.empty() && compute_capability_of(arch) >= 90;
+  const int64_t sharedBytes = (hopper ? 227 : 163) * 1024;
   const int64_t rows = std::max<int64_t>(16, next_pow2(rowsOfProblem(p)));
   ConfigSpace space;
   space.axis("BLOCK_M", {16, 32, 64, 128})
@@ -56,7 +57,16 @@ ConfigSpace attention_space(const AttentionArgs &a, const Problem &p, const std:
                     return c["BLOCK_M"] * (blockD + c["BLOCK_N"]) <= 192 * 32 * c["num_warps"];
                   })
       .constraint("every warp has 16 rows or a share of the keys",
-                  [](const Config &c) { return c["BLOCK_M"] * c["BLOCK_N"] >= 16 * 16 * c["num_warps"]; });
+                  [](const Config &c) { return c["BLOCK_M"] * c["BLOCK_N"] >= 16 * 16 * c["num_warps"]; })
+      // (The compiler adds a producer by itself where one program fills a
+      // multiprocessor; asking for one matters where two would fit.)
+      .axis("warp_specialize", {0, 1})
+      .constraint("a producer warpgroup only on Hopper, beside whole consumer warpgroups, where the copy engine "
+                  "reads the keys",
+                  [=](const Config &c) {
+                    return !c["warp_specialize"] || (hopper && c["num_warps"] % 4 == 0 &&
+                                                     copy_engine_reads_keys(a, p, c["BLOCK_N"]));
+                  });
   return space;
 }
 
@@ -89,7 +99,10 @@ autotune::Task attention_tuning_task(const AttentionArgs &args, const Stream &st
       });
   DeviceCheck::attach(checker, task, args.out.dtype == DType::f16 ? 4e-3 : 3e-2, arch,
                       "out differs from the default tile's");
-  task.seeds.push_back(default_attention_tile(args, p, arch));
+  // (A seed missing an axis is no point of the space.)
+  Config seed = default_attention_tile(args, p, arch);
+  seed.set("warp_specialize", 0);
+  task.seeds.push_back(seed);
   // FlashAttention's count: four multiply-adds a query, key and head
   // dimension; half of them under a causal mask.
   task.flops = 4.0 * p.batch * p.headsQ * p.seqQ * p.seqK * p.D / (args.mask != AttentionMask::none ? 2 : 1);
