@@ -112,8 +112,10 @@ void checkShared(const AttentionArgs &a, Problem &p, const std::vector<int64_t> 
     throw Error(kOp + ": softcap must be 0 (none) or a finite positive cap");
 }
 
-/// A dense call: [batch, seq, heads, D] views in `layout`'s order.
-Problem checkedDense(const AttentionArgs &a, const Stream &stream) {
+/// The four-dimensional views of a dense call or a paged cache in
+/// [batch, seq, heads, D] order (a cache's: [page, position, heads, D]),
+/// and the sizes q and k give.
+Problem laidOut(const AttentionArgs &a) {
   checkOperands(a, 4);
   Problem p;
   p.q = canonical(a.q, a.layout);
@@ -121,7 +123,14 @@ Problem checkedDense(const AttentionArgs &a, const Stream &stream) {
   p.v = canonical(a.v, a.layout);
   p.out = canonical(a.out, a.layout);
   p.batch = p.q.sizes[0], p.seqQ = p.q.sizes[1], p.headsQ = p.q.sizes[2], p.D = p.q.sizes[3];
-  p.seqK = p.k.sizes[1], p.headsKV = p.k.sizes[2];
+  p.headsKV = p.k.sizes[2];
+  return p;
+}
+
+/// A dense call: [batch, seq, heads, D] views in `layout`'s order.
+Problem checkedDense(const AttentionArgs &a, const Stream &stream) {
+  Problem p = laidOut(a);
+  p.seqK = p.k.sizes[1];
   for (const Canonical *c : {&p.k, &p.v})
     checkSame(c->sizes[0], p.batch, "the batch sizes of q, k and v");
   checkShared(a, p, {p.batch, p.headsQ, p.seqQ}, stream);
@@ -216,18 +225,12 @@ Problem checkedPacked(const AttentionArgs &a, const Stream &stream) {
 /// cache_seqlens [batch] and block_table [batch, max_pages]: every page a
 /// sequence's keys reach must be one of the cache's.
 Problem checkedPaged(const AttentionArgs &a, const Stream &stream) {
-  checkOperands(a, 4);
   if (a.cu_seqlens_q.address || a.cu_seqlens_k.address)
     throw Error(kOp + ": a paged cache (block_table) takes a dense q, not a packed batch (cu_seqlens)");
   if (!a.cache_seqlens.address)
     throw Error(kOp + ": a paged cache (block_table) needs cache_seqlens, each sequence's number of keys");
-  Problem p;
-  p.q = canonical(a.q, a.layout);
-  p.k = canonical(a.k, a.layout);
-  p.v = canonical(a.v, a.layout);
-  p.out = canonical(a.out, a.layout);
-  p.batch = p.q.sizes[0], p.seqQ = p.q.sizes[1], p.headsQ = p.q.sizes[2], p.D = p.q.sizes[3];
-  p.headsKV = p.k.sizes[2], p.pageSize = p.k.sizes[1];
+  Problem p = laidOut(a);
+  p.pageSize = p.k.sizes[1];
   const int64_t pages = p.pages = p.k.sizes[0];
   checkSame(p.v.sizes[0], pages, "the page counts of k and v");
   for (auto [view, role, rank, shape] : {std::tuple{&a.block_table, "block_table", 2, "[batch, max_pages]"},
