@@ -64,10 +64,12 @@ TensorMapSpec tensorMapFrom(const nlohmann::json &map) {
   if (!map.contains("base")) // a descriptor's map
     return spec;
   spec.base = integerField(map, "base", 0, 1 << 16);
-  const auto offsetRows = map.find("offset_rows");
-  if (offsetRows != map.end() && !offsetRows->is_boolean())
-    throw Error("compiled kernel metadata: offset_rows is not a boolean");
-  spec.offset_rows = offsetRows != map.end() && offsetRows->get<bool>();
+  for (auto [field, flag] : {std::pair{"offset_rows", &spec.offset_rows}, {"offset_columns", &spec.offset_columns}}) {
+    const auto found = map.find(field);
+    if (found != map.end() && !found->is_boolean())
+      throw Error(std::string("compiled kernel metadata: ") + field + " is not a boolean");
+    *flag = found != map.end() && found->get<bool>();
+  }
   for (auto [field, sources] : {std::pair{"sizes", &spec.sizes}, std::pair{"strides", &spec.strides}})
     for (const auto &source : arrayField(map, field)) {
       if (!source.is_array() || source.size() != 2)
@@ -86,6 +88,7 @@ nlohmann::json tensorMapJson(const TensorMapSpec &map) {
     return entry;
   entry["base"] = map.base;
   entry["offset_rows"] = map.offset_rows;
+  entry["offset_columns"] = map.offset_columns;
   for (auto [field, sources] : {std::pair{"sizes", &map.sizes}, std::pair{"strides", &map.strides}}) {
     entry[field] = nlohmann::json::array();
     for (const TensorMapSource &source : *sources)

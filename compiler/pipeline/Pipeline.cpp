@@ -200,6 +200,7 @@ CompiledKernel compile(const Module &module, const CompileOptions &options) {
       if (auto base = entry.getAs<mlir::IntegerAttr>("base")) { // a map the compiler added
         spec.base = static_cast<int>(base.getInt());
         spec.offset_rows = static_cast<bool>(entry.get("offset_rows"));
+        spec.offset_columns = static_cast<bool>(entry.get("offset_columns"));
         for (auto [field, sources] : {std::pair{"sizes", &spec.sizes}, std::pair{"strides", &spec.strides}}) {
           auto parameters = entry.getAs<mlir::DenseI32ArrayAttr>(std::string(field) + "_parameters");
           auto constants = entry.getAs<mlir::DenseI64ArrayAttr>(std::string(field) + "_constants");

@@ -201,6 +201,8 @@ public:
         fields.append("base", b.getI32IntegerAttr(added->second.base));
         if (added->second.offset_rows)
           fields.append("offset_rows", b.getUnitAttr());
+        if (added->second.offset_columns)
+          fields.append("offset_columns", b.getUnitAttr());
         for (auto [field, sources] : {std::pair{"sizes", &added->second.sizes},
                                       std::pair{"strides", &added->second.strides}}) {
           SmallVector<int32_t> parameters;

@@ -7,7 +7,9 @@
 //
 //   pointers  splat(param + offset) + sum over the two dimensions of
 //             expand_dims(line_d) * stride_d        (broadcasts, sext looked through;
-//             the uniform offset a whole number of rows of a constant stride)
+//             the uniform offset a whole number of rows of a constant stride,
+//             or, with a parameter row stride, rows `x * stride` plus a
+//             provably non-negative offset within a row: a head's columns)
 //   line_d    start + range(0, n), or (start + range(0, n)) % size
 //   mask      AND of  line < limit  and  line >= limit  per dimension
 //
@@ -364,6 +366,38 @@ bool isPositiveParameter(Value v, tile::FuncOp func) {
          func.getArgAttr(arg.getArgNumber(), "tile.positive");
 }
 
+/// `x` where `v` is `x * factor` (extensions looked through); null otherwise.
+Value otherFactor(Value v, Value factor) {
+  auto mul = stripExtension(v).getDefiningOp<arith::MulIOp>();
+  if (!mul)
+    return {};
+  factor = stripExtension(factor);
+  if (stripExtension(mul.getRhs()) == factor)
+    return mul.getLhs();
+  if (stripExtension(mul.getLhs()) == factor)
+    return mul.getRhs();
+  return {};
+}
+
+/// Whether `v` is provably at least 0: a program id, a non-negative
+/// constant, a positive parameter, and products, sums and quotients of
+/// such (a head `pid / group`).
+bool isNonNegative(Value v, tile::FuncOp func, int depth = 0) {
+  v = stripExtension(v);
+  if (std::optional<int64_t> c = constantOf(v))
+    return *c >= 0;
+  if (v.getDefiningOp<tile::ProgramIdOp>() || isPositiveParameter(v, func))
+    return true;
+  if (depth > 8)
+    return false;
+  Operation *op = v.getDefiningOp();
+  if (isa_and_nonnull<arith::MulIOp, arith::AddIOp>(op))
+    return isNonNegative(op->getOperand(0), func, depth + 1) && isNonNegative(op->getOperand(1), func, depth + 1);
+  if (isa_and_nonnull<arith::DivSIOp, arith::DivUIOp>(op))
+    return isNonNegative(op->getOperand(0), func, depth + 1) && isNonNegative(op->getOperand(1), func, depth + 1);
+  return false;
+}
+
 /// Where a size or stride comes from: a positive integer parameter (or,
 /// for strides, any integer parameter) or a positive constant.
 std::optional<TensorMapSource> sourceOf(const Linear &value, tile::FuncOp func, bool mustBePositive) {
@@ -467,8 +501,9 @@ Value buildStart(OpBuilder &b, Location loc, const IndexLine &line) {
 }
 
 /// `start + rows` (i32). A 64-bit term is truncated: the launch refuses a
-/// tensor of more rows than 32 bits count (TensorMapSpec::offset_rows).
-Value addRows(OpBuilder &b, Location loc, Value start, const Linear &rows) {
+/// tensor of more rows than 32 bits count (TensorMapSpec::offset_rows);
+/// a column offset alike (offset_columns).
+Value addTerms(OpBuilder &b, Location loc, Value start, const Linear &rows) {
   for (const auto &[atom, coefficient] : rows.nonzero()) {
     Value term = atom;
     if (!term.getType().isInteger(32))
@@ -493,6 +528,7 @@ struct BoxRead {
   TensorMapSource sizes[2];       ///< by the block's dimensions
   TensorMapSource outerStride;
   Linear rows;                    ///< the uniform offset, in rows of the outer dimension
+  Linear columns;                 ///< and within a row (a parameter row stride only)
 };
 
 /// The box `load` reads, when it provably reads one (raisePointerLoad).
@@ -586,12 +622,33 @@ std::optional<BoxRead> boxReadBy(tile::LoadOp load, tile::FuncOp func) {
   // A uniform offset (a head's rows) is a whole number of rows of a
   // constant outer stride, on a dimension nothing bounds: where a mask or
   // a wrap bounds it, the rows past the bound are the next head's, which
-  // the pointers would not read but the box would.
-  Linear rows;
+  // the pointers would not read but the box would. With a parameter row
+  // stride (a token's row of heads x D), the terms `x * stride` are rows
+  // and the rest, provably non-negative, a column offset within the row (a
+  // head's), on an inner dimension nothing bounds either: the box then
+  // reads the pointers' elements at (row, column), element for element.
+  Linear rows, columns;
   const bool offsetRows = !block->offset.nonzero().empty() || block->offset.constant != 0;
-  if (offsetRows) {
+  if (offsetRows && outerStride.atom) {
+    if (block->lines[outer].index.bound || block->lines[inner].index.bound || block->offset.constant < 0)
+      return std::nullopt;
+    columns.constant = block->offset.constant;
+    for (const auto &[atom, coefficient] : block->offset.nonzero()) {
+      if (!(atom.getType().isInteger(32) || atom.getType().isInteger(64)))
+        return std::nullopt;
+      if (Value factor = otherFactor(atom, outerStride.atom)) {
+        if (!(factor.getType().isInteger(32) || factor.getType().isInteger(64)))
+          return std::nullopt;
+        rows.terms[factor] += coefficient;
+      } else if (coefficient > 0 && isNonNegative(atom, func)) {
+        columns.terms[atom] += coefficient;
+      } else {
+        return std::nullopt;
+      }
+    }
+  } else if (offsetRows) {
     const int64_t s = outerStride.coefficient;
-    if (outerStride.atom || s <= 0 || block->lines[outer].index.bound || block->offset.constant % s != 0)
+    if (s <= 0 || block->lines[outer].index.bound || block->offset.constant % s != 0)
       return std::nullopt;
     rows.constant = block->offset.constant / s;
     for (const auto &[atom, coefficient] : block->offset.nonzero()) {
@@ -600,6 +657,7 @@ std::optional<BoxRead> boxReadBy(tile::LoadOp load, tile::FuncOp func) {
       rows.terms[atom] = coefficient / s;
     }
   }
+  const bool offsetColumns = !columns.nonzero().empty() || columns.constant != 0;
 
   // Each dimension's size: a mask's bound, a wrap's size, or unbounded.
   std::optional<TensorMapSource> sizes[2];
@@ -608,7 +666,7 @@ std::optional<BoxRead> boxReadBy(tile::LoadOp load, tile::FuncOp func) {
     conjunctsOf(load.getMask(), conjuncts);
   for (Value conjunct : conjuncts) {
     std::optional<Bound> bound = boundOf(conjunct);
-    if (!bound || bound->line.bound || (offsetRows && bound->dim == outer))
+    if (!bound || bound->line.bound || (offsetRows && bound->dim == outer) || (offsetColumns && bound->dim == inner))
       return std::nullopt;
     // line' < limit, line' = start' + i, reads coordinate + i:
     // coordinate + i < limit - start' + coordinate.
@@ -637,7 +695,7 @@ std::optional<BoxRead> boxReadBy(tile::LoadOp load, tile::FuncOp func) {
       return std::nullopt;
     sizes[d] = sourceOf(linearOf(index.bound), func, true);
   }
-  BoxRead read{loop, *block, advancedDim, perUnit, inner, {}, *outerStrideSource, rows};
+  BoxRead read{loop, *block, advancedDim, perUnit, inner, {}, *outerStrideSource, rows, columns};
   for (int d = 0; d < 2; ++d) // (no bound the kernel keeps: the pointers' own reach)
     read.sizes[d] = sizes[d].value_or(TensorMapSource{-1, std::numeric_limits<int32_t>::max()});
   return read;
@@ -669,7 +727,9 @@ std::optional<RaisedLoad> raisePointerLoad(tile::LoadOp load, tile::FuncOp func)
       start = arith::AddIOp::create(b, loc, start, moved);
     }
     if (d == outer)
-      start = addRows(b, loc, start, read->rows);
+      start = addTerms(b, loc, start, read->rows);
+    else
+      start = addTerms(b, loc, start, read->columns);
     offsets[d] = start;
   }
   OpBuilder outside(loop);
@@ -686,6 +746,7 @@ std::optional<RaisedLoad> raisePointerLoad(tile::LoadOp load, tile::FuncOp func)
   raised.sources.sizes = {read->sizes[outer], read->sizes[inner]};
   raised.sources.strides = {read->outerStride, TensorMapSource{-1, 1}};
   raised.sources.offset_rows = !read->rows.nonzero().empty();
+  raised.sources.offset_columns = !read->columns.nonzero().empty();
   SmallVector<Value> sizeValues{i64Of(read->sizes[outer]), i64Of(read->sizes[inner])};
   SmallVector<Value> strideValues{i64Of(read->outerStride), i64Of(TensorMapSource{-1, 1})};
 

@@ -48,8 +48,16 @@ Structure structureOf(const AttentionArgs &a, const Problem &p) {
   // the queries of the whole group, which then reads its keys once.
   s.packHeads = !s.varlen && p.seqQ <= kFewQueries && p.headsKV > 0 && p.headsQ > p.headsKV;
   s.rowsOfD = s.evenD && !s.varlen && !s.paged && !s.packHeads;
-  for (const Canonical *c : {&p.q, &p.k, &p.v, &p.out})
+  s.tokenRows = s.evenD && !s.varlen && !s.paged && !s.packHeads;
+  for (const Canonical *c : {&p.q, &p.k, &p.v, &p.out}) {
     s.rowsOfD = s.rowsOfD && c->strides[1] == p.D && c->strides[0] % p.D == 0 && c->strides[2] % p.D == 0;
+    s.tokenRows = s.tokenRows && c->strides[2] == p.D && c->strides[1] > 0 && c->strides[0] % c->strides[1] == 0;
+  }
+  // (A column offset counts in 32 bits: tensors of 2^31 elements or more
+  // keep the plain offsets.)
+  for (const TensorView *view : {&a.q, &a.k, &a.v, &a.out})
+    s.tokenRows = s.tokenRows && arg_of(*view).bytes() / size_in_bytes(view->dtype) < (uint64_t(1) << 31);
+  s.tokenRows = s.tokenRows && !s.rowsOfD;
   return s;
 }
 
@@ -83,8 +91,10 @@ std::vector<Arg> forwardArguments(const AttentionArgs &a, const Problem &p, cons
     args[q.pointers[t]] = arg_of(*of[t]);
     for (int d = 0; d < 3; ++d)
       if (q.strides[t][d] >= 0)
-        args[q.strides[t][d]] =
-            Arg(t == LSE ? p.lseStrides[d] : s.rowsOfD ? canon[t]->strides[d] / p.D : canon[t]->strides[d]);
+        args[q.strides[t][d]] = Arg(t == LSE                    ? p.lseStrides[d]
+                                    : s.rowsOfD                 ? canon[t]->strides[d] / p.D
+                                    : s.tokenRows && d == 0     ? canon[t]->strides[0] / canon[t]->strides[1]
+                                                                : canon[t]->strides[d]);
   }
   if (s.varlen) {
     args[q.cuQ] = arg_of(a.cu_seqlens_q);

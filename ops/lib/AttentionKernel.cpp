@@ -35,7 +35,7 @@ namespace kiln::ops::attention_kernel {
 std::string Structure::key() const {
   return "attention|" + std::string(name(dtype)) + "|d" + std::to_string(blockD) + (evenD ? "" : "-masked") +
          (boundedLeft ? "|left" : "") + (boundedRight ? "|right" : "") + (softcap ? "|softcap" : "") +
-         (lse ? "|lse" : "") + (rowsOfD ? "|rows-of-d" : "") + (varlen ? "|varlen" : "") + (paged ? "|paged" : "") +
+         (lse ? "|lse" : "") + (rowsOfD ? "|rows-of-d" : "") + (tokenRows ? "|token-rows" : "") + (varlen ? "|varlen" : "") + (paged ? "|paged" : "") +
          (shiftPerSequence ? "|own-shift" : "") + (packHeads ? "|pack-heads" : "") + (evenK ? "|even-k" : "") + (split ? "|split" : "");
 }
 
@@ -85,7 +85,8 @@ Params parameters(const Structure &s) {
   // compiler nothing about the pointers' alignment.)
   for (int t = 0; t < TENSORS; ++t)
     for (int d = 0; d < 3; ++d)
-      q.strides[t][d] = q.pointers[t] >= 0 && !(s.rowsOfD && t != LSE && d == 1) && !(s.varlen && d == 0)
+      q.strides[t][d] = q.pointers[t] >= 0 && !(s.rowsOfD && t != LSE && d == 1) && !(s.varlen && d == 0) &&
+                                !(s.tokenRows && t != LSE && d == 2)
                             ? q.signature.scalar(DType::i64)
                             : -1;
   return q;
@@ -127,9 +128,12 @@ public:
         continue;
       const bool keys = t == K || t == V;
       const Tensor h = keys ? kvHead : head.to(DType::i64);
+      // (Token rows: the batch's tokens times the token stride, then the
+      // head's columns, as the copy engine's analysis takes them apart.)
       Tensor offset = s.varlen               ? firstToken[t] * stride(t, 1) + h * stride(t, 2)
                       : s.paged && keys      ? h * stride(t, 2)
                       : s.packHeads && !keys ? batch * stride(t, 0)
+                      : s.tokenRows          ? batch * stride(t, 0) * stride(t, 1) + h * s.blockD
                                              : batch * stride(t, 0) + h * stride(t, 2);
       base[t] = s.rowsOfD ? args[q.pointers[t]] + offset * s.blockD : args[q.pointers[t]] + offset;
     }

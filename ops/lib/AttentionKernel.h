@@ -35,6 +35,12 @@ struct Structure {
   /// the compiler read whole blocks of keys with the copy engine. The batch
   /// and head strides are then passed in rows.
   bool rowsOfD = false;
+  /// q, k, v and out are tokens of heads x D elements (FlashAttention's
+  /// [batch, seq, heads, D] with its heads side by side, a batch a whole
+  /// number of tokens): a token's stride is passed, the batch's in tokens,
+  /// and a head is D columns into the token, the form the compiler reads
+  /// with the copy engine as boxes of a [tokens, heads x D] tensor.
+  bool tokenRows = false;
   /// A packed batch of sequences of their own lengths: each program reads
   /// its sequence's first token and length from cu_seqlens.
   bool varlen = false;

@@ -125,6 +125,12 @@ private:
       bad(spec->base, kernel,
           "the copy engine reads this tensor by rows of " + std::to_string(rowBytes) + " bytes counted in 32 bits, and " +
               std::to_string(base.bytes()) + " bytes hold 2^31 of them or more: compile with copy_engine=0");
+    const uint64_t elementBytes = size_in_bytes(signature[spec->base].dtype);
+    if (spec->offset_columns && base.kind() == Arg::Kind::memory &&
+        base.bytes() / elementBytes > static_cast<uint64_t>(std::numeric_limits<int32_t>::max()))
+      bad(spec->base, kernel,
+          "the copy engine reads this tensor at column offsets counted in 32 bits, and its " +
+              std::to_string(base.bytes() / elementBytes) + " elements are 2^31 or more: compile with copy_engine=0");
     return encoded(signature[spec->base].dtype, base, sizes, strides, *spec, spec->base, kernel);
   }
 

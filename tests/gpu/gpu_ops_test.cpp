@@ -353,6 +353,8 @@ TEST(GpuOps, AttentionEveryMaskLayoutAndHeadDimension) {
                         // Keys the blocks divide (no masked load: the
                         // producer warpgroup's schedule), and D 256.
                         Case{128, AttentionMask::causal_top_left, AttentionLayout::bhsd, DType::bf16, 300, 256},
+                        Case{128, AttentionMask::causal_bottom_right, AttentionLayout::bshd, DType::bf16, 200, 256},
+                        Case{64, AttentionMask::none, AttentionLayout::bshd, DType::f16, 130, 128},
                         Case{256, AttentionMask::none, AttentionLayout::bshd, DType::f16, 129, 128},
                         Case{256, AttentionMask::causal_bottom_right, AttentionLayout::bhsd, DType::bf16, 100, 150}}) {
     const int64_t B = 2, HQ = 4, HKV = 2;

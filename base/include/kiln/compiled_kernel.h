@@ -34,6 +34,10 @@ struct TensorMapSpec {
   /// uniform offset (a head's) in 32 bits: the launch refuses a tensor of
   /// 2^31 such rows or more, which the copy engine could not address
   bool offset_rows = false;
+  /// (an added map) the inner coordinate counts the pointers' uniform
+  /// offset within a row (a head's columns in a token's row of heads x D)
+  /// in 32 bits: the launch refuses a tensor of 2^31 elements or more
+  bool offset_columns = false;
   friend bool operator==(const TensorMapSpec &, const TensorMapSpec &) = default;
 };
 

@@ -242,6 +242,110 @@ tile.func @head_rows(%a: !tile.ptr<bf16> {tile.divisibility = 16 : i32}, %n: i32
 
 // -----
 
+// A parameter row stride (FlashAttention's [batch, seq, heads, D]: a token
+// holds heads x 128 elements): the uniform offset's `x * stride` terms are
+// rows (a batch's tokens), the rest a column offset within the row (a
+// head's 128 columns, `pid_h * 128`, provably non-negative), moving the
+// box's inner coordinate; the map says both (`offset_rows`,
+// `offset_columns`: the launch refuses what 32 bits cannot count).
+// CHECK: kgpu.tensor_maps = [{base = 0 : i32, box = array<i32: 128, 64>, offset_columns, offset_rows, parameter = 4 : i32, sizes_constants = array<i64: 2147483647, 2147483647>, sizes_parameters = array<i32: -1, -1>, strides_constants = array<i64: 0, 1>, strides_parameters = array<i32: 1, -1>, swizzle = 128 : i32}]
+// CHECK-LABEL: tile.func @token_rows
+// CHECK: %[[TOKENS:.*]] = arith.muli %{{.*}}, %{{.*}} : i64
+// CHECK: scf.for %[[K:.*]] = %c0_i32
+// CHECK: %[[ROWS:.*]] = arith.trunci %[[TOKENS]] : i64 to i32
+// CHECK: %[[COLUMNS:.*]] = arith.muli %{{.*}}, %c128_i32
+// CHECK: %[[INNER:.*]] = arith.addi %[[K]], %[[COLUMNS]]
+// CHECK: tile.descriptor_load %arg0[%[[ROWS]], %[[INNER]]]
+tile.func @token_rows(%a: !tile.ptr<bf16> {tile.divisibility = 16 : i32}, %stride: i64 {tile.divisibility = 16 : i32, tile.positive},
+                      %tokens: i64 {tile.positive}, %c: !tile.ptr<f32>) {
+  %c0 = arith.constant 0 : i32
+  %c64 = arith.constant 64 : i32
+  %c128 = arith.constant 128 : i32
+  %c128w = arith.constant 128 : i64
+  %acc0 = arith.constant dense<0.0> : tensor<128x128xf32>
+  %w = arith.constant dense<1.0> : tensor<64x128xbf16>
+  %pb = tile.program_id z : i32
+  %ph = tile.program_id y : i32
+  %pb64 = arith.extsi %pb : i32 to i64
+  %ph64 = arith.extsi %ph : i32 to i64
+  %batch_tokens = arith.muli %pb64, %tokens : i64
+  %batch = arith.muli %batch_tokens, %stride : i64
+  %head = arith.muli %ph64, %c128w : i64
+  %offset = arith.addi %batch, %head : i64
+  %ah = tile.addptr %a, %offset : !tile.ptr<bf16>, i64
+  %r128 = tile.range 0, 128 : tensor<128xi32>
+  %r64 = tile.range 0, 64 : tensor<64xi32>
+  %rows = tile.expand_dims %r128 {axis = 1 : i32} : tensor<128xi32> -> tensor<128x1xi32>
+  %rows64 = arith.extsi %rows : tensor<128x1xi32> to tensor<128x1xi64>
+  %strides = tile.splat %stride : i64 -> tensor<128x1xi64>
+  %roff = arith.muli %rows64, %strides : tensor<128x1xi64>
+  %as = tile.splat %ah : !tile.ptr<bf16> -> tensor<128x1x!tile.ptr<bf16>>
+  %ar = tile.addptr %as, %roff : tensor<128x1x!tile.ptr<bf16>>, tensor<128x1xi64>
+  %arb = tile.broadcast %ar : tensor<128x1x!tile.ptr<bf16>> -> tensor<128x64x!tile.ptr<bf16>>
+  %res = scf.for %k = %c0 to %c128 step %c64 iter_args(%acc = %acc0) -> (tensor<128x128xf32>) : i32 {
+    %ks = tile.splat %k : i32 -> tensor<64xi32>
+    %kk = arith.addi %ks, %r64 : tensor<64xi32>
+    %kr = tile.expand_dims %kk {axis = 0 : i32} : tensor<64xi32> -> tensor<1x64xi32>
+    %krb = tile.broadcast %kr : tensor<1x64xi32> -> tensor<128x64xi32>
+    %pa = tile.addptr %arb, %krb : tensor<128x64x!tile.ptr<bf16>>, tensor<128x64xi32>
+    %x = tile.load %pa : tensor<128x64x!tile.ptr<bf16>>
+    %d = tile.dot %x, %w, %acc : tensor<128x64xbf16> * tensor<64x128xbf16> -> tensor<128x128xf32>
+    scf.yield %d : tensor<128x128xf32>
+  }
+  %cs = tile.splat %c : !tile.ptr<f32> -> tensor<128x128x!tile.ptr<f32>>
+  tile.store %cs, %res : tensor<128x128x!tile.ptr<f32>>
+  tile.return
+}
+
+// -----
+
+// A column offset the analysis cannot prove non-negative (a parameter of
+// any sign, `a + b * tokens * stride + shift`) keeps the pointer load: the
+// copy engine would read zeros left of a row's start where the pointers
+// read the row before.
+// CHECK-NOT: kgpu.tensor_maps
+// CHECK-LABEL: tile.func @token_rows_any_shift
+// CHECK-NOT: tile.descriptor_load
+tile.func @token_rows_any_shift(%a: !tile.ptr<bf16> {tile.divisibility = 16 : i32},
+                                %stride: i64 {tile.divisibility = 16 : i32, tile.positive}, %tokens: i64 {tile.positive},
+                                %shift: i64, %c: !tile.ptr<f32>) {
+  %c0 = arith.constant 0 : i32
+  %c64 = arith.constant 64 : i32
+  %c128 = arith.constant 128 : i32
+  %acc0 = arith.constant dense<0.0> : tensor<128x128xf32>
+  %w = arith.constant dense<1.0> : tensor<64x128xbf16>
+  %pb = tile.program_id z : i32
+  %pb64 = arith.extsi %pb : i32 to i64
+  %batch_tokens = arith.muli %pb64, %tokens : i64
+  %batch = arith.muli %batch_tokens, %stride : i64
+  %offset = arith.addi %batch, %shift : i64
+  %ah = tile.addptr %a, %offset : !tile.ptr<bf16>, i64
+  %r128 = tile.range 0, 128 : tensor<128xi32>
+  %r64 = tile.range 0, 64 : tensor<64xi32>
+  %rows = tile.expand_dims %r128 {axis = 1 : i32} : tensor<128xi32> -> tensor<128x1xi32>
+  %rows64 = arith.extsi %rows : tensor<128x1xi32> to tensor<128x1xi64>
+  %strides = tile.splat %stride : i64 -> tensor<128x1xi64>
+  %roff = arith.muli %rows64, %strides : tensor<128x1xi64>
+  %as = tile.splat %ah : !tile.ptr<bf16> -> tensor<128x1x!tile.ptr<bf16>>
+  %ar = tile.addptr %as, %roff : tensor<128x1x!tile.ptr<bf16>>, tensor<128x1xi64>
+  %arb = tile.broadcast %ar : tensor<128x1x!tile.ptr<bf16>> -> tensor<128x64x!tile.ptr<bf16>>
+  %res = scf.for %k = %c0 to %c128 step %c64 iter_args(%acc = %acc0) -> (tensor<128x128xf32>) : i32 {
+    %ks = tile.splat %k : i32 -> tensor<64xi32>
+    %kk = arith.addi %ks, %r64 : tensor<64xi32>
+    %kr = tile.expand_dims %kk {axis = 0 : i32} : tensor<64xi32> -> tensor<1x64xi32>
+    %krb = tile.broadcast %kr : tensor<1x64xi32> -> tensor<128x64xi32>
+    %pa = tile.addptr %arb, %krb : tensor<128x64x!tile.ptr<bf16>>, tensor<128x64xi32>
+    %x = tile.load %pa : tensor<128x64x!tile.ptr<bf16>>
+    %d = tile.dot %x, %w, %acc : tensor<128x64xbf16> * tensor<64x128xbf16> -> tensor<128x128xf32>
+    scf.yield %d : tensor<128x128xf32>
+  }
+  %cs = tile.splat %c : !tile.ptr<f32> -> tensor<128x128x!tile.ptr<f32>>
+  tile.store %cs, %res : tensor<128x128x!tile.ptr<f32>>
+  tile.return
+}
+
+// -----
+
 // Uniform offsets the box cannot take keep their pointer loads: an offset
 // that is not a whole number of rows (`pid * n * 64` with rows of 128), rows
 // bounded by a mask (the rows past the bound are the next head's, which the
