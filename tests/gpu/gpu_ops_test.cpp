@@ -4,6 +4,7 @@
 // With --compile-only only the interpreter runs, and every kernel it runs
 // is compiled for sm_90a and sm_80 through ptxas.
 #include "GpuTestSupport.h"
+#include "tests/common/AttentionReference.h"
 #include "tests/common/OpsTestSupport.h"
 
 #include <cstring>
@@ -338,7 +339,8 @@ TEST(GpuOps, MatmulTuningChecksEveryConfigAndAWarmStoreDoesNothing) {
 
 TEST(GpuOps, AttentionEveryMaskLayoutAndHeadDimension) {
   // The default tile (the op's schedule), grouped-query heads, ragged
-  // sequences, the log-sum-exp.
+  // sequences, the log-sum-exp: against the interpreter and against double
+  // precision.
   struct Case {
     int64_t D;
     AttentionMask mask;
@@ -357,20 +359,25 @@ TEST(GpuOps, AttentionEveryMaskLayoutAndHeadDimension) {
                         Case{64, AttentionMask::none, AttentionLayout::bshd, DType::f16, 130, 128},
                         Case{256, AttentionMask::none, AttentionLayout::bshd, DType::f16, 129, 128},
                         Case{256, AttentionMask::causal_bottom_right, AttentionLayout::bhsd, DType::bf16, 100, 150}}) {
-    const int64_t B = 2, HQ = 4, HKV = 2;
-    auto laid = [&](int64_t seq, int64_t heads) {
-      return c.layout == AttentionLayout::bshd ? std::vector<int64_t>{B, seq, heads, c.D}
-                                               : std::vector<int64_t>{B, heads, seq, c.D};
-    };
-    Pair q(HostTensor::random(c.dtype, laid(c.seqQ, HQ), 41)), k(HostTensor::random(c.dtype, laid(c.seqK, HKV), 42));
-    Pair v(HostTensor::random(c.dtype, laid(c.seqK, HKV), 43)), out(HostTensor::poisoned(c.dtype, laid(c.seqQ, HQ)));
-    Pair lse(HostTensor::poisoned(DType::f32, {B, HQ, c.seqQ}));
+    kiln::testing::DenseAttention p;
+    p.layout = c.layout, p.mask = c.mask, p.batch = 2, p.seqQ = c.seqQ, p.seqK = c.seqK, p.headsQ = 4, p.headsKV = 2;
+    p.D = c.D;
+    Pair q(HostTensor::random(c.dtype, p.shape(c.seqQ, 4), 41)), k(HostTensor::random(c.dtype, p.shape(c.seqK, 2), 42));
+    Pair v(HostTensor::random(c.dtype, p.shape(c.seqK, 2), 43)), out(HostTensor::poisoned(c.dtype, p.shape(c.seqQ, 4)));
+    Pair lse(HostTensor::poisoned(DType::f32, {2, 4, c.seqQ}));
     SCOPED_TRACE("D " + std::to_string(c.D) + " " + name(c.mask) + " " + std::to_string(c.seqQ) + "x" +
                  std::to_string(c.seqK));
     expect_same({&out, &lse}, [&](bool gpu, const Stream &s) {
       auto view = [&](Pair &p) { return gpu ? p.gpu(p.tensor().view()) : p.tensor().view(); };
       attention({view(q), view(k), view(v), view(out), view(lse), c.layout, c.mask}, s);
     }, toleranceFor(c.dtype));
+    if (compile_only())
+      continue;
+    // The GPU's out and lse against double precision too.
+    kiln::testing::AttentionReference reference(p, q.tensor(), k.tensor(), v.tensor());
+    out.fetched().expect_near([&](const std::vector<int64_t> &x) { return reference.out(x); },
+                              c.dtype == DType::bf16 ? 2e-2 : 4e-3);
+    lse.fetched().expect_near([&](const std::vector<int64_t> &x) { return reference.lse(x); }, 1e-4);
   }
 }
 

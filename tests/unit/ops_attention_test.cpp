@@ -4,6 +4,7 @@
 // dimensions that are not powers of two, strided views, sequences of 0 and
 // 1 and lengths that no block divides, the log-sum-exp; against
 // double-precision references. Then bad arguments.
+#include "tests/common/AttentionReference.h"
 #include "tests/common/OpsTestSupport.h"
 
 #include <kiln/ops/library.h>
@@ -27,95 +28,36 @@ Stream cpu() { return Stream(Device::interp()); }
 /// sequences cross several blocks and end inside one.
 Config small() { return {{"BLOCK_M", 16}, {"BLOCK_N", 16}, {"num_warps", 4}, {"num_stages", 2}}; }
 
-struct Problem {
+/// A dense call on the interpreter: sizes and variants, the dtype, splits.
+struct Problem : kiln::testing::DenseAttention {
   DType dtype = DType::bf16;
-  AttentionLayout layout = AttentionLayout::bshd;
-  AttentionMask mask = AttentionMask::none;
-  int64_t batch = 2, seqQ = 37, seqK = 37, headsQ = 2, headsKV = 2, D = 32;
-  double scale = 0;
-  int64_t windowLeft = -1, windowRight = -1;
-  double softcap = 0;
   int numSplits = 0;
+  Problem() {
+    batch = 2;
+    seqQ = seqK = 37;
+    headsQ = headsKV = 2;
+    D = 32;
+  }
 };
-
-/// Shape in the layout's order from [batch, seq, heads, D].
-std::vector<int64_t> laid(const Problem &p, int64_t seq, int64_t heads) {
-  return p.layout == AttentionLayout::bshd ? std::vector<int64_t>{p.batch, seq, heads, p.D}
-                                           : std::vector<int64_t>{p.batch, heads, seq, p.D};
-}
-
-/// Index in the layout's order of (b, s, h, d).
-std::vector<int64_t> at(const Problem &p, int64_t b, int64_t s, int64_t h, int64_t d) {
-  return p.layout == AttentionLayout::bshd ? std::vector<int64_t>{b, s, h, d} : std::vector<int64_t>{b, h, s, d};
-}
-
-bool visible(const Problem &p, int64_t i, int64_t j) {
-  const int64_t diagonal = i + (p.mask == AttentionMask::causal_top_left ? 0 : p.seqK - p.seqQ);
-  if (p.mask != AttentionMask::none && j > diagonal)
-    return false;
-  if (p.windowLeft >= 0 && j < diagonal - p.windowLeft)
-    return false;
-  return p.windowRight < 0 || j <= diagonal + p.windowRight;
-}
 
 /// Runs the op on random q, k, v and checks out and lse against sums in
 /// double precision (out within the dtype's rounding of p and of out).
 void expectAttention(const Problem &p, const Config &config = small()) {
-  HostTensor q = HostTensor::random(p.dtype, laid(p, p.seqQ, p.headsQ), 21);
-  HostTensor k = HostTensor::random(p.dtype, laid(p, p.seqK, p.headsKV), 22);
-  HostTensor v = HostTensor::random(p.dtype, laid(p, p.seqK, p.headsKV), 23);
-  HostTensor out = HostTensor::poisoned(p.dtype, laid(p, p.seqQ, p.headsQ));
+  HostTensor q = HostTensor::random(p.dtype, p.shape(p.seqQ, p.headsQ), 21);
+  HostTensor k = HostTensor::random(p.dtype, p.shape(p.seqK, p.headsKV), 22);
+  HostTensor v = HostTensor::random(p.dtype, p.shape(p.seqK, p.headsKV), 23);
+  HostTensor out = HostTensor::poisoned(p.dtype, p.shape(p.seqQ, p.headsQ));
   HostTensor lse = HostTensor::poisoned(DType::f32, {p.batch, p.headsQ, p.seqQ});
-  AttentionArgs args{q.view(),  k.view(), v.view(),     out.view(),     lse.view(),
-                     p.layout,  p.mask,   p.scale,      p.windowLeft,   p.windowRight,
-                     p.softcap};
+  AttentionArgs args{q.view(), k.view(), v.view(), out.view(), lse.view(), p.layout, p.mask, p.scale};
+  args.window_left = p.windowLeft;
+  args.window_right = p.windowRight;
+  args.softcap = p.softcap;
   args.num_splits = p.numSplits;
   attention(args, cpu(), config);
-  const double scale = p.scale != 0 ? p.scale : 1.0 / std::sqrt(static_cast<double>(p.D));
-  const int64_t group = p.headsQ / p.headsKV;
-  // Each row's probabilities, once: (b, i, h) -> scores of the keys it sees.
-  auto row = [&](int64_t b, int64_t i, int64_t h, std::vector<double> &weights) {
-    weights.assign(p.seqK, 0);
-    double top = -std::numeric_limits<double>::infinity();
-    for (int64_t j = 0; j < p.seqK; ++j) {
-      if (!visible(p, i, j)) {
-        weights[j] = -std::numeric_limits<double>::infinity();
-        continue;
-      }
-      double s = 0;
-      for (int64_t d = 0; d < p.D; ++d)
-        s += q.at(at(p, b, i, h, d)) * k.at(at(p, b, j, h / group, d));
-      weights[j] = p.softcap > 0 ? p.softcap * std::tanh(s * scale / p.softcap) : s * scale;
-      top = std::max(top, weights[j]);
-    }
-    double total = 0;
-    for (double &w : weights) {
-      w = std::isinf(w) ? 0 : std::exp(w - top);
-      total += w;
-    }
-    return std::pair{top, total};
-  };
-  std::vector<double> weights;
-  const double tolerance = p.dtype == DType::bf16 ? 2e-2 : 4e-3;
-  out.expect_near(
-      [&](const std::vector<int64_t> &x) {
-        const bool bshd = p.layout == AttentionLayout::bshd;
-        const int64_t b = x[0], i = bshd ? x[1] : x[2], h = bshd ? x[2] : x[1], d = x[3];
-        auto [top, total] = row(b, i, h, weights);
-        if (total == 0)
-          return 0.0;
-        double o = 0;
-        for (int64_t j = 0; j < p.seqK; ++j)
-          o += weights[j] * v.at(at(p, b, j, h / group, d));
-        return o / total;
-      },
-      tolerance);
-  lse.expect_near(
-      [&](const std::vector<int64_t> &x) {
-        auto [top, total] = row(x[0], x[2], x[1], weights);
-        return total == 0 ? -std::numeric_limits<double>::infinity() : top + std::log(total);
-      },
-      1e-4);
+  kiln::testing::AttentionReference reference(p, q, k, v);
+  out.expect_near([&](const std::vector<int64_t> &x) { return reference.out(x); },
+                  p.dtype == DType::bf16 ? 2e-2 : 4e-3);
+  lse.expect_near([&](const std::vector<int64_t> &x) { return reference.lse(x); }, 1e-4);
 }
 
 TEST(OpsAttention, FullAttentionInBothLayoutsAndDtypes) {
