@@ -15,6 +15,7 @@
 #include <fstream>
 #include <iostream>
 #include <map>
+#include <numeric>
 #include <random>
 #include <sstream>
 #include <string>
@@ -39,7 +40,9 @@ usage: autotune --op OP --rows R --cols C [options]
   --bias, --activation A  matmul epilogue: a bias of N values; none, relu, gelu or silu
   --batch B, --heads H, --seq N, --head-dim D  attention's problem: q, k and v [B, H, N, D]
   --kv-heads H, --seq-k N  attention: fewer K/V heads (grouped-query), another number of keys
-  --causal              attention: a causal mask (top-left)
+  --causal              attention: a causal mask (top-left; with --page-size, bottom-right)
+  --page-size P         attention: k and v a paged cache of --seq-k keys a sequence in pages of P
+                        keys, scattered by a block table (decoding: --seq 1)
   --dtype T             f32 (default; bf16 for attention), f16 or bf16
   --precision P         how a matmul multiplies f32: ieee (default, FMAs), tf32 or tf32x3 (tensor cores)
   --config C            tune only these configs (repeatable; "BLOCK_M=128,BLOCK_N=128,..."; axes left
@@ -115,6 +118,14 @@ public:
     }
     buffers_.push_back(buffer);
     return ops::TensorView::of(buffer, dtype, std::move(shape));
+  }
+
+  /// An int32 tensor holding `values` (a placeholder in a dry run).
+  ops::TensorView indices(const std::vector<int32_t> &values, std::vector<int64_t> shape) {
+    ops::TensorView view = make(DType::i32, std::move(shape), 0, false);
+    if (!dryRun_)
+      buffers_.back().copy_from_host(values.data(), values.size() * sizeof(int32_t));
+    return view;
   }
 
 private:
@@ -194,7 +205,7 @@ int main(int argc, char **argv) {
 
     std::string op, dtypeName, precisionName = "ieee", arch = "sm_90a";
     int64_t rows = 0, cols = 0, m = 0, n = 0, k = 0;
-    int64_t batch = 0, heads = 0, kvHeads = 0, seq = 0, seqK = 0, headDim = 0;
+    int64_t batch = 0, heads = 0, kvHeads = 0, seq = 0, seqK = 0, headDim = 0, pageSize = 0;
     bool bias = false, causal = false;
     std::string activation = "none";
     std::vector<Config> only;
@@ -224,6 +235,7 @@ int main(int argc, char **argv) {
       else if (a == "--seq-k") seqK = number(a, value(a).c_str());
       else if (a == "--head-dim") headDim = number(a, value(a).c_str());
       else if (a == "--causal") causal = true;
+      else if (a == "--page-size") pageSize = number(a, value(a).c_str());
       else if (a == "--config") only.push_back(Config::parse(value(a)));
       else if (a == "--activation") activation = value(a);
       else if (a == "--dtype") dtypeName = value(a);
@@ -254,6 +266,8 @@ int main(int argc, char **argv) {
       fail("--m, --n and --k give a matmul's problem");
     if (isAttention && (!batch || !heads || !seq || !headDim))
       fail("--batch, --heads, --seq and --head-dim give attention's problem");
+    if (pageSize && !isAttention)
+      fail("--page-size is for attention");
     if (!isMatmul && !isAttention && (!rows || !cols))
       fail("--rows and --cols give the problem");
     if (dtypeName.empty())
@@ -285,7 +299,24 @@ int main(int argc, char **argv) {
     Operands operands(device, dryRun);
     autotune::Task task;
     const std::string target = gpu ? target_for(device) : arch;
-    if (isAttention) {
+    if (isAttention && pageSize) {
+      // A paged cache ([pages, page, heads, D]) of `keys` keys a sequence,
+      // its pages in a shuffled order; q and out [batch, seq, heads, D].
+      ops::AttentionArgs aargs;
+      const int64_t kv = kvHeads ? kvHeads : heads, keys = seqK ? seqK : seq, perSequence = cdiv(keys, pageSize);
+      std::vector<int32_t> table(batch * perSequence), lengths(batch, static_cast<int32_t>(keys));
+      std::iota(table.begin(), table.end(), 0);
+      std::shuffle(table.begin(), table.end(), std::mt19937(5));
+      aargs.q = operands.make(dtype, {batch, seq, heads, headDim}, 1, true);
+      aargs.k = operands.make(dtype, {batch * perSequence, pageSize, kv, headDim}, 2, true);
+      aargs.v = operands.make(dtype, {batch * perSequence, pageSize, kv, headDim}, 3, true);
+      aargs.out = operands.make(dtype, {batch, seq, heads, headDim}, 4, false);
+      aargs.block_table = operands.indices(table, {batch, perSequence});
+      aargs.cache_seqlens = operands.indices(lengths, {batch});
+      aargs.check_indices = false; // (made here; a dry run has none to read)
+      aargs.mask = causal ? ops::AttentionMask::causal_bottom_right : ops::AttentionMask::none;
+      task = ops::attention_tuning_task(aargs, stream, target);
+    } else if (isAttention) {
       // Dense [batch, heads, seq, D] tensors, PyTorch's layout.
       ops::AttentionArgs aargs;
       const int64_t kv = kvHeads ? kvHeads : heads, keys = seqK ? seqK : seq;
