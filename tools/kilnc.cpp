@@ -20,6 +20,7 @@
 #include <fstream>
 #include <iostream>
 #include <sstream>
+#include <string_view>
 
 namespace {
 
@@ -32,7 +33,8 @@ usage: kilnc [options] [input.mlir]
   --config K=V[,K=V]     config entries the kernel reads, merged over its defaults (repeatable)
   --spec CHARS           argument specialization, one character per parameter:
                          'd' divisible by 16 (pointers: 16-byte aligned), '8' by 8 only, '1' equal to 1,
-                         'n' an integer of zero or less, '.' nothing more (integers: positive)
+                         '.' nothing more (integers: positive); an integer of zero or less: 'z'
+                         divisible by 16, 'y' by 8 only, 'n' neither
   --emit STAGE           traced, tile, gpu, llvm, llvm-ir, ptx or cubin-info (default: tile)
   --arch ARCH            NVIDIA GPU target, sm_75 or newer: sm_80, sm_90a, sm_100, ... (default: sm_90a)
   --locations            print source locations of operations
@@ -121,9 +123,9 @@ kiln::Specialization parseSpecialization(const std::string &text, const kiln::Ke
     throw kiln::Error("--spec has " + std::to_string(text.size()) + " characters; kernel '" + kernel.name() +
                       "' has " + std::to_string(kernel.signature().size()) + " parameters");
   for (char c : text) {
-    if (c != 'd' && c != '8' && c != '1' && c != 'n' && c != '.')
-      throw kiln::Error(std::string("--spec: unknown character '") + c + "' (use d, 8, 1, n or .)");
-    spec.args.push_back({c == 'd', c == '1', c == '8', c == 'n'});
+    if (std::string_view("d81.nzy").find(c) == std::string_view::npos)
+      throw kiln::Error(std::string("--spec: unknown character '") + c + "' (use d, 8, 1, ., n, z or y)");
+    spec.args.push_back({c == 'd' || c == 'z', c == '1', c == '8' || c == 'y', c == 'n' || c == 'z' || c == 'y'});
   }
   return spec;
 }

@@ -129,7 +129,11 @@ std::vector<Config> ConfigSpace::valid(const Config &fixed, std::vector<Rejected
 std::string Specialization::str() const {
   std::string text;
   for (const ArgSpecialization &arg : args)
-    text += arg.nonpositive ? 'n' : arg.equal_to_1 ? '1' : arg.divisible_by_16 ? 'd' : arg.divisible_by_8 ? '8' : '.';
+    text += arg.nonpositive ? (arg.divisible_by_16 ? 'z' : arg.divisible_by_8 ? 'y' : 'n')
+            : arg.equal_to_1  ? '1'
+            : arg.divisible_by_16 ? 'd'
+            : arg.divisible_by_8  ? '8'
+                                  : '.';
   return text;
 }
 

@@ -32,13 +32,11 @@ ArgSpecialization specializationOf(const Arg &arg, const ElementType &parameter)
   if (arg.kind() == Arg::Kind::memory) {
     s.divisible_by_16 = arg.address() % 16 == 0;
   } else if (arg.kind() == Arg::Kind::integer && !parameter.is_pointer && is_integer(parameter.dtype)) {
-    // (Zero is divisible by everything: a size of zero is told apart as
-    // nonpositive, which drops the other facts, so that no kernel compiled
-    // for a positive size runs with it.)
-    if (arg.integer() <= 0) {
-      s.nonpositive = true;
-      return s;
-    }
+    // (A size of zero or less is told apart as nonpositive, so that no
+    // kernel compiled for a positive size runs with it; its divisibility
+    // is still told, zero being divisible by everything, so that a zero
+    // stride, a broadcast view's, keeps its pointers' alignment.)
+    s.nonpositive = arg.integer() <= 0;
     s.equal_to_1 = arg.integer() == 1;
     s.divisible_by_16 = arg.integer() % 16 == 0;
     s.divisible_by_8 = !s.divisible_by_16 && arg.integer() % 8 == 0;

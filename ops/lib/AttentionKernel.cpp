@@ -81,8 +81,8 @@ Params parameters(const Structure &s) {
   }
   if (!s.evenD)
     q.headDim = q.signature.scalar(DType::i32);
-  // (A packed batch has no batch stride: a zero argument would tell the
-  // compiler nothing about the pointers' alignment.)
+  // (A packed batch has no batch stride: its sequences start where
+  // cu_seqlens says.)
   for (int t = 0; t < TENSORS; ++t)
     for (int d = 0; d < 3; ++d)
       q.strides[t][d] = q.pointers[t] >= 0 && !(s.rowsOfD && t != LSE && d == 1) && !(s.varlen && d == 0) &&

@@ -333,14 +333,16 @@ TEST(DslOps, SpecializationMarksArguments) {
   EXPECT_TRUE(contains(kernel.trace({}, seen).str(), "%arg1: i32 {tile.divisibility = 8 : i32, tile.positive}"));
   args[1] = Arg(int32_t(4044));
   EXPECT_EQ(kernel.specialize(args).str(), "d.d");
-  // Zero (a multiple of everything) and negative integers are told apart
-  // as nonpositive, with nothing else known of them.
+  // Zero and negative integers are told apart as nonpositive, with their
+  // divisibility (zero's is everything's: a zero stride keeps alignment).
   args[1] = Arg(int32_t(0));
-  args[2] = Arg(int32_t(-32));
+  args[2] = Arg(int32_t(-40));
   seen = kernel.specialize(args);
-  EXPECT_EQ(seen.str(), "dnn");
+  EXPECT_EQ(seen.str(), "dzy");
   ir = kernel.trace({}, seen).str();
-  EXPECT_TRUE(contains(ir, "%arg1: i32, %arg2: i32)"));
+  EXPECT_TRUE(contains(ir, "%arg1: i32 {tile.divisibility = 16 : i32}, %arg2: i32 {tile.divisibility = 8 : i32})"));
+  args[2] = Arg(int32_t(-5));
+  EXPECT_EQ(kernel.specialize(args).str(), "dzn");
 }
 
 TEST(DslOps, LocationsAreTheUsersLines) {

@@ -74,7 +74,7 @@ TEST(PointerCopyEngine, KeepsPerThreadLoadsWhereTheBoxIsNotProven) {
   // K = 0: a size the launch does not know positive (no tensor map can
   // hold it); both operands are masked by it.
   Specialization empty = launchedWith(kernel, 128, 128, 0);
-  EXPECT_EQ(empty.str().substr(3, 3), "ddn");
+  EXPECT_EQ(empty.str().substr(3, 3), "ddz");
   EXPECT_TRUE(kernel.compile({}, empty, "sm_90a").tensor_maps.empty());
   // A's rows 200 bf16 apart: 400 bytes, a multiple of 16; 100 apart (200
   // bytes) is not, so only B is on the copy engine.

@@ -50,14 +50,15 @@ struct ArgSpecialization {
   bool divisible_by_16 = false;
   bool equal_to_1 = false;
   bool divisible_by_8 = false; ///< integers divisible by 8 but not by 16
-  bool nonpositive = false;    ///< integers of zero or less (nothing else is told of them)
+  bool nonpositive = false;    ///< integers of zero or less (their divisibility is told too)
   friend bool operator==(const ArgSpecialization &, const ArgSpecialization &) = default;
 };
 struct Specialization {
   std::vector<ArgSpecialization> args; ///< empty: nothing known
   /// "d.18n" style: one character per argument ('d' divisible by 16, '8' by
-  /// 8 only, '1' equal to 1, 'n' an integer of zero or less, '.' nothing
-  /// more: an integer argument is positive unless it is 'n').
+  /// 8 only, '1' equal to 1, '.' nothing more; an integer of zero or less
+  /// 'z' divisible by 16, 'y' by 8 only, 'n' neither: an integer argument is
+  /// positive unless it is one of those).
   std::string str() const;
   friend bool operator==(const Specialization &, const Specialization &) = default;
 };
