@@ -28,10 +28,8 @@ const std::string kOp = "attention";
 /// of their own, and heads packed by K/V head.
 constexpr int64_t kFewQueries = 64;
 
-/// What every workspace region's address is a multiple of.
-constexpr uint64_t kWorkspaceAlignment = 256;
 
-Structure structureOf(const AttentionArgs &a, const Problem &p) {
+Structure structureOf(const AttentionArgs &a, const AttentionProblem &p) {
   Structure s;
   s.dtype = a.q.dtype;
   s.blockD = std::max<int64_t>(16, next_pow2(p.D));
@@ -49,7 +47,7 @@ Structure structureOf(const AttentionArgs &a, const Problem &p) {
   s.packHeads = !s.varlen && p.seqQ <= kFewQueries && p.headsKV > 0 && p.headsQ > p.headsKV;
   s.rowsOfD = s.evenD && !s.varlen && !s.paged && !s.packHeads;
   s.tokenRows = s.evenD && !s.varlen && !s.paged && !s.packHeads;
-  for (const Canonical *c : {&p.q, &p.k, &p.v, &p.out}) {
+  for (const AttentionView *c : {&p.q, &p.k, &p.v, &p.out}) {
     s.rowsOfD = s.rowsOfD && c->strides[1] == p.D && c->strides[0] % p.D == 0 && c->strides[2] % p.D == 0;
     s.tokenRows = s.tokenRows && c->strides[2] == p.D && c->strides[1] > 0 && c->strides[0] % c->strides[1] == 0;
   }
@@ -63,13 +61,13 @@ Structure structureOf(const AttentionArgs &a, const Problem &p) {
 
 /// The rows a (batch, head) program column covers: the queries of a head,
 /// or, packed, of every query head sharing a K/V head.
-int64_t rowsOf(const Structure &s, const Problem &p) {
+int64_t rowsOf(const Structure &s, const AttentionProblem &p) {
   return s.packHeads ? p.seqQ * (p.headsQ / p.headsKV) : p.seqQ;
 }
 
 /// How many runs to take each row's keys in: enough programs for about four
 /// per multiprocessor, each run at least two blocks of keys.
-int64_t splitsFor(const AttentionArgs &a, const Problem &p, int64_t programs, int64_t BN, const Stream &stream) {
+int64_t splitsFor(const AttentionArgs &a, const AttentionProblem &p, int64_t programs, int64_t BN, const Stream &stream) {
   if (a.num_splits > 0)
     return a.num_splits;
   if (a.cu_seqlens_q.address || programs == 0)
@@ -80,11 +78,11 @@ int64_t splitsFor(const AttentionArgs &a, const Problem &p, int64_t programs, in
 }
 
 /// The forward kernel's arguments but the workspace's.
-std::vector<Arg> forwardArguments(const AttentionArgs &a, const Problem &p, const Structure &s, const Params &q,
+std::vector<Arg> forwardArguments(const AttentionArgs &a, const AttentionProblem &p, const Structure &s, const Params &q,
                                   int64_t splits) {
   std::vector<Arg> args(q.signature.types().size(), Arg(0));
   const TensorView *of[TENSORS] = {&a.q, &a.k, &a.v, &a.out, &a.lse};
-  const Canonical *canon[TENSORS] = {&p.q, &p.k, &p.v, &p.out, nullptr};
+  const AttentionView *canon[TENSORS] = {&p.q, &p.k, &p.v, &p.out, nullptr};
   for (int t = 0; t < TENSORS; ++t) {
     if (q.pointers[t] < 0)
       continue;
@@ -133,7 +131,7 @@ std::vector<Arg> forwardArguments(const AttentionArgs &a, const Problem &p, cons
 }
 
 /// The merge of a split pass's runs into out and lse.
-AttentionLaunch::Step mergeStep(const AttentionArgs &a, const Problem &p, const Structure &s, int64_t splits) {
+AttentionLaunch::Step mergeStep(const AttentionArgs &a, const AttentionProblem &p, const Structure &s, int64_t splits) {
   const MergeParams q = merge_parameters(s.dtype, s.lse);
   AttentionLaunch::Step step{cached_kernel(merge_key(s.dtype, s.blockD, s.lse),
                                            [&] { return merge_kernel(s.dtype, s.blockD, s.lse, q); })};
@@ -169,10 +167,8 @@ void pointAtWorkspace(const AttentionLaunch &launch, const AttentionLaunch::Step
         Arg::device_pointer(base + launch.lseOffset, launch.workspaceBytes - launch.lseOffset, kind);
 }
 
-} // namespace
-
-Config default_attention_tile(const AttentionArgs &a, const Problem &p, const std::string &arch) {
-  const Structure s = structureOf(a, p);
+/// The untuned tile of a call of structure `s`.
+Config defaultTile(const Structure &s, const AttentionProblem &p, const std::string &arch) {
   const bool bounded = s.boundedLeft || s.boundedRight;
   const bool hopper = !arch.empty() && compute_capability_of(arch) >= 90;
   // A few queries (decoding): as many rows as there are queries (of the
@@ -203,11 +199,17 @@ Config default_attention_tile(const AttentionArgs &a, const Problem &p, const st
   return Config{{"BLOCK_M", 64}, {"BLOCK_N", 64}, {"num_warps", 4}, {"num_stages", 2}};
 }
 
-bool copy_engine_reads_keys(const AttentionArgs &a, const Problem &p, int64_t blockN) {
+} // namespace
+
+Config default_attention_tile(const AttentionArgs &a, const AttentionProblem &p, const std::string &arch) {
+  return defaultTile(structureOf(a, p), p, arch);
+}
+
+bool copy_engine_reads_keys(const AttentionArgs &a, const AttentionProblem &p, int64_t blockN) {
   return structureOf(a, p).rowsOfD && p.seqK % blockN == 0;
 }
 
-std::string attention_problem_key(const AttentionArgs &a, const Problem &p) {
+std::string attention_problem_key(const AttentionArgs &a, const AttentionProblem &p) {
   // (Writing the log-sum-exp or not changes no tile's speed: one key serves
   // both.)
   Structure s = structureOf(a, p);
@@ -217,12 +219,12 @@ std::string attention_problem_key(const AttentionArgs &a, const Problem &p) {
          ",group=" + std::to_string(p.headsQ / std::max<int64_t>(p.headsKV, 1));
 }
 
-AttentionLaunch prepare_attention(const AttentionArgs &a, const Problem &p, const Stream &stream,
+AttentionLaunch prepare_attention(const AttentionArgs &a, const AttentionProblem &p, const Stream &stream,
                                   const Config &config) {
   Structure s = structureOf(a, p);
   // (The target compiled for, which KILN_TARGET may make older than the
   // device.)
-  Config tile = default_attention_tile(a, p, target_of(stream));
+  Config tile = defaultTile(s, p, target_of(stream));
   for (const auto &[key, value] : config.values())
     tile.set(key, value);
   const int64_t BM = tile["BLOCK_M"], BN = tile["BLOCK_N"];
@@ -286,7 +288,7 @@ const char *name(AttentionMask mask) {
 }
 
 void attention(const AttentionArgs &a, const Stream &stream, const Config &config) {
-  const Problem p = checked_attention(a, stream);
+  const AttentionProblem p = checked_attention(a, stream);
   if (a.out.numel() == 0)
     return;
   prepare_attention(a, p, stream, config.values().empty() ? chosen_attention_config(a, p, stream) : config)

@@ -39,23 +39,23 @@ struct AttentionLaunch {
 
 /// Plans a checked call (checked_attention) with `config` over the default
 /// tile.
-AttentionLaunch prepare_attention(const AttentionArgs &a, const Problem &p, const Stream &stream,
+AttentionLaunch prepare_attention(const AttentionArgs &a, const AttentionProblem &p, const Stream &stream,
                                   const Config &config);
 
 /// The untuned tile of a call; `arch` the target compiled for.
-Config default_attention_tile(const AttentionArgs &a, const Problem &p, const std::string &arch);
+Config default_attention_tile(const AttentionArgs &a, const AttentionProblem &p, const std::string &arch);
 
 /// Whether the blocks of keys a call's kernel reads whole, BLOCK_N keys
 /// each, are read by the copy engine (rows of D, keys the blocks divide):
 /// what a producer warpgroup feeds.
-bool copy_engine_reads_keys(const AttentionArgs &a, const Problem &p, int64_t blockN);
+bool copy_engine_reads_keys(const AttentionArgs &a, const AttentionProblem &p, int64_t blockN);
 
 /// The tiles the autotuner searches for a call, and the key of its
 /// problem (its structure, its sizes bucketed).
-ConfigSpace attention_space(const AttentionArgs &a, const Problem &p, const std::string &arch);
-std::string attention_problem_key(const AttentionArgs &a, const Problem &p);
+ConfigSpace attention_space(const AttentionArgs &a, const AttentionProblem &p, const std::string &arch);
+std::string attention_problem_key(const AttentionArgs &a, const AttentionProblem &p);
 
 /// The config a call without one runs (Tuned.h's chosen_config).
-Config chosen_attention_config(const AttentionArgs &a, const Problem &p, const Stream &stream);
+Config chosen_attention_config(const AttentionArgs &a, const AttentionProblem &p, const Stream &stream);
 
 } // namespace kiln::ops

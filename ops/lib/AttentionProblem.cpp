@@ -23,8 +23,8 @@ namespace {
 
 const std::string kOp = "attention";
 
-Canonical canonical(const TensorView &view, AttentionLayout layout) {
-  Canonical c;
+AttentionView canonical(const TensorView &view, AttentionLayout layout) {
+  AttentionView c;
   const std::vector<int64_t> st = view.effective_strides();
   const int order[4] = {0, layout == AttentionLayout::bshd ? 1 : 2, layout == AttentionLayout::bshd ? 2 : 1, 3};
   for (int d = 0; d < 4; ++d) {
@@ -66,11 +66,11 @@ void checkSame(int64_t a, int64_t b, const std::string &what) {
 
 /// The checks dense and packed calls share once their sizes are known;
 /// `lseShape` is what the lse view must be.
-void checkShared(const AttentionArgs &a, Problem &p, const std::vector<int64_t> &lseShape, const Stream &stream) {
-  const Canonical &k = p.k, &v = p.v;
+void checkShared(const AttentionArgs &a, AttentionProblem &p, const std::vector<int64_t> &lseShape, const Stream &stream) {
+  const AttentionView &k = p.k, &v = p.v;
   checkSame(v.sizes[1], k.sizes[1], "the sequence lengths of k and v");
   checkSame(v.sizes[2], p.headsKV, "the head counts of k and v");
-  for (const Canonical *c : {&k, &v})
+  for (const AttentionView *c : {&k, &v})
     checkSame(c->sizes[3], p.D, "the head dimensions of q, k and v");
   if (a.out.shape != a.q.shape)
     throw Error(kOp + ": out " + a.out.describe() + " must have q's shape " + a.q.describe());
@@ -115,9 +115,9 @@ void checkShared(const AttentionArgs &a, Problem &p, const std::vector<int64_t> 
 /// The four-dimensional views of a dense call or a paged cache in
 /// [batch, seq, heads, D] order (a cache's: [page, position, heads, D]),
 /// and the sizes q and k give.
-Problem laidOut(const AttentionArgs &a) {
+AttentionProblem laidOut(const AttentionArgs &a) {
   checkOperands(a, 4);
-  Problem p;
+  AttentionProblem p;
   p.q = canonical(a.q, a.layout);
   p.k = canonical(a.k, a.layout);
   p.v = canonical(a.v, a.layout);
@@ -128,10 +128,10 @@ Problem laidOut(const AttentionArgs &a) {
 }
 
 /// A dense call: [batch, seq, heads, D] views in `layout`'s order.
-Problem checkedDense(const AttentionArgs &a, const Stream &stream) {
-  Problem p = laidOut(a);
+AttentionProblem checkedDense(const AttentionArgs &a, const Stream &stream) {
+  AttentionProblem p = laidOut(a);
   p.seqK = p.k.sizes[1];
-  for (const Canonical *c : {&p.k, &p.v})
+  for (const AttentionView *c : {&p.k, &p.v})
     checkSame(c->sizes[0], p.batch, "the batch sizes of q, k and v");
   checkShared(a, p, {p.batch, p.headsQ, p.seqQ}, stream);
   if (a.lse.address)
@@ -185,7 +185,7 @@ std::vector<int32_t> sequenceStarts(const TensorView &view, const char *role, in
 
 /// A packed batch: [tokens, heads, D] views and each sequence's start in
 /// cu_seqlens_q and cu_seqlens_k.
-Problem checkedPacked(const AttentionArgs &a, const Stream &stream) {
+AttentionProblem checkedPacked(const AttentionArgs &a, const Stream &stream) {
   checkOperands(a, 3);
   if (!a.cu_seqlens_k.address)
     throw Error(kOp + ": a packed batch needs cu_seqlens_k beside cu_seqlens_q");
@@ -193,7 +193,7 @@ Problem checkedPacked(const AttentionArgs &a, const Stream &stream) {
   const std::vector<int32_t> startsK = sequenceStarts(a.cu_seqlens_k, "cu_seqlens_k", a.k.shape[0], stream);
   checkSame(static_cast<int64_t>(startsQ.size()), static_cast<int64_t>(startsK.size()),
             "the lengths of cu_seqlens_q and cu_seqlens_k");
-  Problem p;
+  AttentionProblem p;
   p.batch = static_cast<int64_t>(startsQ.size()) - 1;
   for (int64_t b = 0; b < p.batch; ++b) {
     p.seqQ = std::max<int64_t>(p.seqQ, startsQ[b + 1] - startsQ[b]);
@@ -203,7 +203,7 @@ Problem checkedPacked(const AttentionArgs &a, const Stream &stream) {
   // first token to the pointers (no batch stride).
   auto packed = [&](const TensorView &view, int64_t seq) {
     const std::vector<int64_t> st = view.effective_strides();
-    Canonical c;
+    AttentionView c;
     const int64_t sizes[4] = {p.batch, seq, view.shape[1], view.shape[2]}, strides[4] = {0, st[0], st[1], st[2]};
     std::copy(sizes, sizes + 4, c.sizes);
     std::copy(strides, strides + 4, c.strides);
@@ -224,12 +224,12 @@ Problem checkedPacked(const AttentionArgs &a, const Stream &stream) {
 /// D] (in `layout`'s order), each sequence's keys and pages in
 /// cache_seqlens [batch] and block_table [batch, max_pages]: every page a
 /// sequence's keys reach must be one of the cache's.
-Problem checkedPaged(const AttentionArgs &a, const Stream &stream) {
+AttentionProblem checkedPaged(const AttentionArgs &a, const Stream &stream) {
   if (a.cu_seqlens_q.address || a.cu_seqlens_k.address)
     throw Error(kOp + ": a paged cache (block_table) takes a dense q, not a packed batch (cu_seqlens)");
   if (!a.cache_seqlens.address)
     throw Error(kOp + ": a paged cache (block_table) needs cache_seqlens, each sequence's number of keys");
-  Problem p = laidOut(a);
+  AttentionProblem p = laidOut(a);
   p.pageSize = p.k.sizes[1];
   const int64_t pages = p.pages = p.k.sizes[0];
   checkSame(p.v.sizes[0], pages, "the page counts of k and v");
@@ -274,8 +274,8 @@ Problem checkedPaged(const AttentionArgs &a, const Stream &stream) {
 
 } // namespace
 
-Problem checked_attention(const AttentionArgs &a, const Stream &stream) {
-  Problem p = a.block_table.address ? checkedPaged(a, stream)
+AttentionProblem checked_attention(const AttentionArgs &a, const Stream &stream) {
+  AttentionProblem p = a.block_table.address ? checkedPaged(a, stream)
               : a.cu_seqlens_q.address ? checkedPacked(a, stream)
                                        : checkedDense(a, stream);
   if (a.cache_seqlens.address && !a.block_table.address)

@@ -14,7 +14,7 @@ constexpr int kMaxSplits = 128;
 
 /// A view's sizes and strides in [batch, seq, heads, D] order (a paged
 /// cache's: [page, position in the page, heads, D]).
-struct Canonical {
+struct AttentionView {
   int64_t sizes[4] = {};
   int64_t strides[4] = {};
 };
@@ -22,9 +22,9 @@ struct Canonical {
 /// A call's sizes, its views in [batch, seq, heads, D] order, its scale.
 /// A packed batch's seqQ and seqK are its longest sequences, a paged
 /// cache's seqK its longest.
-struct Problem {
+struct AttentionProblem {
   int64_t batch = 0, seqQ = 0, seqK = 0, headsQ = 0, headsKV = 0, D = 0;
-  Canonical q, k, v, out;
+  AttentionView q, k, v, out;
   std::vector<int64_t> lseStrides; ///< batch, head, sequence
   int64_t pageSize = 0, pages = 0, maxPages = 0; ///< (paged) keys a page holds, the cache's pages, a table row's
   double scale = 1;
@@ -33,6 +33,6 @@ struct Problem {
 /// Checks every argument of `a` (reading a packed batch's cu_seqlens and a
 /// paged cache's cache_seqlens and block table to the host) and returns its
 /// sizes; throws kiln::Error with the reason otherwise.
-Problem checked_attention(const AttentionArgs &a, const Stream &stream);
+AttentionProblem checked_attention(const AttentionArgs &a, const Stream &stream);
 
 } // namespace kiln::ops

@@ -22,7 +22,7 @@ namespace kiln::ops {
 namespace {
 
 /// The rows a program column has at most: a head's queries, or a group's.
-int64_t rowsOfProblem(const Problem &p) {
+int64_t rowsOfProblem(const AttentionProblem &p) {
   return p.seqQ * std::max<int64_t>(p.headsQ / std::max<int64_t>(p.headsKV, 1), 1);
 }
 
@@ -35,7 +35,7 @@ bool tunable(const AttentionArgs &a) {
 
 } // namespace
 
-ConfigSpace attention_space(const AttentionArgs &a, const Problem &p, const std::string &arch) {
+ConfigSpace attention_space(const AttentionArgs &a, const AttentionProblem &p, const std::string &arch) {
   const int64_t blockD = std::max<int64_t>(16, next_pow2(p.D));
   const int64_t elementBytes = size_in_bytes(a.q.dtype);
   // Hopper's 227 KiB of shared memory a block, Ampere's 163 KiB.
@@ -73,7 +73,7 @@ ConfigSpace attention_space(const AttentionArgs &a, const Problem &p, const std:
 autotune::Task attention_tuning_task(const AttentionArgs &args, const Stream &stream, const std::string &target) {
   if (!tunable(args))
     throw Error("attention: tuning runs every tile on the same tensors, so out and lse must not overlap q, k or v");
-  const Problem p = checked_attention(args, stream);
+  const AttentionProblem p = checked_attention(args, stream);
   const std::string arch = !target.empty() ? target : target_of(stream);
   autotune::Task task;
   task.op = "attention";
@@ -111,7 +111,7 @@ autotune::Task attention_tuning_task(const AttentionArgs &args, const Stream &st
   return task;
 }
 
-Config chosen_attention_config(const AttentionArgs &a, const Problem &p, const Stream &stream) {
+Config chosen_attention_config(const AttentionArgs &a, const AttentionProblem &p, const Stream &stream) {
   return chosen_config(
       "attention", attention_problem_key(a, p), stream, tunable(a),
       [&] { return attention_space(a, p, target_of(stream)); }, [&] { return attention_tuning_task(a, stream); });

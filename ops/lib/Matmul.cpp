@@ -32,8 +32,6 @@ namespace {
 
 /// The most K chunks split-K makes (each adds an f32 plane of out's size).
 constexpr int64_t kMaxSplits = 64;
-/// What every workspace allocation's address is a multiple of.
-constexpr uint64_t kWorkspaceAlignment = 256;
 
 /// Whether the epilogue multiplies by alpha: a kernel for alpha 1 has no
 /// alpha (a structure, and a plan, of its own).
