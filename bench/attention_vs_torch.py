@@ -1,10 +1,8 @@
 """Kiln's attention op against PyTorch's scaled_dot_product_attention on its
 cuDNN and FlashAttention backends, side by side in one process with one
 timer: Kiln through libkiln_ops.so's C ABI (ctypes, DLPack), both peers on
-the same [batch, heads, seq, D] bf16 tensors, each timed by
-triton.testing.do_bench (CUDA events, L2 flushed before every run, median).
-Rounds alternate the three; the reported time is the median of the rounds'
-medians. Kiln's output and log-sum-exp are checked against float64 first.
+the same [batch, heads, seq, D] bf16 tensors, timed in alternating rounds
+(bench/peer_run.py). Kiln's output and log-sum-exp are checked against float64 first.
 TFLOP/s are counted as FlashAttention counts them: 4 * B * H * N_q * N_k * D,
 half of it for causal attention.
 
@@ -16,25 +14,16 @@ device-to-device copy and SDPA on the same cache stored dense.
 Writes bench/results-style records (Kiln / peer for each peer) and prints a
 table. `filter` (a substring) runs only the workloads whose names hold it.
 """
-import datetime
 import json
-import os
-import statistics
 import sys
 
 import torch
 from torch.nn.attention import SDPBackend, sdpa_kernel
-from triton.testing import do_bench
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "ops", "python"))
-import kiln_ops  # noqa: E402
+from peer_run import ROUNDS, PeerRun, kiln_ops, median_times
 
-ops = kiln_ops.load(sys.argv[1])
-out_path, command = sys.argv[2], sys.argv[3]
-only = sys.argv[4] if len(sys.argv) > 4 else ""
-ROUNDS = 3
-device = torch.cuda.get_device_name()
-date = datetime.date.today().isoformat()
+setup = PeerRun(sys.argv)
+ops, out_path, command, only, device, date = setup.ops, setup.out_path, setup.command, setup.only, setup.device, setup.date
 torch.manual_seed(0)
 PEERS = {"cuDNN": SDPBackend.CUDNN_ATTENTION, "FlashAttention (SDPA)": SDPBackend.FLASH_ATTENTION}
 
@@ -106,12 +95,8 @@ for batch, heads, kv_heads, n, D, causal, layout in cases():
             runners[peer] = run
         except RuntimeError as e:  # a backend that does not take this shape
             print(f"{name}: {peer} unavailable ({str(e).splitlines()[0]})")
-    times = {label: [] for label in runners}
-    for _ in range(ROUNDS):
-        for label, fn in runners.items():
-            times[label].append(do_bench(fn, warmup=25, rep=200, return_mode="median"))
     flops = 4 * batch * heads * n * n * D / (2 if causal else 1)
-    tflops = {label: flops / statistics.median(ms) / 1e9 for label, ms in times.items()}
+    tflops = {label: flops / ms / 1e9 for label, ms in median_times(runners).items()}
     for peer in runners:
         if peer != "kiln":
             records.append(dict(workload=f"ops {name}", metric="TFLOP/s", kiln=tflops["kiln"], peer=peer,
@@ -144,7 +129,7 @@ if only in packed_name and dense:
     torch.cuda.synchronize()
     last = slice(tokens - lengths[-1], tokens)  # the last sequence against float64
     check(packed_name, *(t[last].transpose(0, 1)[None] for t in (q, k, v, out)), lse[:, last][None], False)
-    ms = statistics.median(do_bench(packed, warmup=25, rep=200, return_mode="median") for _ in range(ROUNDS))
+    ms = median_times({"kiln": packed})["kiln"]
     flops = sum(4 * 32 * n * n * 128 for n in lengths)
     tflops = flops / ms / 1e9
     records.append(dict(workload=f"ops {packed_name}", metric="TFLOP/s", kiln=tflops,
@@ -207,11 +192,7 @@ for batch, heads, kv_heads, n in decode_cases():
 
     runners = {"kiln": kiln_unchecked, "kiln checked": kiln_checked, "copy": lambda: target.copy_(source),
                "SDPA dense": sdpa}
-    times = {label: [] for label in runners}
-    for _ in range(ROUNDS):
-        for label, fn in runners.items():
-            times[label].append(do_bench(fn, warmup=25, rep=200, return_mode="median"))
-    ms = {label: statistics.median(t) for label, t in times.items()}
+    ms = median_times(runners)
     rate = {label: kv_bytes / ms[label] / 1e6 for label in ("kiln", "kiln checked", "SDPA dense")}  # GB/s
     copy_rate = 2 * (kv_bytes // 2) * 2 / ms["copy"] / 1e6  # read + written
     for label in ("kiln", "kiln checked"):

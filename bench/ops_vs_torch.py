@@ -1,10 +1,7 @@
 """Kiln's ops library against PyTorch, side by side in one process with one
 timer: each workload of issue 6 runs through libkiln_ops.so's C ABI (ctypes,
 DLPack), torch.compile, eager PyTorch and a device-to-device copy of the
-same bytes, each timed by triton.testing.do_bench (CUDA events, L2 flushed
-before every run, median). Rounds alternate the four so that drift in clocks
-or temperature hits all of them alike; the reported time is the median of
-the rounds' medians. Every Kiln output is checked against float64 PyTorch
+same bytes, timed in alternating rounds (bench/peer_run.py). Every Kiln output is checked against float64 PyTorch
 before it is timed.
 
     python3 bench/ops_vs_torch.py path/to/libkiln_ops.so records.json "command" [filter]
@@ -12,24 +9,15 @@ before it is timed.
 Writes bench/results-style records (Kiln / peer for each peer) and prints a
 table. `filter` (a substring) runs only the workloads whose names hold it.
 """
-import datetime
 import json
-import os
-import statistics
 import sys
 
 import torch
-from triton.testing import do_bench
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "ops", "python"))
-import kiln_ops  # noqa: E402
+from peer_run import ROUNDS, PeerRun, median_times
 
-ops = kiln_ops.load(sys.argv[1])
-out_path, command = sys.argv[2], sys.argv[3]
-only = sys.argv[4] if len(sys.argv) > 4 else ""
-ROUNDS = 3
-device = torch.cuda.get_device_name()
-date = datetime.date.today().isoformat()
+setup = PeerRun(sys.argv)
+ops, out_path, command, only, device, date = setup.ops, setup.out_path, setup.command, setup.only, setup.device, setup.date
 names = {torch.bfloat16: "bf16", torch.float32: "f32"}
 TOLERANCE = {torch.float32: 2e-5, torch.bfloat16: 1.6e-2}
 torch.manual_seed(0)
@@ -94,11 +82,7 @@ for name, nbytes, x, y, kiln, torch_fn, reference in workloads():
     copy_to = torch.empty_like(x)
     runners = {"kiln": kiln, "torch.compile": lambda: compiled(x), "torch eager": lambda: torch_fn(x),
                "copy (torch copy_)": lambda: copy_to.copy_(x)}
-    times = {k: [] for k in runners}
-    for _ in range(ROUNDS):
-        for label, fn in runners.items():
-            times[label].append(do_bench(fn, warmup=25, rep=200, return_mode="median"))
-    tbps = {label: nbytes / statistics.median(ms) / 1e9 for label, ms in times.items()}
+    tbps = {label: nbytes / ms / 1e9 for label, ms in median_times(runners).items()}
     for peer in ("torch.compile", "torch eager", "copy (torch copy_)"):
         records.append(dict(workload=f"ops {name}", metric="TB/s", kiln=tbps["kiln"], peer=peer,
                             peer_value=tbps[peer], ratio=tbps["kiln"] / tbps[peer], device=device, date=date,
