@@ -1,5 +1,6 @@
-// A dense attention call's output and log-sum-exp in double precision, for
-// the interpreter's and the GPU's tests of the attention op.
+// An attention call's output and log-sum-exp in double precision, for the
+// interpreter's and the GPU's tests of the attention op: dense calls, and
+// (through accessors) packed batches and paged caches.
 #pragma once
 
 #include "tests/common/OpsTestSupport.h"
@@ -8,14 +9,17 @@
 
 #include <algorithm>
 #include <cmath>
+#include <functional>
 #include <limits>
 #include <map>
 #include <tuple>
+#include <utility>
 #include <vector>
 
 namespace kiln::testing {
 
-/// A dense call's sizes and variants, q, k and v laid out in `layout`.
+/// A call's sizes and variants; for a dense call, q, k and v laid out in
+/// `layout` with seqQ and seqK tokens.
 struct DenseAttention {
   ops::AttentionLayout layout = ops::AttentionLayout::bshd;
   ops::AttentionMask mask = ops::AttentionMask::none;
@@ -33,9 +37,9 @@ struct DenseAttention {
   std::vector<int64_t> at(int64_t b, int64_t s, int64_t h, int64_t d) const {
     return layout == ops::AttentionLayout::bshd ? std::vector<int64_t>{b, s, h, d} : std::vector<int64_t>{b, h, s, d};
   }
-  /// Whether query i sees key j.
-  bool visible(int64_t i, int64_t j) const {
-    const int64_t diagonal = i + (mask == ops::AttentionMask::causal_top_left ? 0 : seqK - seqQ);
+  /// Whether query i sees key j in a sequence of `queries` queries and `keys` keys.
+  bool visible(int64_t i, int64_t j, int64_t queries, int64_t keys) const {
+    const int64_t diagonal = i + (mask == ops::AttentionMask::causal_top_left ? 0 : keys - queries);
     if (mask != ops::AttentionMask::none && j > diagonal)
       return false;
     if (windowLeft >= 0 && j < diagonal - windowLeft)
@@ -44,29 +48,45 @@ struct DenseAttention {
   }
 };
 
-/// out and lse of `p` on q, k and v, row by row (each row's weights kept).
+/// out and lse row by row (each row's weights kept).
 class AttentionReference {
 public:
-  AttentionReference(const DenseAttention &p, const HostTensor &q, const HostTensor &k, const HostTensor &v)
-      : p_(p), q_(q), k_(k), v_(v) {}
+  /// An element of q, k or v: (sequence, token in it, head, d).
+  using Element = std::function<double(int64_t, int64_t, int64_t, int64_t)>;
+  /// A sequence's numbers of queries and keys.
+  using Lengths = std::function<std::pair<int64_t, int64_t>(int64_t)>;
 
-  /// out at an index of out (the layout's order).
-  double out(const std::vector<int64_t> &x) {
-    const bool bshd = p_.layout == ops::AttentionLayout::bshd;
-    const int64_t b = x[0], i = bshd ? x[1] : x[2], h = bshd ? x[2] : x[1], d = x[3];
+  AttentionReference(const DenseAttention &p, Lengths lengths, Element q, Element k, Element v)
+      : p_(p), lengths_(std::move(lengths)), q_(std::move(q)), k_(std::move(k)), v_(std::move(v)) {}
+  /// A dense call on q, k and v laid out as `p` says.
+  AttentionReference(const DenseAttention &p, const HostTensor &q, const HostTensor &k, const HostTensor &v)
+      : AttentionReference(
+            p, [p](int64_t) { return std::pair{p.seqQ, p.seqK}; },
+            [p, &q](int64_t b, int64_t s, int64_t h, int64_t d) { return q.at(p.at(b, s, h, d)); },
+            [p, &k](int64_t b, int64_t s, int64_t h, int64_t d) { return k.at(p.at(b, s, h, d)); },
+            [p, &v](int64_t b, int64_t s, int64_t h, int64_t d) { return v.at(p.at(b, s, h, d)); }) {}
+
+  /// Query i of head h of sequence b, element d.
+  double out(int64_t b, int64_t i, int64_t h, int64_t d) {
     const Row &r = row(b, i, h);
     if (r.total == 0)
       return 0;
     double o = 0;
-    for (int64_t j = 0; j < p_.seqK; ++j)
-      o += r.weights[j] * v_.at(p_.at(b, j, h / group(), d));
+    for (size_t j = 0; j < r.weights.size(); ++j)
+      o += r.weights[j] * v_(b, static_cast<int64_t>(j), h / group(), d);
     return o / r.total;
   }
-  /// lse at an index [batch, head, query]: -inf for a row that sees no key.
-  double lse(const std::vector<int64_t> &x) {
-    const Row &r = row(x[0], x[2], x[1]);
+  /// -inf for a row that sees no key.
+  double lse(int64_t b, int64_t h, int64_t i) {
+    const Row &r = row(b, i, h);
     return r.total == 0 ? -std::numeric_limits<double>::infinity() : r.top + std::log(r.total);
   }
+  /// A dense call's out at an index in the layout's order, and lse at [batch, head, query].
+  double out(const std::vector<int64_t> &x) {
+    const bool bshd = p_.layout == ops::AttentionLayout::bshd;
+    return out(x[0], bshd ? x[1] : x[2], bshd ? x[2] : x[1], x[3]);
+  }
+  double lse(const std::vector<int64_t> &x) { return lse(x[0], x[1], x[2]); }
 
 private:
   struct Row {
@@ -81,14 +101,15 @@ private:
     Row &r = it->second;
     if (!added)
       return r;
+    const auto [queries, keys] = lengths_(b);
     const double scale = p_.scale != 0 ? p_.scale : 1.0 / std::sqrt(static_cast<double>(p_.D));
-    r.weights.assign(p_.seqK, -std::numeric_limits<double>::infinity());
-    for (int64_t j = 0; j < p_.seqK; ++j) {
-      if (!p_.visible(i, j))
+    r.weights.assign(keys, -std::numeric_limits<double>::infinity());
+    for (int64_t j = 0; j < keys; ++j) {
+      if (!p_.visible(i, j, queries, keys))
         continue;
       double s = 0;
       for (int64_t d = 0; d < p_.D; ++d)
-        s += q_.at(p_.at(b, i, h, d)) * k_.at(p_.at(b, j, h / group(), d));
+        s += q_(b, i, h, d) * k_(b, j, h / group(), d);
       r.weights[j] = p_.softcap > 0 ? p_.softcap * std::tanh(s * scale / p_.softcap) : s * scale;
       r.top = std::max(r.top, r.weights[j]);
     }
@@ -100,7 +121,8 @@ private:
   }
 
   DenseAttention p_;
-  const HostTensor &q_, &k_, &v_;
+  Lengths lengths_;
+  Element q_, k_, v_;
   std::map<std::tuple<int64_t, int64_t, int64_t>, Row> rows_;
 };
 

@@ -250,43 +250,28 @@ void expectPacked(const std::vector<int32_t> &lengthsQ, const std::vector<int32_
   args.cu_seqlens_q = TensorView::of_host(cuQ.data(), {static_cast<int64_t>(cuQ.size())});
   args.cu_seqlens_k = TensorView::of_host(cuK.data(), {static_cast<int64_t>(cuK.size())});
   attention(args, cpu(), small());
-  // (token, head) -> the row's weights over its sequence's keys.
-  auto row = [&](int64_t token, int64_t h, std::vector<double> &w, int64_t &firstKey) {
+  kiln::testing::DenseAttention variants;
+  variants.mask = mask, variants.windowLeft = windowLeft, variants.headsQ = HQ, variants.headsKV = HKV, variants.D = D;
+  kiln::testing::AttentionReference reference(
+      variants, [&](int64_t b) { return std::pair<int64_t, int64_t>{lengthsQ[b], lengthsK[b]}; },
+      [&](int64_t b, int64_t i, int64_t h, int64_t d) { return q.at({cuQ[b] + i, h, d}); },
+      [&](int64_t b, int64_t j, int64_t h, int64_t d) { return k.at({cuK[b] + j, h, d}); },
+      [&](int64_t b, int64_t j, int64_t h, int64_t d) { return v.at({cuK[b] + j, h, d}); });
+  // A token's sequence and place in it.
+  auto place = [&](int64_t token) {
     const int64_t b = std::upper_bound(cuQ.begin(), cuQ.end(), static_cast<int32_t>(token)) - cuQ.begin() - 1;
-    const int64_t i = token - cuQ[b], seqQ = lengthsQ[b], seqK = lengthsK[b];
-    firstKey = cuK[b];
-    const int64_t diagonal = i + (mask == AttentionMask::causal_top_left ? 0 : seqK - seqQ);
-    w.assign(seqK, 0);
-    double top = -INFINITY, total = 0;
-    for (int64_t j = 0; j < seqK; ++j) {
-      bool seen = (mask == AttentionMask::none || j <= diagonal) && (windowLeft < 0 || j >= diagonal - windowLeft);
-      double s = 0;
-      for (int64_t d = 0; d < D && seen; ++d)
-        s += q.at({token, h, d}) * k.at({firstKey + j, h / (HQ / HKV), d});
-      w[j] = seen ? s / std::sqrt(double(D)) : -INFINITY;
-      top = std::max(top, w[j]);
-    }
-    for (double &x : w) {
-      x = std::isinf(x) ? 0 : std::exp(x - top);
-      total += x;
-    }
-    return std::pair{top, total};
+    return std::pair<int64_t, int64_t>{b, token - cuQ[b]};
   };
-  std::vector<double> w;
-  int64_t firstKey = 0;
   out.expect_near(
       [&](const std::vector<int64_t> &x) {
-        auto [top, total] = row(x[0], x[1], w, firstKey);
-        double o = 0;
-        for (size_t j = 0; j < w.size(); ++j)
-          o += w[j] * v.at({firstKey + static_cast<int64_t>(j), x[1] / (HQ / HKV), x[2]});
-        return total == 0 ? 0.0 : o / total;
+        auto [b, i] = place(x[0]);
+        return reference.out(b, i, x[1], x[2]);
       },
       2e-2);
   lse.expect_near(
       [&](const std::vector<int64_t> &x) {
-        auto [top, total] = row(x[1], x[0], w, firstKey);
-        return total == 0 ? -INFINITY : top + std::log(total);
+        auto [b, i] = place(x[1]);
+        return reference.lse(b, x[0], i);
       },
       1e-4);
 }
@@ -413,46 +398,25 @@ void expectPaged(const std::vector<int32_t> &lengths, int64_t pageSize, int64_t 
   args.cache_seqlens = TensorView::of_host(seqlens.data(), {B});
   args.num_splits = numSplits;
   attention(args, cpu(), config);
+  // Key j of sequence b: its page and place in the page.
   auto key = [&](int64_t b, int64_t j) {
     return std::pair<int64_t, int64_t>{table[b * maxPages + j / pageSize], j % pageSize};
   };
-  auto row = [&](int64_t b, int64_t i, int64_t h, std::vector<double> &w) {
-    const int64_t seqK = lengths[b], diagonal = i + (mask == AttentionMask::causal_top_left ? 0 : seqK - seqQ);
-    w.assign(seqK, 0);
-    double top = -INFINITY, total = 0;
-    for (int64_t j = 0; j < seqK; ++j) {
-      bool seen = (mask == AttentionMask::none || j <= diagonal) && (windowLeft < 0 || j >= diagonal - windowLeft);
-      auto [page, slot] = key(b, j);
-      double s = 0;
-      for (int64_t d = 0; d < D && seen; ++d)
-        s += q.at({b, i, h, d}) * k.at({page, slot, h / (HQ / HKV), d});
-      w[j] = seen ? s / std::sqrt(double(D)) : -INFINITY;
-      top = std::max(top, w[j]);
-    }
-    for (double &x : w) {
-      x = std::isinf(x) ? 0 : std::exp(x - top);
-      total += x;
-    }
-    return std::pair{top, total};
-  };
-  std::vector<double> w;
-  out.expect_near(
-      [&](const std::vector<int64_t> &x) {
-        auto [top, total] = row(x[0], x[1], x[2], w);
-        double o = 0;
-        for (size_t j = 0; j < w.size(); ++j) {
-          auto [page, slot] = key(x[0], static_cast<int64_t>(j));
-          o += w[j] * v.at({page, slot, x[2] / (HQ / HKV), x[3]});
-        }
-        return total == 0 ? 0.0 : o / total;
+  kiln::testing::DenseAttention variants;
+  variants.mask = mask, variants.windowLeft = windowLeft, variants.headsQ = HQ, variants.headsKV = HKV, variants.D = D;
+  kiln::testing::AttentionReference reference(
+      variants, [&](int64_t b) { return std::pair<int64_t, int64_t>{seqQ, lengths[b]}; },
+      [&](int64_t b, int64_t i, int64_t h, int64_t d) { return q.at({b, i, h, d}); },
+      [&](int64_t b, int64_t j, int64_t h, int64_t d) {
+        auto [page, slot] = key(b, j);
+        return k.at({page, slot, h, d});
       },
-      2e-2);
-  lse.expect_near(
-      [&](const std::vector<int64_t> &x) {
-        auto [top, total] = row(x[0], x[2], x[1], w);
-        return total == 0 ? -INFINITY : top + std::log(total);
-      },
-      1e-4);
+      [&](int64_t b, int64_t j, int64_t h, int64_t d) {
+        auto [page, slot] = key(b, j);
+        return v.at({page, slot, h, d});
+      });
+  out.expect_near([&](const std::vector<int64_t> &x) { return reference.out(x[0], x[1], x[2], x[3]); }, 2e-2);
+  lse.expect_near([&](const std::vector<int64_t> &x) { return reference.lse(x[0], x[1], x[2]); }, 1e-4);
 }
 
 TEST(OpsAttention, PagedCachesFromTheirBlockTables) {
