@@ -167,6 +167,50 @@ std::vector<std::string> splitExpressions(const char *text) {
   return parts;
 }
 
+/// What kiln_attention's options ask, their tensors' views included.
+/// Fields past the caller's struct_size keep their defaults.
+AttentionArgs attentionOptions(const kiln_attention_options &options, DeviceOf &devices) {
+  if (options.struct_size < static_cast<int64_t>(sizeof(int64_t)))
+    throw InvalidArgument("kiln_attention: options->struct_size is " + std::to_string(options.struct_size) +
+                          "; set it to sizeof(kiln_attention_options)");
+  auto covers = [&](size_t end) { return options.struct_size >= static_cast<int64_t>(end); };
+  AttentionArgs args;
+  if (covers(offsetof(kiln_attention_options, layout) + sizeof(int))) {
+    if (options.layout != KILN_ATTENTION_LAYOUT_BSHD && options.layout != KILN_ATTENTION_LAYOUT_BHSD)
+      throw InvalidArgument("kiln_attention: unknown layout " + std::to_string(options.layout));
+    args.layout = options.layout == KILN_ATTENTION_LAYOUT_BSHD ? AttentionLayout::bshd : AttentionLayout::bhsd;
+  }
+  if (covers(offsetof(kiln_attention_options, mask) + sizeof(int))) {
+    if (options.mask < KILN_ATTENTION_MASK_NONE || options.mask > KILN_ATTENTION_MASK_CAUSAL_BOTTOM_RIGHT)
+      throw InvalidArgument("kiln_attention: unknown mask " + std::to_string(options.mask));
+    static_assert(static_cast<int>(AttentionMask::causal_bottom_right) == KILN_ATTENTION_MASK_CAUSAL_BOTTOM_RIGHT &&
+                  static_cast<int>(AttentionMask::causal_top_left) == KILN_ATTENTION_MASK_CAUSAL_TOP_LEFT);
+    args.mask = static_cast<AttentionMask>(options.mask);
+  }
+  if (covers(offsetof(kiln_attention_options, scale) + sizeof(double)))
+    args.scale = options.scale;
+  if (covers(offsetof(kiln_attention_options, window_right) + sizeof(int64_t)) && options.has_window) {
+    args.window_left = options.window_left;
+    args.window_right = options.window_right;
+  }
+  if (covers(offsetof(kiln_attention_options, softcap) + sizeof(double)))
+    args.softcap = options.softcap;
+  if (covers(offsetof(kiln_attention_options, cu_seqlens_k) + sizeof(void *)) &&
+      (options.cu_seqlens_q || options.cu_seqlens_k)) {
+    args.cu_seqlens_q = viewOf(options.cu_seqlens_q, "cu_seqlens_q", devices);
+    args.cu_seqlens_k = viewOf(options.cu_seqlens_k, "cu_seqlens_k", devices);
+  }
+  if (covers(offsetof(kiln_attention_options, cache_seqlens) + sizeof(void *))) {
+    args.block_table = optionalView(options.block_table, "block_table", devices);
+    args.cache_seqlens = optionalView(options.cache_seqlens, "cache_seqlens", devices);
+  }
+  if (covers(offsetof(kiln_attention_options, num_splits) + sizeof(int)))
+    args.num_splits = options.num_splits;
+  if (covers(offsetof(kiln_attention_options, unchecked_indices) + sizeof(int)))
+    args.check_indices = options.unchecked_indices == 0;
+  return args;
+}
+
 } // namespace
 } // namespace kiln::ops
 
@@ -296,49 +340,8 @@ int kiln_matmul(const DLTensor *a, const DLTensor *b, const DLTensor *bias, cons
 int kiln_attention(const DLTensor *q, const DLTensor *k, const DLTensor *v, const DLTensor *out, const DLTensor *lse,
                    const kiln_attention_options *options, void *stream) {
   return guarded([&] {
-    AttentionArgs args;
-    if (options) {
-      // Fields past the caller's struct_size keep their defaults.
-      auto covers = [&](size_t end) { return options->struct_size >= static_cast<int64_t>(end); };
-      if (options->struct_size < static_cast<int64_t>(sizeof(int64_t)))
-        throw InvalidArgument("kiln_attention: options->struct_size is " + std::to_string(options->struct_size) +
-                              "; set it to sizeof(kiln_attention_options)");
-      if (covers(offsetof(kiln_attention_options, layout) + sizeof(int))) {
-        if (options->layout != KILN_ATTENTION_LAYOUT_BSHD && options->layout != KILN_ATTENTION_LAYOUT_BHSD)
-          throw InvalidArgument("kiln_attention: unknown layout " + std::to_string(options->layout));
-        args.layout = options->layout == KILN_ATTENTION_LAYOUT_BSHD ? AttentionLayout::bshd : AttentionLayout::bhsd;
-      }
-      if (covers(offsetof(kiln_attention_options, mask) + sizeof(int))) {
-        if (options->mask < KILN_ATTENTION_MASK_NONE || options->mask > KILN_ATTENTION_MASK_CAUSAL_BOTTOM_RIGHT)
-          throw InvalidArgument("kiln_attention: unknown mask " + std::to_string(options->mask));
-        static_assert(static_cast<int>(AttentionMask::causal_bottom_right) == KILN_ATTENTION_MASK_CAUSAL_BOTTOM_RIGHT &&
-                      static_cast<int>(AttentionMask::causal_top_left) == KILN_ATTENTION_MASK_CAUSAL_TOP_LEFT);
-        args.mask = static_cast<AttentionMask>(options->mask);
-      }
-      if (covers(offsetof(kiln_attention_options, scale) + sizeof(double)))
-        args.scale = options->scale;
-      if (covers(offsetof(kiln_attention_options, window_right) + sizeof(int64_t)) && options->has_window) {
-        args.window_left = options->window_left;
-        args.window_right = options->window_right;
-      }
-      if (covers(offsetof(kiln_attention_options, softcap) + sizeof(double)))
-        args.softcap = options->softcap;
-    }
-    auto covers = [&](size_t end) { return options && options->struct_size >= static_cast<int64_t>(end); };
     DeviceOf devices;
-    if (covers(offsetof(kiln_attention_options, cu_seqlens_k) + sizeof(void *)) &&
-        (options->cu_seqlens_q || options->cu_seqlens_k)) {
-      args.cu_seqlens_q = viewOf(options->cu_seqlens_q, "cu_seqlens_q", devices);
-      args.cu_seqlens_k = viewOf(options->cu_seqlens_k, "cu_seqlens_k", devices);
-    }
-    if (covers(offsetof(kiln_attention_options, cache_seqlens) + sizeof(void *))) {
-      args.block_table = optionalView(options->block_table, "block_table", devices);
-      args.cache_seqlens = optionalView(options->cache_seqlens, "cache_seqlens", devices);
-    }
-    if (covers(offsetof(kiln_attention_options, num_splits) + sizeof(int)))
-      args.num_splits = options->num_splits;
-    if (covers(offsetof(kiln_attention_options, unchecked_indices) + sizeof(int)))
-      args.check_indices = options->unchecked_indices == 0;
+    AttentionArgs args = options ? attentionOptions(*options, devices) : AttentionArgs{};
     args.q = viewOf(q, "q", devices);
     args.k = viewOf(k, "k", devices);
     args.v = viewOf(v, "v", devices);
