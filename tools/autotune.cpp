@@ -138,6 +138,44 @@ private:
   uint64_t nextPlaceholder_ = uint64_t(1) << 40;
 };
 
+/// An attention problem as the command line gives it.
+struct AttentionShape {
+  int64_t batch, heads, kvHeads, seq, keys, headDim, pageSize; ///< pageSize 0: dense
+  bool causal;
+};
+
+/// Dense: q, k, v and out [batch, heads, seq, D] (PyTorch's layout), the
+/// mask top-left. Paged: q and out [batch, seq, heads, D], k and v a cache
+/// of `keys` keys a sequence in pages ([pages, page, heads, D]) in a
+/// shuffled order, the mask bottom-right (decoding's and chunked
+/// prefill's).
+ops::AttentionArgs attentionArgs(Operands &operands, DType dtype, const AttentionShape &a) {
+  ops::AttentionArgs args;
+  const bool paged = a.pageSize > 0;
+  const std::vector<int64_t> rows = paged ? std::vector<int64_t>{a.batch, a.seq, a.heads, a.headDim}
+                                          : std::vector<int64_t>{a.batch, a.heads, a.seq, a.headDim};
+  std::vector<int64_t> cache{a.batch, a.kvHeads, a.keys, a.headDim};
+  if (paged) {
+    const int64_t perSequence = cdiv(a.keys, a.pageSize);
+    std::vector<int32_t> table(a.batch * perSequence), lengths(a.batch, static_cast<int32_t>(a.keys));
+    std::iota(table.begin(), table.end(), 0);
+    std::shuffle(table.begin(), table.end(), std::mt19937(5));
+    cache = {a.batch * perSequence, a.pageSize, a.kvHeads, a.headDim};
+    args.block_table = operands.indices(table, {a.batch, perSequence});
+    args.cache_seqlens = operands.indices(lengths, {a.batch});
+    args.check_indices = false; // (made here; a dry run has none to read)
+  }
+  args.q = operands.make(dtype, rows, 1, true);
+  args.k = operands.make(dtype, cache, 2, true);
+  args.v = operands.make(dtype, cache, 3, true);
+  args.out = operands.make(dtype, rows, 4, false);
+  args.layout = paged ? ops::AttentionLayout::bshd : ops::AttentionLayout::bhsd;
+  args.mask = !a.causal ? ops::AttentionMask::none
+              : paged   ? ops::AttentionMask::causal_bottom_right
+                        : ops::AttentionMask::causal_top_left;
+  return args;
+}
+
 /// How many configs a dry run compiled.
 int compiledCount(const autotune::Report &report) {
   return static_cast<int>(std::count_if(report.configs.begin(), report.configs.end(),
@@ -299,35 +337,11 @@ int main(int argc, char **argv) {
     Operands operands(device, dryRun);
     autotune::Task task;
     const std::string target = gpu ? target_for(device) : arch;
-    if (isAttention && pageSize) {
-      // A paged cache ([pages, page, heads, D]) of `keys` keys a sequence,
-      // its pages in a shuffled order; q and out [batch, seq, heads, D].
-      ops::AttentionArgs aargs;
-      const int64_t kv = kvHeads ? kvHeads : heads, keys = seqK ? seqK : seq, perSequence = cdiv(keys, pageSize);
-      std::vector<int32_t> table(batch * perSequence), lengths(batch, static_cast<int32_t>(keys));
-      std::iota(table.begin(), table.end(), 0);
-      std::shuffle(table.begin(), table.end(), std::mt19937(5));
-      aargs.q = operands.make(dtype, {batch, seq, heads, headDim}, 1, true);
-      aargs.k = operands.make(dtype, {batch * perSequence, pageSize, kv, headDim}, 2, true);
-      aargs.v = operands.make(dtype, {batch * perSequence, pageSize, kv, headDim}, 3, true);
-      aargs.out = operands.make(dtype, {batch, seq, heads, headDim}, 4, false);
-      aargs.block_table = operands.indices(table, {batch, perSequence});
-      aargs.cache_seqlens = operands.indices(lengths, {batch});
-      aargs.check_indices = false; // (made here; a dry run has none to read)
-      aargs.mask = causal ? ops::AttentionMask::causal_bottom_right : ops::AttentionMask::none;
-      task = ops::attention_tuning_task(aargs, stream, target);
-    } else if (isAttention) {
-      // Dense [batch, heads, seq, D] tensors, PyTorch's layout.
-      ops::AttentionArgs aargs;
-      const int64_t kv = kvHeads ? kvHeads : heads, keys = seqK ? seqK : seq;
-      aargs.q = operands.make(dtype, {batch, heads, seq, headDim}, 1, true);
-      aargs.k = operands.make(dtype, {batch, kv, keys, headDim}, 2, true);
-      aargs.v = operands.make(dtype, {batch, kv, keys, headDim}, 3, true);
-      aargs.out = operands.make(dtype, {batch, heads, seq, headDim}, 4, false);
-      aargs.layout = ops::AttentionLayout::bhsd;
-      aargs.mask = causal ? ops::AttentionMask::causal_top_left : ops::AttentionMask::none;
-      task = ops::attention_tuning_task(aargs, stream, target);
-    } else if (isMatmul) {
+    if (isAttention) {
+      task = ops::attention_tuning_task(
+          attentionArgs(operands, dtype, {batch, heads, kvHeads ? kvHeads : heads, seq, seqK ? seqK : seq, headDim,
+                                          pageSize, causal}),
+          stream, target);    } else if (isMatmul) {
       ops::MatmulArgs margs;
       margs.a = operands.make(dtype, {m, k}, 1, true);
       margs.b = operands.make(dtype, {k, n}, 2, true);
