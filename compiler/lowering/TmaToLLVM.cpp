@@ -15,7 +15,10 @@
 // `kgpu.producer` becomes "if this is the producer: give registers up
 // (setmaxnreg.dec), its first thread runs the region, then it exits; else
 // take them (setmaxnreg.inc)", and the consumers hand ring slots back with
-// one arrival per warp (`mbarrier.arrive`).
+// one arrival per warp (`mbarrier.arrive`). Its consumer warpgroups take
+// turns on the tensor cores through named barriers: warpgroup w waits on
+// barrier `first + w` (`bar.sync`, the two warpgroups' threads) and passes
+// the turn on with `bar.arrive` on the next one's.
 //
 // In a thread-block cluster, a copy shared by the cluster's programs is
 // split by rows: each program's producer copies its part into the same slot
@@ -76,6 +79,52 @@ struct BarrierLowering : KilnPattern<gpu::BarrierOp> {
   using KilnPattern::KilnPattern;
   LogicalResult matchAndRewrite(gpu::BarrierOp op, OpAdaptor, ConversionPatternRewriter &rewriter) const override {
     barrier(rewriter, op.getLoc());
+    rewriter.eraseOp(op);
+    return success();
+  }
+};
+
+/// The consumer warpgroup the thread belongs to (i32), and how many there are.
+std::pair<Value, int> consumerWarpgroup(OpBuilder &b, Location loc, Operation *op) {
+  const int warpgroups = std::max(1, gpu::getNumWarps(op->getParentOfType<ModuleOp>()) / 4);
+  Value tid = NVVM::ThreadIdXOp::create(b, loc, b.getI32Type());
+  return {LLVM::UDivOp::create(b, loc, tid, i32Const(b, loc, 128)), warpgroups};
+}
+
+struct WaitTurnLowering : KilnPattern<gpu::WaitTurnOp> {
+  using KilnPattern::KilnPattern;
+  LogicalResult matchAndRewrite(gpu::WaitTurnOp op, OpAdaptor, ConversionPatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    auto [warpgroup, warpgroups] = consumerWarpgroup(rewriter, loc, op);
+    if (warpgroups > 1) {
+      Value id = LLVM::AddOp::create(rewriter, loc, warpgroup, i32Const(rewriter, loc, op.getBarrier()));
+      NVVM::BarrierOp::create(rewriter, loc, Type(), id, i32Const(rewriter, loc, 2 * 128),
+                              NVVM::BarrierReductionAttr(), Value());
+    }
+    rewriter.eraseOp(op);
+    return success();
+  }
+};
+
+struct PassTurnLowering : KilnPattern<gpu::PassTurnOp> {
+  using KilnPattern::KilnPattern;
+  LogicalResult matchAndRewrite(gpu::PassTurnOp op, OpAdaptor, ConversionPatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    auto [warpgroup, warpgroups] = consumerWarpgroup(rewriter, loc, op);
+    if (warpgroups > 1) {
+      Value last = i32Const(rewriter, loc, warpgroups - 1);
+      Value isLast = LLVM::ICmpOp::create(rewriter, loc, LLVM::ICmpPredicate::eq, warpgroup, last);
+      Value passes = op.getOnlyLast()     ? isLast
+                     : op.getExceptLast() ? LLVM::ICmpOp::create(rewriter, loc, LLVM::ICmpPredicate::ne, warpgroup, last)
+                                          : Value();
+      Value pred = passes ? LLVM::ZExtOp::create(rewriter, loc, rewriter.getI32Type(), passes).getResult()
+                          : i32Const(rewriter, loc, 1);
+      // The next warpgroup's barrier: w + 1, or the first's after the last.
+      Value next = LLVM::SelectOp::create(rewriter, loc, isLast, i32Const(rewriter, loc, 0),
+                                          LLVM::AddOp::create(rewriter, loc, warpgroup, i32Const(rewriter, loc, 1)));
+      Value id = LLVM::AddOp::create(rewriter, loc, next, i32Const(rewriter, loc, op.getBarrier()));
+      ptx(rewriter, loc, Type(), predicated("bar.arrive $1, " + std::to_string(2 * 128) + ";"), "r,r", {pred, id});
+    }
     rewriter.eraseOp(op);
     return success();
   }
@@ -339,7 +388,7 @@ struct DescriptorStoreLowering : KilnPattern<tile::DescriptorStoreOp> {
 } // namespace
 
 void populateTmaPatterns(RewritePatternSet &patterns, const LoweringContext &context) {
-  patterns.add<BarrierLowering, MBarrierInitLowering, MBarrierInvalLowering, MBarrierExpectLowering,
+  patterns.add<BarrierLowering, WaitTurnLowering, PassTurnLowering, MBarrierInitLowering, MBarrierInvalLowering, MBarrierExpectLowering,
                MBarrierWaitLowering, MBarrierArriveLowering, ProducerLowering, TmaLoadLowering,
                UnpipelinedDescriptorLoad, DescriptorStoreLowering>(context);
 }

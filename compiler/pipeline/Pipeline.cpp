@@ -60,6 +60,7 @@ void addGpuPasses(mlir::PassManager &pm, const CompileOptions &options) {
   PipelineLoopsOptions pipelining;
   pipelining.numStages = options.num_stages;
   pipelining.warpSpecialize = options.warp_specialize;
+  pipelining.pingPong = options.ping_pong;
   pm.addPass(createPipelineLoops(pipelining));
   pm.addPass(mlir::createCanonicalizerPass());
   pm.addPass(mlir::createCSEPass());

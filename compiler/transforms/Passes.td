@@ -101,7 +101,9 @@ def PipelineLoops : Pass<"kgpu-pipeline-loops", "mlir::ModuleOp"> {
   let options = [
     Option<"numStages", "num-stages", "int", "3", "slots in each ring (1: no pipelining)">,
     Option<"warpSpecialize", "warp-specialize", "bool", "false",
-           "give copy-engine loops feeding wgmma a producer warpgroup">
+           "give copy-engine loops feeding wgmma a producer warpgroup">,
+    Option<"pingPong", "ping-pong", "bool", "true",
+           "the consumer warpgroups of a producer's chained dots take turns on the tensor cores">
   ];
   let dependentDialects = ["::kiln::gpu::KGpuDialect", "::mlir::arith::ArithDialect"];
 }

@@ -153,14 +153,15 @@ struct ProducerRing {
   ProducerOp producer;
   Value fillSlot, fillPhase;          ///< after the producer's last loop
   scf::ForOp consumer;                ///< the last consumer loop (results: ..., slot, phase)
+  PassTurnOp finalPass;               ///< (turns) the pass after the last consumer loop
 };
 
 class LoopPipeliner {
 public:
   LoopPipeliner(scf::ForOp loop, int stages, int computeCapability, int numWarps, bool warpSpecialize,
-                const AxisInfoAnalysis &axis, std::optional<ProducerRing> &ring)
+                bool pingPong, const AxisInfoAnalysis &axis, std::optional<ProducerRing> &ring)
       : loop_(loop), stages_(stages), computeCapability_(computeCapability), numWarps_(numWarps),
-        warpSpecialize_(warpSpecialize), axis_(axis), ring_(ring) {}
+        warpSpecialize_(warpSpecialize), pingPong_(pingPong), axis_(axis), ring_(ring) {}
 
   void run() {
     SmallVector<Candidate> candidates = findCandidates();
@@ -779,7 +780,8 @@ private:
     // next iteration's first dot (whose own wait completes every group).
     if (chain_) {
       keepLastInFlight(b, newLoop, *chain_);
-      b.setInsertionPointAfter(chain_->first);
+      const bool turns = pingPong_ && sharing == 1 && numWarps_ >= 8 && numWarps_ % 4 == 0;
+      b.setInsertionPointAfter(turns ? takeTurns(b, newLoop, continues) : chain_->first.getOperation());
     } else {
       keepInFlight(b, newLoop);
       b.setInsertionPointAfter(newLoop.getBody()->getTerminator()->getOperand(carriedIndex_).getDefiningOp());
@@ -973,6 +975,43 @@ private:
     return Chain{first, last, index, firstUse, registerA};
   }
 
+  /// The consumer warpgroups of a producer's chain take turns on the
+  /// tensor cores (ping-pong), in a fixed order through named barriers: a
+  /// warpgroup's turn is issuing its last dot of one iteration and its
+  /// first of the next (issued, not completed), so one warpgroup's dots run
+  /// while the others compute their softmax, instead of all of them
+  /// queueing their dots at once and then all waiting. The last warpgroup
+  /// hands the first its first turn before the kernel's first such loop; a
+  /// loop passes the turn on after it (after its last dot completed); the
+  /// kernel's last such loop's pass is not received by the last warpgroup
+  /// (PassTurnOp). Returns the wait that completes the first dot: the
+  /// previous slot is handed back after it.
+  Operation *takeTurns(IRRewriter &b, scf::ForOp loop, bool continues) {
+    Location loc = loop.getLoc();
+    const int32_t barrier = kFirstTurnBarrier;
+    b.setInsertionPoint(loop);
+    if (continues)
+      ring_->finalPass.setExceptLast(false);
+    else
+      PassTurnOp::create(b, loc, barrier, /*only_last=*/true, /*except_last=*/false);
+    WaitTurnOp::create(b, loc, barrier);
+    b.setInsertionPoint(chain_->last);
+    WaitTurnOp::create(b, loc, barrier);
+    tile::DotOp first = chain_->first;
+    b.setInsertionPointAfter(first);
+    PassTurnOp::create(b, loc, barrier, false, false);
+    // (The first dot is waited for right after the pass: nothing rewrites
+    // a register A, attention's Q, while its group is in flight.)
+    if (wgmmaReadsRegisterA(first, numWarps_))
+      first->setAttr(kInFlightRegisterA, b.getUnitAttr());
+    auto issued = WarpgroupWaitOp::create(b, loc, first.getType(), first.getResult(), 0);
+    first.getResult().replaceAllUsesExcept(issued, issued);
+    // (After the wait that completes the loop's last dot, which follows it.)
+    b.setInsertionPointAfter(loop->getNextNode());
+    ring_->finalPass = PassTurnOp::create(b, loc, barrier, false, /*except_last=*/true);
+    return issued;
+  }
+
   /// Leaves the chain's last dot in flight (chainOf) and waits for it after
   /// the loop.
   void keepLastInFlight(IRRewriter &b, scf::ForOp loop, Chain chain) {
@@ -1069,6 +1108,7 @@ private:
   int computeCapability_;
   int numWarps_;
   bool warpSpecialize_;
+  bool pingPong_; ///< a producer's consumer warpgroups take turns (takeTurns)
   /// An in-flight dot fed by cp.async rings (or rings of raised pointer
   /// loads): each iteration refills the slot of the dot before it once the
   /// dot's release proves it read...
@@ -1101,7 +1141,7 @@ struct PipelineLoops : impl::PipelineLoopsBase<PipelineLoops> {
       for (scf::ForOp loop : loops) {
         const bool producer = cc >= 90 && (warpSpecialize || loop->hasAttr(kWarpSpecializeAttr));
         loop->removeAttr(kWarpSpecializeAttr);
-        LoopPipeliner(loop, numStages, cc, getNumWarps(module), producer, axis, ring).run();
+        LoopPipeliner(loop, numStages, cc, getNumWarps(module), producer, pingPong, axis, ring).run();
       }
     }
   }

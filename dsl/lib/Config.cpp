@@ -41,7 +41,7 @@ bool Config::has(std::string_view name) const {
 const std::vector<std::string> &Config::compiler_keys() {
   static const std::vector<std::string> keys{"approx_div",        "cluster_size", "copy_engine",
                                              "fp_fusion",         "min_blocks_per_sm", "num_stages",
-                                             "num_warps",         "warp_specialize"};
+                                             "num_warps",         "ping_pong",         "warp_specialize"};
   return keys;
 }
 

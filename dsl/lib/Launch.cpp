@@ -108,6 +108,7 @@ CompileOptions compile_options(const Config &config, const std::string &arch) {
   options.num_stages = config.num_stages();
   options.min_blocks_per_sm = config.min_blocks_per_sm();
   options.warp_specialize = config.warp_specialize();
+  options.ping_pong = config.ping_pong();
   options.fp_fusion = config.fp_fusion();
   options.approx_div = config.approx_div();
   options.copy_engine = config.copy_engine();

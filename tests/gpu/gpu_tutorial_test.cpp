@@ -72,12 +72,13 @@ TEST(GpuTutorial, AttentionFullAndCausal) {
       // The benchmark's two tile sets. (Three stages of 128-wide heads pass
       // what an sm_80 program may hold, which --compile-only also compiles
       // for; the benchmark runs them on Hopper and checks their results.)
-      // Each with and without a producer warpgroup feeding K and V.
+      // Each with and without a producer warpgroup feeding K and V, whose
+      // two consumer warpgroups take turns or drift.
       for (int64_t block_n : {64, 128})
-        for (int64_t warp_specialize : {0, 1}) {
+        for (auto [warp_specialize, ping_pong] : {std::pair{0, 1}, {1, 1}, {1, 0}}) {
           Config config{{"BLOCK_M", 128},  {"BLOCK_N", block_n}, {"HEAD_DIM", d},
                         {"CAUSAL", causal}, {"num_warps", 8},     {"num_stages", d == 64 && block_n == 64 ? 3 : 2},
-                        {"warp_specialize", warp_specialize}};
+                        {"warp_specialize", warp_specialize}, {"ping_pong", ping_pong}};
           expect_same(tutorial("tutorial_attention"), Grid(n_ctx / 128, heads), config,
                       {&q, &k, &v, &o, n_ctx, 1.0 / std::sqrt(double(d))}, 2e-2);
         }

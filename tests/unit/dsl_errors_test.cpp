@@ -399,6 +399,12 @@ TEST(DslErrors, InvalidConfigsAreRejectedWithAReason) {
         }
       },
       Error);
+  try {
+    kernel.trace({{"ping_pong", 2}});
+    FAIL() << "ping_pong=2 traced";
+  } catch (const Error &e) {
+    EXPECT_TRUE(kiln::testing::contains(e.what(), "ping_pong must be 0 or 1, got 2")) << e.what();
+  }
   kernel.space(ConfigSpace().axis("BLOCK", {64, 128}).constraint("BLOCK must be at least 128",
                                                                    [](const Config &c) { return c.get("BLOCK", 0) >= 128; }));
   try {

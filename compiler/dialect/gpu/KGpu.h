@@ -52,6 +52,11 @@ constexpr const char *kProducerWarpsAttr = "kgpu.producer_warps";
 constexpr const char *kWarpSpecializeAttr = "kgpu.warp_specialize";
 /// The producer's warps: one warpgroup.
 constexpr int kProducerWarps = 4;
+/// The first named barrier of the consumer warpgroups' turns (wait_turn,
+/// pass_turn): one a warpgroup from here; barrier 0 is the program's.
+constexpr int kFirstTurnBarrier = 1;
+/// Named barriers a program has (PTX's bar.sync ids 0..15).
+constexpr int kNamedBarriers = 16;
 
 /// Shared memory the pipelining rings of one program may take (of Hopper's
 /// 227 KB a program; the rest is left to scratch and the copy engine's

@@ -472,6 +472,26 @@ LogicalResult TmaLoadOp::verify() {
   return success();
 }
 
+/// Whether named barriers `barrier` on are free for the turns of the
+/// module's consumer warpgroups: past the program's barrier 0 and within
+/// the 16 a program has.
+static LogicalResult checkTurnBarriers(Operation *op, int32_t barrier) {
+  auto module = op->getParentOfType<ModuleOp>();
+  const int warpgroups = module ? std::max(1, getNumWarps(module) / 4) : 1;
+  if (barrier < kFirstTurnBarrier || barrier + warpgroups > kNamedBarriers)
+    return op->emitOpError("needs named barriers ") << barrier << ".." << barrier + warpgroups - 1
+                                                    << " within " << kFirstTurnBarrier << ".." << kNamedBarriers - 1;
+  return success();
+}
+
+LogicalResult WaitTurnOp::verify() { return checkTurnBarriers(*this, getBarrier()); }
+
+LogicalResult PassTurnOp::verify() {
+  if (getOnlyLast() && getExceptLast())
+    return emitOpError("cannot pass the turn from only the last warpgroup and from all but the last at once");
+  return checkTurnBarriers(*this, getBarrier());
+}
+
 //===----------------------------------------------------------------------===//
 // Helpers
 //===----------------------------------------------------------------------===//

@@ -379,6 +379,36 @@ def KGpu_ProducerOp : KGpu_Op<"producer", [NoTerminator, SingleBlock, MemoryEffe
   let assemblyFormat = "$body attr-dict";
 }
 
+def KGpu_WaitTurnOp : KGpu_Op<"wait_turn", [MemoryEffects<[MemRead, MemWrite]>]> {
+  let summary = "Wait until the warpgroup before this one passes it the turn";
+  let description = [{
+    The consumer warpgroups of a warp-specialized program (`num_warps / 4`
+    of them, w = thread / 128) take turns issuing their tensor-core work:
+    warpgroup w waits here until warpgroup (w - 1) mod n has passed it the
+    turn (`pass_turn`): a `bar.sync` on named barrier `barrier + w` of the
+    two warpgroups' threads. So one warpgroup's dots are queued on the
+    tensor cores while the other computes its softmax, in a fixed order.
+  }];
+  let arguments = (ins I32Attr:$barrier);
+  let assemblyFormat = "$barrier attr-dict";
+  let hasVerifier = 1;
+}
+
+def KGpu_PassTurnOp : KGpu_Op<"pass_turn", [MemoryEffects<[MemRead, MemWrite]>]> {
+  let summary = "Pass the turn to the next warpgroup without waiting";
+  let description = [{
+    Warpgroup w passes the turn to warpgroup (w + 1) mod n (`wait_turn`):
+    a `bar.arrive` on named barrier `barrier + (w + 1) mod n`. With
+    `only_last`, only the last warpgroup does, which hands the first its
+    first turn; with `except_last`, the last warpgroup does not, since no
+    warpgroup waits for a turn after the final one (every arrival on a
+    named barrier is then matched by a wait).
+  }];
+  let arguments = (ins I32Attr:$barrier, UnitAttr:$only_last, UnitAttr:$except_last);
+  let assemblyFormat = "$barrier attr-dict";
+  let hasVerifier = 1;
+}
+
 def KGpu_WarpgroupWaitOp : KGpu_Op<"warpgroup_wait", [
     MemoryEffects<[MemRead, MemWrite]>, AllTypesMatch<["acc", "result"]>]> {
   let summary = "Wait until at most `pending` groups of wgmma are in flight";

@@ -34,6 +34,10 @@ struct CompileOptions {
   /// Give loops fed by the copy engine into wgmma a producer warpgroup
   /// (sm_90a; other loops are pipelined as without it).
   bool warp_specialize = false;
+  /// The consumer warpgroups of a producer's loop of chained dots
+  /// (attention) take turns on the tensor cores, one's dots under the
+  /// others' softmax (sm_90a, 8 warps or more).
+  bool ping_pong = true;
   /// Let the back end contract a float multiply and add into one fma
   /// (Triton's default); false keeps both roundings (the interpreter's).
   bool fp_fusion = true;
