@@ -37,6 +37,7 @@ Structure structureOf(const AttentionArgs &a, const AttentionProblem &p) {
   s.boundedLeft = a.window_left >= 0;
   s.boundedRight = a.mask != AttentionMask::none || a.window_right >= 0;
   s.softcap = a.softcap > 0;
+  s.negativeScale = p.scale < 0;
   s.lse = a.lse.address != 0;
   s.varlen = a.cu_seqlens_q.address != 0;
   s.paged = a.block_table.address != 0;

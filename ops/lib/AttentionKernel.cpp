@@ -3,9 +3,12 @@
 // out = softmax(scale * q kᵀ + mask) v, one program a block of BLOCK_M
 // queries of one (batch, head): it walks the keys BLOCK_N at a time with
 // an online softmax in base 2 (the scale and log2(e) folded into one
-// multiply), keeping the running maximum m, the running sum l and the f32
+// factor), keeping the running maximum m, the running sum l and the f32
 // accumulator in registers, then writes out = acc / l and, when asked, the
-// row's log-sum-exp ln(2) * (m + log2 l).
+// row's log-sum-exp ln(2) * (m + log2 l). Where no score is hidden, a row's
+// maximum is taken of the products and scaled once, so that each score's
+// scale and shift are one fma in its exponential: the softmax is what one
+// warpgroup must finish under the other's products.
 //
 // The keys a program's queries see, [lo, end), split into three loops: the
 // blocks a window's left edge cuts, the blocks every query of the program
@@ -19,7 +22,9 @@
 // first token and lengths from cu_seqlens; a paged cache finds each key's
 // page in the block table. Split-KV programs take one run of [lo, end)
 // each and leave partial results that the merge kernel weighs by their
-// log-sum-exp.
+// log-sum-exp. Where a query block's keys grow with it (a causal diagonal,
+// a right edge alone), the last blocks are launched first, so that the
+// GPU's last programs are short ones.
 //
 //===----------------------------------------------------------------------===//
 
@@ -34,7 +39,7 @@ namespace kiln::ops::attention_kernel {
 
 std::string Structure::key() const {
   return "attention|" + std::string(name(dtype)) + "|d" + std::to_string(blockD) + (evenD ? "" : "-masked") +
-         (boundedLeft ? "|left" : "") + (boundedRight ? "|right" : "") + (softcap ? "|softcap" : "") +
+         (boundedLeft ? "|left" : "") + (boundedRight ? "|right" : "") + (softcap ? "|softcap" : "") + (negativeScale ? "|negative-scale" : "") +
          (lse ? "|lse" : "") + (rowsOfD ? "|rows-of-d" : "") + (tokenRows ? "|token-rows" : "") + (varlen ? "|varlen" : "") + (paged ? "|paged" : "") +
          (shiftPerSequence ? "|own-shift" : "") + (packHeads ? "|pack-heads" : "") + (evenK ? "|even-k" : "") + (split ? "|split" : "");
 }
@@ -147,10 +152,11 @@ public:
       shift = seqK - seqQ;
     else if (q.shift >= 0)
       shift = args[q.shift];
-    Tensor queryBlock = program_id(0);
+    Tensor order = s.boundedRight && !s.boundedLeft ? num_programs(0) - 1 - program_id(0) : program_id(0);
+    Tensor queryBlock = order;
     if (s.split) {
-      queryBlock = program_id(0) / args[q.splits];
-      split = program_id(0) % args[q.splits];
+      queryBlock = order / args[q.splits];
+      split = order % args[q.splits];
     }
     Tensor rows = queryBlock * BM + arange(0, BM);
     if (s.packHeads) {
@@ -294,8 +300,12 @@ private:
           }
           Tensor keyPointers = s.paged ? pagedTile(K, keys, pages, 0) : tile(K, keys, 0);
           Tensor keysT = keyMask.valid() ? load(keyPointers, keyMask, 0.0) : load(keyPointers); // D x BN
-          Tensor scores = s.softcap ? tanh(dot(queries, keysT) * args[q.capInput]) * args[q.capOutput]
-                                    : dot(queries, keysT) * scaleLog2;
+          Tensor products = dot(queries, keysT);
+          // (Scaling by a positive factor keeps each row's maximum where it is.)
+          const bool scaleInExponent = !cut && !s.softcap && !s.negativeScale;
+          Tensor scores = s.softcap          ? tanh(products * args[q.capInput]) * args[q.capOutput]
+                          : scaleInExponent ? Tensor()
+                                            : products * scaleLog2;
           if (cut) {
             Tensor visible = keysIn.valid() ? expand_dims(keysIn, 0) : Tensor();
             auto both = [&](const Tensor &hidden) { visible = visible.valid() ? visible & hidden : hidden; };
@@ -305,11 +315,11 @@ private:
               both(expand_dims(keys, 0) <= expand_dims(positions + (shift + args[q.right]), 1));
             scores = where(visible, scores, -INFINITY);
           }
-          Tensor m_ij = maximum(m_i, max(scores, 1));
+          Tensor m_ij = maximum(m_i, scaleInExponent ? max(products, 1) * scaleLog2 : max(scores, 1));
           // A row that has seen no visible key keeps m = -inf: its
           // exponentials are taken against 0, giving 0 instead of NaN.
           Tensor pivot = cut ? where(m_ij == -INFINITY, 0.0, m_ij) : m_ij;
-          Tensor p = exp2(scores - expand_dims(pivot, 1));
+          Tensor p = exp2((scaleInExponent ? products * scaleLog2 : scores) - expand_dims(pivot, 1));
           Tensor alpha = exp2(m_i - pivot);
           Tensor valuePointers = s.paged ? pagedTile(V, keys, pages, 1) : tile(V, keys, 1);
           Tensor values = valueMask.valid() ? load(valuePointers, valueMask, 0.0) : load(valuePointers); // BN x D

@@ -28,6 +28,9 @@ struct Structure {
   /// + right (boundedRight: a causal mask's diagonal, or a window's edge).
   bool boundedLeft = false, boundedRight = false;
   bool softcap = false; ///< scores pass through cap * tanh(score / cap)
+  /// The scale is negative: a row's largest score is its smallest product,
+  /// so the scores are scaled before their maximum is taken.
+  bool negativeScale = false;
   bool lse = false;     ///< writes the log-sum-exp
   /// q, k, v and out are rows of D elements (a token's stride D, the
   /// batch's and head's whole numbers of rows, as in a contiguous [batch,

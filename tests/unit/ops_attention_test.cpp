@@ -129,6 +129,20 @@ TEST(OpsAttention, HeadDimensionsThatAreNotPowersOfTwo) {
   }
 }
 
+TEST(OpsAttention, NegativeScales) {
+  // A row's largest score is then its smallest product: with and without
+  // masked blocks, soft-capped too.
+  Problem p;
+  p.scale = -0.2;
+  expectAttention(p);
+  p.seqK = 48;
+  expectAttention(p);
+  p.mask = AttentionMask::causal_bottom_right;
+  expectAttention(p);
+  p.softcap = 5;
+  expectAttention(p);
+}
+
 TEST(OpsAttention, SlidingWindowsOnEitherSideAndWithCausalMasks) {
   struct Case {
     int64_t left, right;
