@@ -102,7 +102,7 @@ def PipelineLoops : Pass<"kgpu-pipeline-loops", "mlir::ModuleOp"> {
     Option<"numStages", "num-stages", "int", "3", "slots in each ring (1: no pipelining)">,
     Option<"warpSpecialize", "warp-specialize", "bool", "false",
            "give copy-engine loops feeding wgmma a producer warpgroup">,
-    Option<"pingPong", "ping-pong", "bool", "true",
+    Option<"pingPong", "ping-pong", "bool", "false",
            "the consumer warpgroups of a producer's chained dots take turns on the tensor cores">
   ];
   let dependentDialects = ["::kiln::gpu::KGpuDialect", "::mlir::arith::ArithDialect"];

@@ -71,7 +71,7 @@ void validate(const Kernel &kernel, const Config &config) {
            " warps cannot share a multiprocessor (at most 32 programs, 2048 threads, 65536 registers)");
   if (int64_t specialize = config.get("warp_specialize", 0); specialize != 0 && specialize != 1)
     reject("warp_specialize must be 0 or 1, got " + std::to_string(specialize));
-  if (int64_t turns = config.get("ping_pong", 1); turns != 0 && turns != 1)
+  if (int64_t turns = config.get("ping_pong", 0); turns != 0 && turns != 1)
     reject("ping_pong must be 0 or 1, got " + std::to_string(turns));
   if (int64_t fusion = config.get("fp_fusion", 1); fusion != 0 && fusion != 1)
     reject("fp_fusion must be 0 or 1, got " + std::to_string(fusion));

@@ -66,6 +66,13 @@ ConfigSpace attention_space(const AttentionArgs &a, const AttentionProblem &p, c
                   [=](const Config &c) {
                     return !c["warp_specialize"] || (hopper && c["num_warps"] % 4 == 0 &&
                                                      copy_engine_reads_keys(a, p, c["BLOCK_N"]));
+                  })
+      // (Consumer warpgroups taking turns: only a producer's, two or more.)
+      .axis("ping_pong", {0, 1})
+      .constraint("consumer warpgroups take turns only beside a producer, two of them or more",
+                  [=](const Config &c) {
+                    return !c["ping_pong"] || (hopper && c["num_warps"] >= 8 && c["num_warps"] % 4 == 0 &&
+                                               copy_engine_reads_keys(a, p, c["BLOCK_N"]));
                   });
   return space;
 }
@@ -102,6 +109,7 @@ autotune::Task attention_tuning_task(const AttentionArgs &args, const Stream &st
   // (A seed missing an axis is no point of the space.)
   Config seed = default_attention_tile(args, p, arch);
   seed.set("warp_specialize", 0);
+  seed.set("ping_pong", 0);
   task.seeds.push_back(seed);
   // FlashAttention's count: four multiply-adds a query, key and head
   // dimension; half of them under a causal mask.

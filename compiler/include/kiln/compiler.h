@@ -37,7 +37,7 @@ struct CompileOptions {
   /// The consumer warpgroups of a producer's loop of chained dots
   /// (attention) take turns on the tensor cores, one's dots under the
   /// others' softmax (sm_90a, 8 warps or more).
-  bool ping_pong = true;
+  bool ping_pong = false;
   /// Let the back end contract a float multiply and add into one fma
   /// (Triton's default); false keeps both roundings (the interpreter's).
   bool fp_fusion = true;

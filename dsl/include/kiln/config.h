@@ -53,11 +53,11 @@ public:
   /// 1: loops fed by the copy engine into a wgmma dot get a producer
   /// warpgroup (launched past num_warps) that issues their copies (sm_90a).
   bool warp_specialize() const { return get("warp_specialize", 0) != 0; }
-  /// 1 (the default): where a producer warpgroup feeds a loop of chained
-  /// dots (attention) and the program has two consumer warpgroups or more,
-  /// they take turns on the tensor cores (docs/schedules.md); 0: they run
-  /// out of step as they drift.
-  bool ping_pong() const { return get("ping_pong", 1) != 0; }
+  /// 1: where a producer warpgroup feeds a loop of chained dots
+  /// (attention) and the program has two consumer warpgroups or more, they
+  /// take turns on the tensor cores (docs/schedules.md); 0 (the default):
+  /// they run out of step as they drift.
+  bool ping_pong() const { return get("ping_pong", 0) != 0; }
   /// 1 (the default, as Triton's enable_fp_fusion): the GPU code may
   /// contract a float multiply and add into one fma (rounded once); 0 keeps
   /// both roundings, as the interpreter computes.
