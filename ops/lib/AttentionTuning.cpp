@@ -109,7 +109,8 @@ autotune::Task attention_tuning_task(const AttentionArgs &args, const Stream &st
   // (A seed missing an axis is no point of the space.)
   Config seed = default_attention_tile(args, p, arch);
   seed.set("warp_specialize", 0);
-  seed.set("ping_pong", 0);
+  if (!seed.has("ping_pong"))
+    seed.set("ping_pong", 0);
   task.seeds.push_back(seed);
   // FlashAttention's count: four multiply-adds a query, key and head
   // dimension; half of them under a causal mask.
