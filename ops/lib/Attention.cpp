@@ -186,14 +186,15 @@ Config defaultTile(const Structure &s, const AttentionProblem &p, const std::str
   // Long query blocks: the fastest tiles `autotune --op attention` found
   // on Hopper (docs/attention.md): 128 queries on two consumer warpgroups
   // (the compiler adds a producer where one program fills a
-  // multiprocessor), 128-key steps at D 64 where they divide the keys (a
-  // producer's; else 64, two programs a multiprocessor), 128 at D 128; at
+  // multiprocessor), 128-key steps at D 64 where they divide 2048 keys or
+  // more (a producer's; else 64, two programs a multiprocessor, which
+  // hide each other's start and end), 128 at D 128; at
   // D 256 64-key steps, or under a mask or a window 64 queries on one
   // warpgroup with 32-key steps four deep. Older targets' shared memory
   // holds less. At D 64 a warpgroup's softmax takes as long as its
   // products, and the consumer warpgroups take turns where every loop runs
   // whole (no bounds).
-  if (s.blockD <= 64 && hopper && (s.rowsOfD || s.tokenRows) && p.seqK % 128 == 0)
+  if (s.blockD <= 64 && hopper && (s.rowsOfD || s.tokenRows) && p.seqK % 128 == 0 && p.seqK >= 2048)
     return Config{{"BLOCK_M", 128}, {"BLOCK_N", 128}, {"num_warps", 8}, {"num_stages", 2}, {"ping_pong", bounded ? 0 : 1}};
   if (s.blockD <= 64)
     return Config{{"BLOCK_M", 128}, {"BLOCK_N", 64}, {"num_warps", 8}, {"num_stages", 2}};
