@@ -84,46 +84,40 @@ struct BarrierLowering : KilnPattern<gpu::BarrierOp> {
   }
 };
 
-/// The consumer warpgroup the thread belongs to (i32), and how many there are.
-std::pair<Value, int> consumerWarpgroup(OpBuilder &b, Location loc, Operation *op) {
-  const int warpgroups = std::max(1, gpu::getNumWarps(op->getParentOfType<ModuleOp>()) / 4);
-  Value tid = NVVM::ThreadIdXOp::create(b, loc, b.getI32Type());
-  return {LLVM::UDivOp::create(b, loc, tid, i32Const(b, loc, 128)), warpgroups};
+/// Waits, in consumer warpgroup `warpgroup`, until the previous one passed
+/// it the turn: bar.sync on its barrier, counting both warpgroups' threads.
+void lowerTurn(OpBuilder &b, Location loc, gpu::WaitTurnOp op, Value warpgroup, int) {
+  Value id = LLVM::AddOp::create(b, loc, warpgroup, i32Const(b, loc, op.getBarrier()));
+  NVVM::BarrierOp::create(b, loc, Type(), id, i32Const(b, loc, 2 * 128), NVVM::BarrierReductionAttr(), Value());
 }
 
-struct WaitTurnLowering : KilnPattern<gpu::WaitTurnOp> {
-  using KilnPattern::KilnPattern;
-  LogicalResult matchAndRewrite(gpu::WaitTurnOp op, OpAdaptor, ConversionPatternRewriter &rewriter) const override {
-    Location loc = op.getLoc();
-    auto [warpgroup, warpgroups] = consumerWarpgroup(rewriter, loc, op);
-    if (warpgroups > 1) {
-      Value id = LLVM::AddOp::create(rewriter, loc, warpgroup, i32Const(rewriter, loc, op.getBarrier()));
-      NVVM::BarrierOp::create(rewriter, loc, Type(), id, i32Const(rewriter, loc, 2 * 128),
-                              NVVM::BarrierReductionAttr(), Value());
-    }
-    rewriter.eraseOp(op);
-    return success();
-  }
-};
+/// Passes the turn from consumer warpgroup `warpgroup` to the next (the
+/// first after the last): bar.arrive on that one's barrier, in the
+/// warpgroups `op` names.
+void lowerTurn(OpBuilder &b, Location loc, gpu::PassTurnOp op, Value warpgroup, int warpgroups) {
+  Value last = i32Const(b, loc, warpgroups - 1);
+  Value isLast = LLVM::ICmpOp::create(b, loc, LLVM::ICmpPredicate::eq, warpgroup, last);
+  Value passes = op.getOnlyLast()     ? isLast
+                 : op.getExceptLast() ? LLVM::ICmpOp::create(b, loc, LLVM::ICmpPredicate::ne, warpgroup, last)
+                                      : Value();
+  Value pred = passes ? LLVM::ZExtOp::create(b, loc, b.getI32Type(), passes).getResult() : i32Const(b, loc, 1);
+  Value next = LLVM::SelectOp::create(b, loc, isLast, i32Const(b, loc, 0),
+                                      LLVM::AddOp::create(b, loc, warpgroup, i32Const(b, loc, 1)));
+  Value id = LLVM::AddOp::create(b, loc, next, i32Const(b, loc, op.getBarrier()));
+  ptx(b, loc, Type(), predicated("bar.arrive $1, " + std::to_string(2 * 128) + ";"), "r,r", {pred, id});
+}
 
-struct PassTurnLowering : KilnPattern<gpu::PassTurnOp> {
-  using KilnPattern::KilnPattern;
-  LogicalResult matchAndRewrite(gpu::PassTurnOp op, OpAdaptor, ConversionPatternRewriter &rewriter) const override {
+/// A turn op in each consumer warpgroup (w = thread / 128); nothing where
+/// the program has one.
+template <class TurnOp> struct TurnLowering : KilnPattern<TurnOp> {
+  using KilnPattern<TurnOp>::KilnPattern;
+  LogicalResult matchAndRewrite(TurnOp op, typename TurnOp::Adaptor,
+                                ConversionPatternRewriter &rewriter) const override {
     Location loc = op.getLoc();
-    auto [warpgroup, warpgroups] = consumerWarpgroup(rewriter, loc, op);
+    const int warpgroups = std::max(1, gpu::getNumWarps(op->template getParentOfType<ModuleOp>()) / 4);
     if (warpgroups > 1) {
-      Value last = i32Const(rewriter, loc, warpgroups - 1);
-      Value isLast = LLVM::ICmpOp::create(rewriter, loc, LLVM::ICmpPredicate::eq, warpgroup, last);
-      Value passes = op.getOnlyLast()     ? isLast
-                     : op.getExceptLast() ? LLVM::ICmpOp::create(rewriter, loc, LLVM::ICmpPredicate::ne, warpgroup, last)
-                                          : Value();
-      Value pred = passes ? LLVM::ZExtOp::create(rewriter, loc, rewriter.getI32Type(), passes).getResult()
-                          : i32Const(rewriter, loc, 1);
-      // The next warpgroup's barrier: w + 1, or the first's after the last.
-      Value next = LLVM::SelectOp::create(rewriter, loc, isLast, i32Const(rewriter, loc, 0),
-                                          LLVM::AddOp::create(rewriter, loc, warpgroup, i32Const(rewriter, loc, 1)));
-      Value id = LLVM::AddOp::create(rewriter, loc, next, i32Const(rewriter, loc, op.getBarrier()));
-      ptx(rewriter, loc, Type(), predicated("bar.arrive $1, " + std::to_string(2 * 128) + ";"), "r,r", {pred, id});
+      Value tid = NVVM::ThreadIdXOp::create(rewriter, loc, rewriter.getI32Type());
+      lowerTurn(rewriter, loc, op, LLVM::UDivOp::create(rewriter, loc, tid, i32Const(rewriter, loc, 128)), warpgroups);
     }
     rewriter.eraseOp(op);
     return success();
@@ -388,9 +382,9 @@ struct DescriptorStoreLowering : KilnPattern<tile::DescriptorStoreOp> {
 } // namespace
 
 void populateTmaPatterns(RewritePatternSet &patterns, const LoweringContext &context) {
-  patterns.add<BarrierLowering, WaitTurnLowering, PassTurnLowering, MBarrierInitLowering, MBarrierInvalLowering, MBarrierExpectLowering,
-               MBarrierWaitLowering, MBarrierArriveLowering, ProducerLowering, TmaLoadLowering,
-               UnpipelinedDescriptorLoad, DescriptorStoreLowering>(context);
+  patterns.add<BarrierLowering, TurnLowering<gpu::WaitTurnOp>, TurnLowering<gpu::PassTurnOp>, MBarrierInitLowering,
+               MBarrierInvalLowering, MBarrierExpectLowering, MBarrierWaitLowering, MBarrierArriveLowering,
+               ProducerLowering, TmaLoadLowering, UnpipelinedDescriptorLoad, DescriptorStoreLowering>(context);
 }
 
 int64_t copyEngineStoreColumns(RankedTensorType block, int64_t budgetBytes) {

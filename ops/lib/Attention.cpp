@@ -195,7 +195,8 @@ Config defaultTile(const Structure &s, const AttentionProblem &p, const std::str
   // products, and the consumer warpgroups take turns where every loop runs
   // whole (no bounds).
   if (s.blockD <= 64 && hopper && (s.rowsOfD || s.tokenRows) && p.seqK % 128 == 0 && p.seqK >= 2048)
-    return Config{{"BLOCK_M", 128}, {"BLOCK_N", 128}, {"num_warps", 8}, {"num_stages", 2}, {"ping_pong", bounded ? 0 : 1}};
+    return Config{
+        {"BLOCK_M", 128}, {"BLOCK_N", 128}, {"num_warps", 8}, {"num_stages", 2}, {"ping_pong", bounded ? 0 : 1}};
   if (s.blockD <= 64)
     return Config{{"BLOCK_M", 128}, {"BLOCK_N", 64}, {"num_warps", 8}, {"num_stages", 2}};
   if (s.blockD <= 128)

@@ -39,7 +39,8 @@ namespace kiln::ops::attention_kernel {
 
 std::string Structure::key() const {
   return "attention|" + std::string(name(dtype)) + "|d" + std::to_string(blockD) + (evenD ? "" : "-masked") +
-         (boundedLeft ? "|left" : "") + (boundedRight ? "|right" : "") + (softcap ? "|softcap" : "") + (negativeScale ? "|negative-scale" : "") +
+         (boundedLeft ? "|left" : "") + (boundedRight ? "|right" : "") + (softcap ? "|softcap" : "") +
+         (negativeScale ? "|negative-scale" : "") +
          (lse ? "|lse" : "") + (rowsOfD ? "|rows-of-d" : "") + (tokenRows ? "|token-rows" : "") + (varlen ? "|varlen" : "") + (paged ? "|paged" : "") +
          (shiftPerSequence ? "|own-shift" : "") + (packHeads ? "|pack-heads" : "") + (evenK ? "|even-k" : "") + (split ? "|split" : "");
 }
