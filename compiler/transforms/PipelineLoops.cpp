@@ -982,15 +982,16 @@ private:
   /// while the others compute their softmax, instead of all of them
   /// queueing their dots at once and then all waiting. The last warpgroup
   /// hands the first its first turn before the kernel's first such loop; a
-  /// loop passes the turn on after it (after its last dot completed); the
-  /// kernel's last such loop's pass is not received by the last warpgroup
-  /// (PassTurnOp). Returns the wait that completes the first dot: the
-  /// previous slot is handed back after it.
+  /// loop passes the turn on after it (after its last dot completed),
+  /// except, after the kernel's last such loop, the last warpgroup, whose
+  /// pass no warpgroup would wait for (PassTurnOp). Returns the wait that
+  /// completes the first dot: the previous slot is handed back after it.
   Operation *takeTurns(IRRewriter &b, scf::ForOp loop, bool continues) {
     Location loc = loop.getLoc();
     const int32_t barrier = kFirstTurnBarrier;
     b.setInsertionPoint(loop);
-    if (continues)
+    // (A loop continuing one without turns opens them as a first loop does.)
+    if (continues && ring_->finalPass)
       ring_->finalPass.setExceptLast(false);
     else
       PassTurnOp::create(b, loc, barrier, /*only_last=*/true, /*except_last=*/false);
