@@ -188,8 +188,7 @@ Config defaultTile(const Structure &s, const AttentionProblem &p, const std::str
   // (the compiler adds a producer where one program fills a
   // multiprocessor), 128-key steps at D 64 where they divide 2048 keys or
   // more (a producer's; else 64, two programs a multiprocessor, which
-  // hide each other's start and end: under 2048 keys without bounds 64
-  // queries on one warpgroup, more programs still), 128 at D 128; at
+  // hide each other's start and end), 128 at D 128; at
   // D 256 64-key steps, or under a mask or a window 64 queries on one
   // warpgroup with 32-key steps four deep. Older targets' shared memory
   // holds less. At D 64 a warpgroup's softmax takes as long as its
@@ -198,8 +197,6 @@ Config defaultTile(const Structure &s, const AttentionProblem &p, const std::str
   if (s.blockD <= 64 && hopper && (s.rowsOfD || s.tokenRows) && p.seqK % 128 == 0 && p.seqK >= 2048)
     return Config{
         {"BLOCK_M", 128}, {"BLOCK_N", 128}, {"num_warps", 8}, {"num_stages", 2}, {"ping_pong", bounded ? 0 : 1}};
-  if (s.blockD <= 64 && hopper && !bounded && p.seqK < 2048)
-    return Config{{"BLOCK_M", 64}, {"BLOCK_N", 64}, {"num_warps", 4}, {"num_stages", 2}};
   if (s.blockD <= 64)
     return Config{{"BLOCK_M", 128}, {"BLOCK_N", 64}, {"num_warps", 8}, {"num_stages", 2}};
   if (s.blockD <= 128)
