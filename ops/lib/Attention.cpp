@@ -169,6 +169,12 @@ void pointAtWorkspace(const AttentionLaunch &launch, const AttentionLaunch::Step
 }
 
 /// The untuned tile of a call of structure `s`.
+/// Whether the copy engine reads the keys in blocks of `blockN` (what a
+/// producer warpgroup feeds): rows of D or token rows, keys the blocks divide.
+bool keysOnTheCopyEngine(const Structure &s, const AttentionProblem &p, int64_t blockN) {
+  return (s.rowsOfD || s.tokenRows) && p.seqK % blockN == 0;
+}
+
 Config defaultTile(const Structure &s, const AttentionProblem &p, const std::string &arch) {
   const bool bounded = s.boundedLeft || s.boundedRight;
   const bool hopper = !arch.empty() && compute_capability_of(arch) >= 90;
@@ -194,7 +200,7 @@ Config defaultTile(const Structure &s, const AttentionProblem &p, const std::str
   // holds less. At D 64 a warpgroup's softmax takes as long as its
   // products, and the consumer warpgroups take turns where every loop runs
   // whole (no bounds).
-  if (s.blockD <= 64 && hopper && (s.rowsOfD || s.tokenRows) && p.seqK % 128 == 0 && p.seqK >= 2048)
+  if (s.blockD <= 64 && hopper && keysOnTheCopyEngine(s, p, 128) && p.seqK >= 2048)
     return Config{
         {"BLOCK_M", 128}, {"BLOCK_N", 128}, {"num_warps", 8}, {"num_stages", 2}, {"ping_pong", bounded ? 0 : 1}};
   if (s.blockD <= 64)
@@ -215,8 +221,7 @@ Config default_attention_tile(const AttentionArgs &a, const AttentionProblem &p,
 }
 
 bool copy_engine_reads_keys(const AttentionArgs &a, const AttentionProblem &p, int64_t blockN) {
-  const Structure s = structureOf(a, p);
-  return (s.rowsOfD || s.tokenRows) && p.seqK % blockN == 0;
+  return keysOnTheCopyEngine(structureOf(a, p), p, blockN);
 }
 
 std::string attention_problem_key(const AttentionArgs &a, const AttentionProblem &p) {

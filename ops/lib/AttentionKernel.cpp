@@ -302,11 +302,7 @@ private:
           Tensor keyPointers = s.paged ? pagedTile(K, keys, pages, 0) : tile(K, keys, 0);
           Tensor keysT = keyMask.valid() ? load(keyPointers, keyMask, 0.0) : load(keyPointers); // D x BN
           Tensor products = dot(queries, keysT);
-          // (Scaling by a positive factor keeps each row's maximum where it is.)
-          const bool scaleInExponent = !cut && !s.softcap && !s.negativeScale;
-          Tensor scores = s.softcap          ? tanh(products * args[q.capInput]) * args[q.capOutput]
-                          : scaleInExponent ? Tensor()
-                                            : products * scaleLog2;
+          Tensor scores = s.softcap ? tanh(products * args[q.capInput]) * args[q.capOutput] : products * scaleLog2;
           if (cut) {
             Tensor visible = keysIn.valid() ? expand_dims(keysIn, 0) : Tensor();
             auto both = [&](const Tensor &hidden) { visible = visible.valid() ? visible & hidden : hidden; };
@@ -316,11 +312,15 @@ private:
               both(expand_dims(keys, 0) <= expand_dims(positions + (shift + args[q.right]), 1));
             scores = where(visible, scores, -INFINITY);
           }
-          Tensor m_ij = maximum(m_i, scaleInExponent ? max(products, 1) * scaleLog2 : max(scores, 1));
+          // Unmasked, a row's maximum is taken of the products (a positive
+          // factor keeps it where it is) and scaled once: the scores' only
+          // use is then their exponential, one fma with the shift.
+          const bool maxOfProducts = !cut && !s.softcap && !s.negativeScale;
+          Tensor m_ij = maximum(m_i, maxOfProducts ? max(products, 1) * scaleLog2 : max(scores, 1));
           // A row that has seen no visible key keeps m = -inf: its
           // exponentials are taken against 0, giving 0 instead of NaN.
           Tensor pivot = cut ? where(m_ij == -INFINITY, 0.0, m_ij) : m_ij;
-          Tensor p = exp2((scaleInExponent ? products * scaleLog2 : scores) - expand_dims(pivot, 1));
+          Tensor p = exp2(scores - expand_dims(pivot, 1));
           Tensor alpha = exp2(m_i - pivot);
           Tensor valuePointers = s.paged ? pagedTile(V, keys, pages, 1) : tile(V, keys, 1);
           Tensor values = valueMask.valid() ? load(valuePointers, valueMask, 0.0) : load(valuePointers); // BN x D

@@ -42,6 +42,11 @@ ConfigSpace attention_space(const AttentionArgs &a, const AttentionProblem &p, c
   const bool hopper = !arch.empty() && compute_capability_of(arch) >= 90;
   const int64_t sharedBytes = (hopper ? 227 : 163) * 1024;
   const int64_t rows = std::max<int64_t>(16, next_pow2(rowsOfProblem(p)));
+  // (A producer warpgroup: beside whole consumer warpgroups, where the copy
+  // engine reads the keys.)
+  auto producerFeeds = [=](const Config &c) {
+    return hopper && c["num_warps"] % 4 == 0 && copy_engine_reads_keys(a, p, c["BLOCK_N"]);
+  };
   ConfigSpace space;
   space.axis("BLOCK_M", {16, 32, 64, 128})
       .axis("BLOCK_N", {32, 64, 128})
@@ -63,16 +68,12 @@ ConfigSpace attention_space(const AttentionArgs &a, const AttentionProblem &p, c
       .axis("warp_specialize", {0, 1})
       .constraint("a producer warpgroup only on Hopper, beside whole consumer warpgroups, where the copy engine "
                   "reads the keys",
-                  [=](const Config &c) {
-                    return !c["warp_specialize"] || (hopper && c["num_warps"] % 4 == 0 &&
-                                                     copy_engine_reads_keys(a, p, c["BLOCK_N"]));
-                  })
+                  [=](const Config &c) { return !c["warp_specialize"] || producerFeeds(c); })
       // (Consumer warpgroups taking turns: only a producer's, two or more.)
       .axis("ping_pong", {0, 1})
       .constraint("consumer warpgroups take turns only beside a producer, two of them or more",
                   [=](const Config &c) {
-                    return !c["ping_pong"] || (hopper && c["num_warps"] >= 8 && c["num_warps"] % 4 == 0 &&
-                                               copy_engine_reads_keys(a, p, c["BLOCK_N"]));
+                    return !c["ping_pong"] || (c["num_warps"] >= 8 && producerFeeds(c));
                   });
   return space;
 }
