@@ -72,7 +72,8 @@
 // so the copies never wait for the slowest consumer warp's barrier, and run
 // on into the next tile while the consumers store one (a loop over tiles).
 // The producer computes what the copies' addresses need from before the
-// loop again (scalar arithmetic only). It is a whole warpgroup (the
+// loop again (scalar arithmetic, and scalar loads after which nothing has
+// written memory yet). It is a whole warpgroup (the
 // lowering moves its registers to the consumers with setmaxnreg).
 // A loop that chains dots (attention) gets the same producer, with the
 // option or where LowerDescriptors marked it (kgpu.warp_specialize): its
@@ -100,6 +101,8 @@
 #include "mlir/IR/IRMapping.h"
 #include "mlir/IR/Matchers.h"
 #include "mlir/IR/PatternMatch.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
+#include "llvm/ADT/DenseSet.h"
 #include "llvm/ADT/SetVector.h"
 
 namespace kiln {
@@ -159,9 +162,10 @@ struct ProducerRing {
 class LoopPipeliner {
 public:
   LoopPipeliner(scf::ForOp loop, int stages, int computeCapability, int numWarps, bool warpSpecialize,
-                bool pingPong, const AxisInfoAnalysis &axis, std::optional<ProducerRing> &ring)
+                bool pingPong, const AxisInfoAnalysis &axis, const llvm::DenseSet<Operation *> &rereadable,
+                std::optional<ProducerRing> &ring)
       : loop_(loop), stages_(stages), computeCapability_(computeCapability), numWarps_(numWarps),
-        warpSpecialize_(warpSpecialize), pingPong_(pingPong), axis_(axis), ring_(ring) {}
+        warpSpecialize_(warpSpecialize), pingPong_(pingPong), axis_(axis), rereadable_(rereadable), ring_(ring) {}
 
   void run() {
     SmallVector<Candidate> candidates = findCandidates();
@@ -501,8 +505,8 @@ private:
   /// (the rings of another could not share its memory: they meet at
   /// program barriers, the producer never does), and what its copies need
   /// from before the loop is scalar arithmetic on
-  /// the kernel's arguments (`before`, in program order), which the
-  /// producer computes again.
+  /// the kernel's arguments and scalar loads the producer may issue again
+  /// (`before`, in program order), which the producer computes again.
   bool canSpecialize(ArrayRef<Candidate> candidates, const AddressSlice &slice, SmallVector<Operation *> &before) {
     auto func = dyn_cast<tile::FuncOp>(loop_->getParentOp());
     auto module = loop_->getParentOfType<ModuleOp>();
@@ -546,8 +550,8 @@ private:
       Operation *def = v.getDefiningOp();
       if (def->getBlock() == loop_.getBody())
         continue; // the slice's own (cloned with it)
-      if (def->getBlock() != top || def->getNumRegions() != 0 || !isMemoryEffectFree(def) ||
-          !llvm::all_of(def->getResultTypes(), scalar))
+      if (def->getBlock() != top || def->getNumRegions() != 0 || !llvm::all_of(def->getResultTypes(), scalar) ||
+          !(isMemoryEffectFree(def) || rereadable_.contains(def)))
         return false;
       if (needed.insert(def))
         llvm::append_range(work, def->getOperands());
@@ -1123,8 +1127,30 @@ private:
   std::optional<Chain> chain_; ///< (a producer's loop) the chain whose last dot stays in flight
   unsigned carriedIndex_ = 0; ///< its accumulator's iter_arg number
   const AxisInfoAnalysis &axis_;
+  const llvm::DenseSet<Operation *> &rereadable_; ///< scalar loads a producer may issue again (rereadableLoads)
   std::optional<ProducerRing> &ring_; ///< the kernel's producer ring of chained dots, once made
 };
+
+/// The scalar loads at the top of `func` that a producer may issue again
+/// and read what the consumers' own read (a packed batch's sequence
+/// starts): plain loads before anything of the kernel writes memory.
+/// (Taken before the pipeliner adds its own operations.)
+llvm::DenseSet<Operation *> rereadableLoads(tile::FuncOp func) {
+  llvm::DenseSet<Operation *> loads;
+  for (Operation &op : func.getBody().front()) {
+    auto load = dyn_cast<tile::LoadOp>(op);
+    if (load && !load.getIsVolatile() && !isa<ShapedType>(load.getType())) {
+      loads.insert(load);
+      continue;
+    }
+    std::optional<SmallVector<MemoryEffects::EffectInstance>> effects = getEffectsRecursively(&op);
+    if (!effects || llvm::any_of(*effects, [](const MemoryEffects::EffectInstance &e) {
+          return isa<MemoryEffects::Write>(e.getEffect());
+        }))
+      break;
+  }
+  return loads;
+}
 
 struct PipelineLoops : impl::PipelineLoopsBase<PipelineLoops> {
   using PipelineLoopsBase::PipelineLoopsBase;
@@ -1139,10 +1165,11 @@ struct PipelineLoops : impl::PipelineLoopsBase<PipelineLoops> {
       SmallVector<scf::ForOp> loops;
       func.walk([&](scf::ForOp loop) { loops.push_back(loop); });
       std::optional<ProducerRing> ring;
+      const llvm::DenseSet<Operation *> rereadable = rereadableLoads(func);
       for (scf::ForOp loop : loops) {
         const bool producer = cc >= 90 && (warpSpecialize || loop->hasAttr(kWarpSpecializeAttr));
         loop->removeAttr(kWarpSpecializeAttr);
-        LoopPipeliner(loop, numStages, cc, getNumWarps(module), producer, pingPong, axis, ring).run();
+        LoopPipeliner(loop, numStages, cc, getNumWarps(module), producer, pingPong, axis, rereadable, ring).run();
       }
     }
   }

@@ -47,7 +47,8 @@ Structure structureOf(const AttentionArgs &a, const AttentionProblem &p) {
   // the queries of the whole group, which then reads its keys once.
   s.packHeads = !s.varlen && p.seqQ <= kFewQueries && p.headsKV > 0 && p.headsQ > p.headsKV;
   s.rowsOfD = s.evenD && !s.varlen && !s.paged && !s.packHeads;
-  s.tokenRows = s.evenD && !s.varlen && !s.paged && !s.packHeads;
+  // (A packed batch's tokens: [tokens, heads, D], no batch stride.)
+  s.tokenRows = s.evenD && !s.paged && !s.packHeads;
   for (const AttentionView *c : {&p.q, &p.k, &p.v, &p.out}) {
     s.rowsOfD = s.rowsOfD && c->strides[1] == p.D && c->strides[0] % p.D == 0 && c->strides[2] % p.D == 0;
     s.tokenRows = s.tokenRows && c->strides[2] == p.D && c->strides[1] > 0 && c->strides[0] % c->strides[1] == 0;
@@ -99,6 +100,8 @@ std::vector<Arg> forwardArguments(const AttentionArgs &a, const AttentionProblem
     args[q.cuQ] = arg_of(a.cu_seqlens_q);
     args[q.cuK] = arg_of(a.cu_seqlens_k);
   }
+  if (s.wholeCutBlocks)
+    args[q.firstKey] = Arg(static_cast<int32_t>(p.firstKey));
   if (s.paged) {
     args[q.table] = arg_of(a.block_table);
     args[q.cacheSeqlens] = arg_of(a.cache_seqlens);
@@ -170,9 +173,10 @@ void pointAtWorkspace(const AttentionLaunch &launch, const AttentionLaunch::Step
 
 /// The untuned tile of a call of structure `s`.
 /// Whether the copy engine reads the keys in blocks of `blockN` (what a
-/// producer warpgroup feeds): rows of D or token rows, keys the blocks divide.
+/// producer warpgroup feeds): rows of D or token rows, keys the blocks
+/// divide, or a packed batch's, whose cut blocks are read whole.
 bool keysOnTheCopyEngine(const Structure &s, const AttentionProblem &p, int64_t blockN) {
-  return (s.rowsOfD || s.tokenRows) && p.seqK % blockN == 0;
+  return (s.rowsOfD || s.tokenRows) && (s.varlen ? p.packedKeys >= blockN : p.seqK % blockN == 0);
 }
 
 Config defaultTile(const Structure &s, const AttentionProblem &p, const std::string &arch) {
@@ -247,6 +251,7 @@ AttentionLaunch prepare_attention(const AttentionArgs &a, const AttentionProblem
     if (size < 16 || (size & (size - 1)))
       throw Error(kOp + ": " + what + " must be a power of two of at least 16, got " + std::to_string(size));
   s.evenK = !s.varlen && !s.paged && p.seqK % BN == 0;
+  s.wholeCutBlocks = s.varlen && keysOnTheCopyEngine(s, p, BN);
   const int64_t queryBlocks = cdiv(rowsOf(s, p), BM), columns = s.packHeads ? p.headsKV : p.headsQ;
   const int64_t splits = splitsFor(a, p, queryBlocks * columns * p.batch, BN, stream);
   s.split = splits > 1;

@@ -42,7 +42,8 @@ std::string Structure::key() const {
          (boundedLeft ? "|left" : "") + (boundedRight ? "|right" : "") + (softcap ? "|softcap" : "") +
          (negativeScale ? "|negative-scale" : "") +
          (lse ? "|lse" : "") + (rowsOfD ? "|rows-of-d" : "") + (tokenRows ? "|token-rows" : "") + (varlen ? "|varlen" : "") + (paged ? "|paged" : "") +
-         (shiftPerSequence ? "|own-shift" : "") + (packHeads ? "|pack-heads" : "") + (evenK ? "|even-k" : "") + (split ? "|split" : "");
+         (shiftPerSequence ? "|own-shift" : "") + (packHeads ? "|pack-heads" : "") + (evenK ? "|even-k" : "") +
+         (wholeCutBlocks ? "|whole-cut-blocks" : "") + (split ? "|split" : "");
 }
 
 Params parameters(const Structure &s) {
@@ -62,6 +63,8 @@ Params parameters(const Structure &s) {
     q.cuQ = q.signature.pointer(DType::i32, true);
     q.cuK = q.signature.pointer(DType::i32, true);
   }
+  if (s.wholeCutBlocks)
+    q.firstKey = q.signature.scalar(DType::i32);
   if (s.paged) {
     q.table = q.signature.pointer(DType::i32, true);
     q.cacheSeqlens = q.signature.pointer(DType::i32, true);
@@ -122,6 +125,8 @@ public:
       seqK = load(args[q.cuK] + (program_id(2) + 1)) - startK;
       firstToken[Q] = firstToken[OUT] = firstToken[LSE] = startQ.to(DType::i64);
       firstToken[K] = firstToken[V] = startK.to(DType::i64);
+      if (s.wholeCutBlocks)
+        keyFloor = args[q.firstKey] - startK;
     } else if (s.paged) {
       seqK = minimum(maximum(load(args[q.cacheSeqlens] + program_id(2)), 0), args[q.tableKeys]);
       tableRow = args[q.table] + batch * args[q.tableStride];
@@ -136,7 +141,8 @@ public:
       const Tensor h = keys ? kvHead : head.to(DType::i64);
       // (Token rows: the batch's tokens times the token stride, then the
       // head's columns, as the copy engine's analysis takes them apart.)
-      Tensor offset = s.varlen               ? firstToken[t] * stride(t, 1) + h * stride(t, 2)
+      Tensor offset = s.varlen && s.tokenRows ? firstToken[t] * stride(t, 1) + h * s.blockD
+                      : s.varlen             ? firstToken[t] * stride(t, 1) + h * stride(t, 2)
                       : s.paged && keys      ? h * stride(t, 2)
                       : s.packHeads && !keys ? batch * stride(t, 0)
                       : s.tokenRows          ? batch * stride(t, 0) * stride(t, 1) + h * s.blockD
@@ -236,6 +242,7 @@ private:
   const int64_t BM, BN;
   Tensor base[TENSORS];
   Tensor seqQ, seqK;  ///< this program's sequence lengths
+  Tensor keyFloor;    ///< (whole cut blocks) the packed batch's first key, from the sequence's
   Tensor shift;       ///< the bounds' diagonal: key i + shift is query i's (with bounds)
   Tensor tableRow;    ///< (paged) the sequence's row of the block table
   Tensor split;       ///< (split) which run of the keys
@@ -283,7 +290,14 @@ private:
           Tensor keys = start + keyOffsets;
           // (Evenly divided keys: every visited block lies within them.)
           Tensor keysIn, keyMask, valueMask;
-          if (cut && !s.evenK) {
+          if (cut && s.wholeCutBlocks) {
+            // The block is read whole, moved back to end at the sequence's
+            // last key (or, in a sequence shorter than a block, to start at
+            // the batch's first): its keys before `start` were seen, those
+            // past the end are the next sequence's; the scores hide both.
+            keys = maximum(minimum(start, seqK - BN), keyFloor) + keyOffsets;
+            keysIn = (keys >= start) & (keys < seqK);
+          } else if (cut && !s.evenK) {
             keysIn = keys < seqK;
             keyMask = expand_dims(keysIn, 0);
             valueMask = expand_dims(keysIn, 1);

@@ -58,6 +58,14 @@ struct Structure {
   /// that every loop reads the same unmasked blocks, as the compiler's
   /// producer warpgroup asks; without bounds no block is cut at all.
   bool evenK = false;
+  /// (varlen, token rows) Blocks of keys the end of a sequence cuts are read
+  /// whole, moved back to end at its last key (a sequence shorter than a
+  /// block: to start at the batch's first), their other keys hidden in the
+  /// scores: every load reads a whole block within the batch's keys, as the
+  /// copy engine and the compiler's producer warpgroup ask. (A sequence
+  /// shorter than a block reads its neighbours' keys too, whose values meet
+  /// probabilities of exactly 0.)
+  bool wholeCutBlocks = false;
   /// (grouped-query) A program's rows are the queries of every query head
   /// that shares its K/V head program_id(1): row r is query r % seq_q of
   /// head kvHead * group + r / seq_q, so that the group reads its keys once
@@ -80,6 +88,7 @@ struct Params {
   int shift = -1, left = -1, right = -1; ///< the visible keys' bounds (i32)
   int capInput = -1, capOutput = -1;     ///< soft-capping: tanh(qk * capInput) * capOutput, in base 2
   int cuQ = -1, cuK = -1;                ///< (varlen) each sequence's first token, batch + 1 of them
+  int firstKey = -1;                     ///< (whole cut blocks) cu_seqlens_k[0], the batch's first key
   /// (paged) block_table [batch, max_pages] with its row stride, each
   /// sequence's keys, the keys a page holds
   int table = -1, tableStride = -1, cacheSeqlens = -1, pageSize = -1;

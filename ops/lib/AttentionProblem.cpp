@@ -195,6 +195,8 @@ AttentionProblem checkedPacked(const AttentionArgs &a, const Stream &stream) {
             "the lengths of cu_seqlens_q and cu_seqlens_k");
   AttentionProblem p;
   p.batch = static_cast<int64_t>(startsQ.size()) - 1;
+  p.firstKey = startsK.front();
+  p.packedKeys = startsK.back() - startsK.front();
   for (int64_t b = 0; b < p.batch; ++b) {
     p.seqQ = std::max<int64_t>(p.seqQ, startsQ[b + 1] - startsQ[b]);
     p.seqK = std::max<int64_t>(p.seqK, startsK[b + 1] - startsK[b]);

@@ -245,18 +245,25 @@ TEST(OpsAttention, StridedViewsOfAPackedProjection) {
 }
 
 /// A packed batch of sequences of lengths `lengthsQ` and `lengthsK` (FlashAttention's varlen), checked
-/// sequence by sequence against float64.
+/// sequence by sequence against float64; `keyMargin` NaN tokens of k and v before and after the batch's keys,
+/// which no output may see.
 void expectPacked(const std::vector<int32_t> &lengthsQ, const std::vector<int32_t> &lengthsK, AttentionMask mask,
-                  int64_t windowLeft = -1) {
+                  int64_t windowLeft = -1, int32_t keyMargin = 0) {
   const int64_t HQ = 4, HKV = 2, D = 32;
-  std::vector<int32_t> cuQ{0}, cuK{0};
+  std::vector<int32_t> cuQ{0}, cuK{keyMargin};
   for (size_t b = 0; b < lengthsQ.size(); ++b) {
     cuQ.push_back(cuQ.back() + lengthsQ[b]);
     cuK.push_back(cuK.back() + lengthsK[b]);
   }
-  const int64_t tokensQ = cuQ.back(), tokensK = cuK.back();
+  const int64_t tokensQ = cuQ.back(), tokensK = cuK.back() + keyMargin;
   HostTensor q = HostTensor::random(DType::bf16, {tokensQ, HQ, D}, 51), k = HostTensor::random(DType::bf16, {tokensK, HKV, D}, 52);
   HostTensor v = HostTensor::random(DType::bf16, {tokensK, HKV, D}, 53), out = HostTensor::poisoned(DType::bf16, {tokensQ, HQ, D});
+  for (int64_t token = 0; token < tokensK; ++token)
+    if (token < cuK.front() || token >= cuK.back())
+      for (int64_t i = 0; i < HKV * D; ++i) {
+        k.set_flat(token * HKV * D + i, NAN);
+        v.set_flat(token * HKV * D + i, NAN);
+      }
   HostTensor lse = HostTensor::poisoned(DType::f32, {HQ, tokensQ});
   AttentionArgs args{q.view(), k.view(), v.view(), out.view(), lse.view()};
   args.mask = mask;
@@ -300,6 +307,21 @@ TEST(OpsAttention, PackedBatchesOfTheirOwnLengths) {
   }
   SCOPED_TRACE("a window of 6 keys, bottom-right in each sequence");
   expectPacked(lengthsQ, lengthsK, AttentionMask::causal_bottom_right, 6);
+}
+
+TEST(OpsAttention, PackedBatchesReadNoKeyOutsideTheirs) {
+  // A block the end of a sequence cuts is read whole, moved back into the
+  // batch's keys (short sequences at either end of the batch included); a
+  // batch of fewer keys than a block masks its loads instead. NaN keys and
+  // values around the batch's must reach no output.
+  const std::vector<int32_t> lengthsQ{1, 17, 0, 40, 9}, lengthsK{5, 17, 3, 40, 2};
+  for (AttentionMask mask : {AttentionMask::none, AttentionMask::causal_bottom_right}) {
+    SCOPED_TRACE(name(mask));
+    expectPacked(lengthsQ, lengthsK, mask, -1, 5);
+    expectPacked({3, 5}, {4, 6}, mask, -1, 3);
+  }
+  SCOPED_TRACE("a window");
+  expectPacked(lengthsQ, lengthsK, AttentionMask::causal_bottom_right, 6, 7);
 }
 
 TEST(OpsAttention, PackedBatchesRefuseBadSequenceStarts) {

@@ -5,8 +5,9 @@
 // kernel's arguments (the program id here), waits for each slot's empty
 // barrier (parity 1 first) and fills it; the consumers' loop only waits for
 // the full barrier, multiplies, and hands the previous slot back after
-// warpgroup_wait 1 -- no program barrier, no prologue. A loop nested in
-// another is pipelined as without the option. Lowered: the producer is the
+// warpgroup_wait 1 -- no program barrier, no prologue (scalar loads the
+// coordinates need are issued again, where nothing wrote memory before
+// them). A loop nested in another is pipelined as without the option. Lowered: the producer is the
 // warpgroup past the consumers, whose first thread runs the region, then it
 // exits (one consumer warpgroup keeps every register it had: no
 // setmaxnreg, which tests/unit/ops_matmul_test.cpp checks with two); consumer barriers count
@@ -148,5 +149,84 @@ tile.func @nested(%amap: !tile.tensormap, %a: !tile.ptr<bf16> {tile.divisibility
     }
     tile.store %cp, %acc : tensor<128x128x!tile.ptr<f32>>
   }
+  tile.return
+}
+
+// -----
+
+// Coordinates that scalar loads before the loop feed (a packed batch's
+// sequence start and length, read from memory nothing has written yet):
+// the producer issues the loads again. (The loop's bound comes from one.)
+// CHECK-LABEL: tile.func @row_from_memory
+// CHECK: kgpu.producer {
+// CHECK: %[[PID:.*]] = tile.program_id x : i32
+// CHECK: %[[AT:.*]] = tile.addptr %{{.*}}, %[[PID]]
+// CHECK: %[[START:.*]] = tile.load %[[AT]] : !tile.ptr<i32>
+// CHECK: %[[LENGTH:.*]] = tile.load %{{.*}} : !tile.ptr<i32>
+// CHECK: scf.for %[[K:.*]] = %{{.*}} to %[[LENGTH]]
+// CHECK: kgpu.tma_load %arg0[%[[START]], %[[K]]]
+// CHECK: scf.for
+// CHECK-NOT: kgpu.tma_load
+// CHECK: tile.dot
+tile.func @row_from_memory(%amap: !tile.tensormap, %a: !tile.ptr<bf16> {tile.divisibility = 16 : i32}, %m: i64, %k: i64 {tile.divisibility = 16 : i32}, %sa: i64 {tile.divisibility = 16 : i32}, %innerA: i64,
+                  %bmap: !tile.tensormap, %b: !tile.ptr<bf16> {tile.divisibility = 16 : i32}, %n: i64, %kb: i64, %sb: i64 {tile.divisibility = 16 : i32}, %innerB: i64,
+                  %c: !tile.ptr<f32> {tile.divisibility = 16 : i32}, %starts: !tile.ptr<i32>, %lengths: !tile.ptr<i32>) {
+  %one = arith.constant 1 : i64
+  %c0 = arith.constant 0 : i32
+  %c64 = arith.constant 64 : i32
+  %pid = tile.program_id x : i32
+  %at = tile.addptr %starts, %pid : !tile.ptr<i32>, i32
+  %row = tile.load %at : !tile.ptr<i32>
+  %lat = tile.addptr %lengths, %pid : !tile.ptr<i32>, i32
+  %kk = tile.load %lat : !tile.ptr<i32>
+  %zero = arith.constant dense<0.0> : tensor<128x128xf32>
+  %acc = scf.for %i = %c0 to %kk step %c64 iter_args(%acc = %zero) -> (tensor<128x128xf32>) : i32 {
+    %x = tile.descriptor_load %a[%row, %i] sizes[%m, %k] strides[%sa, %one] map %amap : !tile.ptr<bf16> -> tensor<128x64xbf16>
+    %y = tile.descriptor_load %b[%c0, %i] sizes[%n, %kb] strides[%sb, %one] map %bmap : !tile.ptr<bf16> -> tensor<128x64xbf16>
+    %yt = tile.trans %y {order = array<i32: 1, 0>} : tensor<128x64xbf16> -> tensor<64x128xbf16>
+    %d = tile.dot %x, %yt, %acc : tensor<128x64xbf16> * tensor<64x128xbf16> -> tensor<128x128xf32>
+    scf.yield %d : tensor<128x128xf32>
+  }
+  %r = tile.range 0, 128 : tensor<128xi32>
+  %rows = tile.expand_dims %r {axis = 1 : i32} : tensor<128xi32> -> tensor<128x1xi32>
+  %rowsb = tile.broadcast %rows : tensor<128x1xi32> -> tensor<128x128xi32>
+  %cs = tile.splat %c : !tile.ptr<f32> -> tensor<128x128x!tile.ptr<f32>>
+  %cp = tile.addptr %cs, %rowsb : tensor<128x128x!tile.ptr<f32>>, tensor<128x128xi32>
+  tile.store %cp, %acc : tensor<128x128x!tile.ptr<f32>>
+  tile.return
+}
+
+// -----
+
+// A store before the scalar load: the producer's load could read another
+// value than the consumers'; no producer.
+// CHECK-LABEL: tile.func @row_after_a_store
+// CHECK-NOT: kgpu.producer
+// CHECK: kgpu.tma_load
+// CHECK: kgpu.barrier
+tile.func @row_after_a_store(%amap: !tile.tensormap, %a: !tile.ptr<bf16> {tile.divisibility = 16 : i32}, %m: i64, %k: i64 {tile.divisibility = 16 : i32}, %sa: i64 {tile.divisibility = 16 : i32}, %innerA: i64,
+                  %bmap: !tile.tensormap, %b: !tile.ptr<bf16> {tile.divisibility = 16 : i32}, %n: i64, %kb: i64, %sb: i64 {tile.divisibility = 16 : i32}, %innerB: i64,
+                  %c: !tile.ptr<f32> {tile.divisibility = 16 : i32}, %starts: !tile.ptr<i32>, %kk: i32) {
+  %one = arith.constant 1 : i64
+  %c0 = arith.constant 0 : i32
+  %c64 = arith.constant 64 : i32
+  %pid = tile.program_id x : i32
+  %at = tile.addptr %starts, %pid : !tile.ptr<i32>, i32
+  tile.store %at, %c64 : !tile.ptr<i32>
+  %row = tile.load %at : !tile.ptr<i32>
+  %zero = arith.constant dense<0.0> : tensor<128x128xf32>
+  %acc = scf.for %i = %c0 to %kk step %c64 iter_args(%acc = %zero) -> (tensor<128x128xf32>) : i32 {
+    %x = tile.descriptor_load %a[%row, %i] sizes[%m, %k] strides[%sa, %one] map %amap : !tile.ptr<bf16> -> tensor<128x64xbf16>
+    %y = tile.descriptor_load %b[%c0, %i] sizes[%n, %kb] strides[%sb, %one] map %bmap : !tile.ptr<bf16> -> tensor<128x64xbf16>
+    %yt = tile.trans %y {order = array<i32: 1, 0>} : tensor<128x64xbf16> -> tensor<64x128xbf16>
+    %d = tile.dot %x, %yt, %acc : tensor<128x64xbf16> * tensor<64x128xbf16> -> tensor<128x128xf32>
+    scf.yield %d : tensor<128x128xf32>
+  }
+  %r = tile.range 0, 128 : tensor<128xi32>
+  %rows = tile.expand_dims %r {axis = 1 : i32} : tensor<128xi32> -> tensor<128x1xi32>
+  %rowsb = tile.broadcast %rows : tensor<128x1xi32> -> tensor<128x128xi32>
+  %cs = tile.splat %c : !tile.ptr<f32> -> tensor<128x128x!tile.ptr<f32>>
+  %cp = tile.addptr %cs, %rowsb : tensor<128x128x!tile.ptr<f32>>, tensor<128x128xi32>
+  tile.store %cp, %acc : tensor<128x128x!tile.ptr<f32>>
   tile.return
 }
