@@ -200,17 +200,21 @@ Config defaultTile(const Structure &s, const AttentionProblem &p, const std::str
   // more (a producer's; else 64, two programs a multiprocessor, which
   // hide each other's start and end), 128 at D 128; at
   // D 256 64-key steps, or under a mask or a window 64 queries on one
-  // warpgroup with 32-key steps four deep. Older targets' shared memory
-  // holds less. At D 64 a warpgroup's softmax takes as long as its
+  // warpgroup with 32-key steps four deep. On mma.sync targets (before
+  // Hopper) 64 queries on one warpgroup, three stages deep, 128-key steps
+  // at D 64, 64 at D 128, whose registers hold the scores without
+  // spilling; at D 256 64 x 64, two stages. At D 64 a warpgroup's softmax takes as long as its
   // products, and the consumer warpgroups take turns where every loop runs
   // whole (no bounds).
   if (s.blockD <= 64 && hopper && keysOnTheCopyEngine(s, p, 128) && p.seqK >= 2048)
     return Config{
         {"BLOCK_M", 128}, {"BLOCK_N", 128}, {"num_warps", 8}, {"num_stages", 2}, {"ping_pong", bounded ? 0 : 1}};
   if (s.blockD <= 64)
-    return Config{{"BLOCK_M", 128}, {"BLOCK_N", 64}, {"num_warps", 8}, {"num_stages", 2}};
+    return hopper ? Config{{"BLOCK_M", 128}, {"BLOCK_N", 64}, {"num_warps", 8}, {"num_stages", 2}}
+                  : Config{{"BLOCK_M", 64}, {"BLOCK_N", 128}, {"num_warps", 4}, {"num_stages", 3}};
   if (s.blockD <= 128)
-    return Config{{"BLOCK_M", 128}, {"BLOCK_N", hopper ? 128 : 64}, {"num_warps", 8}, {"num_stages", 2}};
+    return hopper ? Config{{"BLOCK_M", 128}, {"BLOCK_N", 128}, {"num_warps", 8}, {"num_stages", 2}}
+                  : Config{{"BLOCK_M", 64}, {"BLOCK_N", 64}, {"num_warps", 4}, {"num_stages", 3}};
   if (hopper && bounded)
     return Config{{"BLOCK_M", 64}, {"BLOCK_N", 32}, {"num_warps", 4}, {"num_stages", 4}};
   if (hopper)
