@@ -168,6 +168,10 @@ tile.func @nested(%amap: !tile.tensormap, %a: !tile.ptr<bf16> {tile.divisibility
 // CHECK: scf.for
 // CHECK-NOT: kgpu.tma_load
 // CHECK: tile.dot
+// LLVM-LABEL: llvm.func @row_from_memory
+// LLVM: ld.global
+// LLVM: cp.async.bulk.tensor.2d
+// LLVM: "exit;"
 tile.func @row_from_memory(%amap: !tile.tensormap, %a: !tile.ptr<bf16> {tile.divisibility = 16 : i32}, %m: i64, %k: i64 {tile.divisibility = 16 : i32}, %sa: i64 {tile.divisibility = 16 : i32}, %innerA: i64,
                   %bmap: !tile.tensormap, %b: !tile.ptr<bf16> {tile.divisibility = 16 : i32}, %n: i64, %kb: i64, %sb: i64 {tile.divisibility = 16 : i32}, %innerB: i64,
                   %c: !tile.ptr<f32> {tile.divisibility = 16 : i32}, %starts: !tile.ptr<i32>, %lengths: !tile.ptr<i32>) {
@@ -204,6 +208,8 @@ tile.func @row_from_memory(%amap: !tile.tensormap, %a: !tile.ptr<bf16> {tile.div
 // CHECK-NOT: kgpu.producer
 // CHECK: kgpu.tma_load
 // CHECK: kgpu.barrier
+// LLVM-LABEL: llvm.func @row_after_a_store
+// LLVM-NOT: "exit;"
 tile.func @row_after_a_store(%amap: !tile.tensormap, %a: !tile.ptr<bf16> {tile.divisibility = 16 : i32}, %m: i64, %k: i64 {tile.divisibility = 16 : i32}, %sa: i64 {tile.divisibility = 16 : i32}, %innerA: i64,
                   %bmap: !tile.tensormap, %b: !tile.ptr<bf16> {tile.divisibility = 16 : i32}, %n: i64, %kb: i64, %sb: i64 {tile.divisibility = 16 : i32}, %innerB: i64,
                   %c: !tile.ptr<f32> {tile.divisibility = 16 : i32}, %starts: !tile.ptr<i32>, %kk: i32) {
