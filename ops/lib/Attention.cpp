@@ -28,7 +28,6 @@ const std::string kOp = "attention";
 /// of their own, and heads packed by K/V head.
 constexpr int64_t kFewQueries = 64;
 
-
 Structure structureOf(const AttentionArgs &a, const AttentionProblem &p) {
   Structure s;
   s.dtype = a.q.dtype;
@@ -171,7 +170,6 @@ void pointAtWorkspace(const AttentionLaunch &launch, const AttentionLaunch::Step
         Arg::device_pointer(base + launch.lseOffset, launch.workspaceBytes - launch.lseOffset, kind);
 }
 
-/// The untuned tile of a call of structure `s`.
 /// Whether the copy engine reads the keys in blocks of `blockN` (what a
 /// producer warpgroup feeds): rows of D or token rows, keys the blocks
 /// divide, or a packed batch's, whose cut blocks are read whole.
@@ -179,6 +177,7 @@ bool keysOnTheCopyEngine(const Structure &s, const AttentionProblem &p, int64_t 
   return (s.rowsOfD || s.tokenRows) && (s.varlen ? p.packedKeys >= blockN : p.seqK % blockN == 0);
 }
 
+/// The untuned tile of a call of structure `s`.
 Config defaultTile(const Structure &s, const AttentionProblem &p, const std::string &arch) {
   const bool bounded = s.boundedLeft || s.boundedRight;
   const bool hopper = !arch.empty() && compute_capability_of(arch) >= 90;
@@ -200,12 +199,12 @@ Config defaultTile(const Structure &s, const AttentionProblem &p, const std::str
   // more (a producer's; else 64, two programs a multiprocessor, which
   // hide each other's start and end), 128 at D 128; at
   // D 256 64-key steps, or under a mask or a window 64 queries on one
-  // warpgroup with 32-key steps four deep. On mma.sync targets (before
+  // warpgroup with 32-key steps four deep. At D 64 a warpgroup's softmax
+  // takes as long as its products, and the consumer warpgroups take turns
+  // where every loop runs whole (no bounds). On mma.sync targets (before
   // Hopper) 64 queries on one warpgroup, three stages deep, 128-key steps
   // at D 64, 64 at D 128, whose registers hold the scores without
-  // spilling; at D 256 64 x 64 on 8 warps, two stages. At D 64 a warpgroup's softmax takes as long as its
-  // products, and the consumer warpgroups take turns where every loop runs
-  // whole (no bounds).
+  // spilling; at D 256 64 x 64 on 8 warps, two stages.
   if (s.blockD <= 64 && hopper && keysOnTheCopyEngine(s, p, 128) && p.seqK >= 2048)
     return Config{
         {"BLOCK_M", 128}, {"BLOCK_N", 128}, {"num_warps", 8}, {"num_stages", 2}, {"ping_pong", bounded ? 0 : 1}};

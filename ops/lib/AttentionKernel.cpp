@@ -141,12 +141,12 @@ public:
       const Tensor h = keys ? kvHead : head.to(DType::i64);
       // (Token rows: the batch's tokens times the token stride, then the
       // head's columns, as the copy engine's analysis takes them apart.)
-      Tensor offset = s.varlen && s.tokenRows ? firstToken[t] * stride(t, 1) + h * s.blockD
-                      : s.varlen             ? firstToken[t] * stride(t, 1) + h * stride(t, 2)
+      auto headOffset = [&] { return s.tokenRows ? h * s.blockD : h * stride(t, 2); };
+      Tensor offset = s.varlen               ? firstToken[t] * stride(t, 1) + headOffset()
                       : s.paged && keys      ? h * stride(t, 2)
                       : s.packHeads && !keys ? batch * stride(t, 0)
-                      : s.tokenRows          ? batch * stride(t, 0) * stride(t, 1) + h * s.blockD
-                                             : batch * stride(t, 0) + h * stride(t, 2);
+                      : s.tokenRows          ? batch * stride(t, 0) * stride(t, 1) + headOffset()
+                                             : batch * stride(t, 0) + headOffset();
       base[t] = s.rowsOfD ? args[q.pointers[t]] + offset * s.blockD : args[q.pointers[t]] + offset;
     }
     if (q.pointers[LSE] >= 0) {
@@ -242,7 +242,7 @@ private:
   const int64_t BM, BN;
   Tensor base[TENSORS];
   Tensor seqQ, seqK;  ///< this program's sequence lengths
-  Tensor keyFloor;    ///< (whole cut blocks) the packed batch's first key, from the sequence's
+  Tensor keyFloor;    ///< (whole cut blocks) the packed batch's first key, counted from the sequence's
   Tensor shift;       ///< the bounds' diagonal: key i + shift is query i's (with bounds)
   Tensor tableRow;    ///< (paged) the sequence's row of the block table
   Tensor split;       ///< (split) which run of the keys

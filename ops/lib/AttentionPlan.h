@@ -46,8 +46,9 @@ AttentionLaunch prepare_attention(const AttentionArgs &a, const AttentionProblem
 Config default_attention_tile(const AttentionArgs &a, const AttentionProblem &p, const std::string &arch);
 
 /// Whether the blocks of keys a call's kernel reads whole, BLOCK_N keys
-/// each, are read by the copy engine (rows of D, keys the blocks divide):
-/// what a producer warpgroup feeds.
+/// each, are read by the copy engine (rows of D or token rows, keys the
+/// blocks divide or a packed batch of a block or more): what a producer
+/// warpgroup feeds.
 bool copy_engine_reads_keys(const AttentionArgs &a, const AttentionProblem &p, int64_t blockN);
 
 /// The tiles the autotuner searches for a call, and the key of its
