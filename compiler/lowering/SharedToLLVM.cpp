@@ -311,11 +311,31 @@ struct LocalLoadLowering : KilnPattern<gpu::LocalLoadOp> {
   }
 };
 
+/// Each thread's registers into the slot's swizzled tile, in vectors along
+/// the buffer's contiguous dimension; then, for wgmma's reads through the
+/// async proxy and every other thread's, a proxy fence and a barrier.
+struct LocalStoreLowering : KilnPattern<gpu::LocalStoreOp> {
+  using KilnPattern::KilnPattern;
+  LogicalResult matchAndRewrite(gpu::LocalStoreOp op, OpAdaptor adaptor, ConversionPatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    auto bufferType = op.getBuffer().getType();
+    Type element = ctx.types.elementType(bufferType);
+    SwizzledTile tile = bufferSlot(rewriter, loc, adaptor.getBuffer(), bufferType, element, adaptor.getSlot());
+    storeRegisters(rewriter, loc, tile, unpack(rewriter, loc, adaptor.getValue()), element,
+                   layoutOf(op.getValue().getType()), static_cast<int>(tile.contiguousDim),
+                   static_cast<int>(tile.vec), /*firstColumn=*/0, /*columns=*/0, ctx.threadsPerWarp);
+    ptx(rewriter, loc, Type(), "fence.proxy.async.shared::cta;", "", {});
+    barrier(rewriter, loc);
+    rewriter.eraseOp(op);
+    return success();
+  }
+};
+
 } // namespace
 
 void populateSharedPatterns(RewritePatternSet &patterns, const LoweringContext &context) {
-  patterns.add<LocalAllocLowering, AsyncCopyLowering, AsyncCommitLowering, AsyncWaitLowering, LocalLoadLowering>(
-      context);
+  patterns.add<LocalAllocLowering, AsyncCopyLowering, AsyncCommitLowering, AsyncWaitLowering, LocalLoadLowering,
+               LocalStoreLowering>(context);
 }
 
 } // namespace kiln::lowering

@@ -21,6 +21,7 @@
 #include "compiler/analysis/AxisInfo.h"
 #include "compiler/dialect/gpu/KGpu.h"
 #include "compiler/dialect/gpu/Mma.h"
+#include "compiler/transforms/HeldOperands.h"
 #include "kiln/target.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -332,11 +333,14 @@ private:
       auto shape = tensorOf(dot.getC()).getShape();
       // A loaded beside the dot streams through shared memory (a ring in a
       // loop); any other 16-bit A (computed, as attention's P, or loaded
-      // once before the loop, as its Q) is read from registers.
+      // once before the loop, as its Q) is read from registers, unless the
+      // loop holding it needs them (HeldOperands.h: a buffer then).
       bool aBeside = loadedBeside(dot, dot.getA());
       bool aStreamed = aBeside && loadedAlong(dot.getA(), 1);
-      bool aInRegisters = !aBeside && wgmmaTakesRegisterA(dot);
-      bool wgmma = wgmmaShapeFits(dot, computeCapability_, numWarps_) && (aStreamed || aInRegisters) &&
+      bool aHeldInShared = !aBeside && holdsAInShared(dot, computeCapability_, numWarps_);
+      bool aInRegisters = !aBeside && !aHeldInShared && wgmmaTakesRegisterA(dot);
+      bool wgmma = wgmmaShapeFits(dot, computeCapability_, numWarps_) &&
+                   (aStreamed || aInRegisters || aHeldInShared) &&
                    (loadedAlong(dot.getB(), 0) ||
                     (wgmmaTakesNMajorB(dot) && shape[1] % 64 == 0 && loadedAlong(dot.getB(), 1)));
       if (wgmma)

@@ -24,6 +24,7 @@
 #include "compiler/dialect/gpu/Mma.h"
 #include "compiler/dialect/gpu/Tma.h"
 #include "compiler/transforms/AddressSlice.h"
+#include "compiler/transforms/HeldOperands.h"
 #include "compiler/transforms/RaisePointerLoads.h"
 
 #include "mlir/IR/Matchers.h"
@@ -116,8 +117,17 @@ Value dotOperandOf(tile::DescriptorLoadOp load) {
 
 class Decider {
 public:
-  Decider(tile::FuncOp func, int computeCapability, int numStages)
-      : func_(func), computeCapability_(computeCapability), numStages_(numStages) {}
+  /// (The held blocks a loop reads from shared memory take their part of
+  /// its ring budget from the start.)
+  Decider(tile::FuncOp func, int computeCapability, int numStages, int numWarps)
+      : func_(func), computeCapability_(computeCapability), numStages_(numStages), numWarps_(numWarps) {
+    func.walk([&](scf::ForOp loop) {
+      if (int64_t held = heldSharedBytes(loop, computeCapability, numWarps))
+        ringBytes_[loop] = held;
+    });
+  }
+  int computeCapability() const { return computeCapability_; }
+  int numWarps() const { return numWarps_; }
 
   /// Whether `load` is read by the copy engine; records its box if so.
   bool keep(tile::DescriptorLoadOp load) {
@@ -140,7 +150,7 @@ public:
     AddressSlice slice;
     if (!collectSlice(loop, llvm::to_vector(load.getOffsets()), slice))
       return false;
-    int64_t ring = ringBytesOf(type);
+    int64_t ring = ringBytesOf(type, loop);
     if (ringBytes_[loop] + ring > kRingBudgetBytes)
       return false;
     ringBytes_[loop] += ring;
@@ -175,11 +185,15 @@ public:
     return box;
   }
 
-  /// The ring a copy-engine load of `block` takes: num_stages + 1 slots (a
-  /// wgmma dot in flight keeps one more).
-  int64_t ringBytesOf(RankedTensorType block) const {
-    return (numStages_ + 1) * block.getNumElements() * elementBytes(block.getElementType());
+  /// The ring a copy-engine load of `block` in `loop` takes: num_stages +
+  /// 1 slots (a wgmma dot in flight keeps one more), unless takeStagesOnly.
+  int64_t ringBytesOf(RankedTensorType block, Operation *loop) const {
+    const int slots = stagesOnly_.contains(loop) ? numStages_ : numStages_ + 1;
+    return slots * block.getNumElements() * elementBytes(block.getElementType());
   }
+  /// Rings of `loop` take num_stages slots: a producer's chain of dots
+  /// needs no spare slot (PipelineLoops adds one where it fits).
+  void takeStagesOnly(Operation *loop) { stagesOnly_.insert(loop); }
   /// Whether `bytes` more of copy-engine rings fit beside those `loop` has.
   bool ringsFit(Operation *loop, int64_t bytes) const {
     auto known = ringBytes_.find(loop);
@@ -221,10 +235,11 @@ public:
 
 private:
   tile::FuncOp func_;
-  int computeCapability_, numStages_;
+  int computeCapability_, numStages_, numWarps_;
   std::map<unsigned, TmaBox> boxes_;
   std::map<unsigned, TensorMapSpec> sources_;
   llvm::DenseMap<Operation *, int64_t> ringBytes_;
+  llvm::DenseSet<Operation *> stagesOnly_;
 };
 
 /// The addresses and in-bounds mask of a descriptor access's block.
@@ -300,17 +315,6 @@ bool chainsDots(scf::ForOp loop) {
   return std::distance(dots.begin(), dots.end()) >= 2;
 }
 
-/// Registers a thread of the plain schedule spends, beyond the dots' own
-/// values, on addresses, row statistics and loop state.
-constexpr int kChainOverheadRegisters = 24;
-
-/// Whether a dot operand is loaded in `loop` (so streamed through a ring),
-/// directly or transposed.
-bool loadedIn(scf::ForOp loop, Value operand) {
-  Operation *def = operand.getDefiningOp();
-  return def && def->getBlock() == loop.getBody() && isa<tile::LoadOp, tile::DescriptorLoadOp, tile::TransOp>(def);
-}
-
 /// The blocks a loop's dots read from loads in the loop, in order.
 SmallVector<Type> loadedOperands(scf::ForOp loop) {
   SmallVector<Type> types;
@@ -322,24 +326,17 @@ SmallVector<Type> loadedOperands(scf::ForOp loop) {
 }
 
 /// Registers a thread of a loop's plain schedule holds across an
-/// iteration: every dot's f32 result, and its A where A is read from
-/// registers (computed, as attention's P, or loaded before the loop, as
-/// its Q); and the bytes of the loop's rings.
-std::pair<int, int64_t> plainFootprint(scf::ForOp loop, int numWarps, int numStages) {
-  int64_t heldBytes = 0, ringBytes = 0;
-  for (auto dot : loop.getBody()->getOps<tile::DotOp>()) {
-    auto result = cast<RankedTensorType>(dot.getType());
-    heldBytes += result.getNumElements() * elementBytes(result.getElementType());
-    for (Value operand : {dot.getA(), dot.getB()}) {
-      auto type = cast<RankedTensorType>(operand.getType());
-      const int64_t bytes = type.getNumElements() * elementBytes(type.getElementType());
-      if (loadedIn(loop, operand))
-        ringBytes += numStages * bytes;
-      else if (operand == dot.getA())
-        heldBytes += bytes;
-    }
-  }
-  return {static_cast<int>(heldBytes / 4 / (numWarps * 32)) + kChainOverheadRegisters, ringBytes};
+/// iteration (loopRegisters), and the bytes of its rings and of the held
+/// blocks it reads from shared memory.
+std::pair<int, int64_t> plainFootprint(scf::ForOp loop, int computeCapability, int numWarps, int numStages) {
+  int64_t ringBytes = heldSharedBytes(loop, computeCapability, numWarps);
+  for (auto dot : loop.getBody()->getOps<tile::DotOp>())
+    for (Value operand : {dot.getA(), dot.getB()})
+      if (loadedIn(loop, operand)) {
+        auto type = cast<RankedTensorType>(operand.getType());
+        ringBytes += numStages * type.getNumElements() * elementBytes(type.getElementType());
+      }
+  return {loopRegisters(loop, computeCapability, numWarps), ringBytes};
 }
 
 /// The loops that chain dots and get a producer warpgroup feeding their
@@ -353,8 +350,8 @@ std::pair<int, int64_t> plainFootprint(scf::ForOp loop, int numWarps, int numSta
 /// slot's transaction barrier and the program's barrier before each
 /// refill, the copy engine measured no faster there, and at 128-key
 /// blocks slower (docs/schedules.md, section 2).
-llvm::DenseSet<Operation *> chainsGettingProducer(tile::FuncOp func, int numWarps, int numStages,
-                                                  bool warpSpecialize) {
+llvm::DenseSet<Operation *> chainsGettingProducer(tile::FuncOp func, int computeCapability, int numWarps,
+                                                  int numStages, bool warpSpecialize) {
   SmallVector<scf::ForOp> loops;
   bool fits = true;
   func.walk([&](scf::ForOp loop) {
@@ -369,7 +366,7 @@ llvm::DenseSet<Operation *> chainsGettingProducer(tile::FuncOp func, int numWarp
     return chosen;
   bool oneProgram = true;
   for (scf::ForOp loop : loops) {
-    auto [registers, ringBytes] = plainFootprint(loop, numWarps, numStages);
+    auto [registers, ringBytes] = plainFootprint(loop, computeCapability, numWarps, numStages);
     oneProgram &= hopperProgramsPerMultiprocessor(registers, numWarps * 32, ringBytes) == 1;
   }
   if (warpSpecialize || oneProgram)
@@ -382,23 +379,35 @@ llvm::DenseSet<Operation *> chainsGettingProducer(tile::FuncOp func, int numWarp
 /// engine. A loop's rings are taken for all of them or none: where they do
 /// not all fit at the asked depth, the loads stay per-thread copies, whose
 /// rings the pipeliner shortens instead of leaving an operand unpipelined.
-void raisePointerLoads(tile::FuncOp func, Decider &decider, int numWarps, int numStages, bool warpSpecialize) {
+void raisePointerLoads(tile::FuncOp func, Decider &decider, int numStages, bool warpSpecialize) {
   SmallVector<tile::LoadOp> pointerLoads;
-  llvm::DenseSet<Operation *> producerLoops = chainsGettingProducer(func, numWarps, numStages, warpSpecialize);
+  llvm::DenseSet<Operation *> producerLoops =
+      chainsGettingProducer(func, decider.computeCapability(), decider.numWarps(), numStages, warpSpecialize);
   func.walk([&](tile::LoadOp load) {
     auto loop = dyn_cast<scf::ForOp>(load->getParentOp());
     if (loop && (!chainsDots(loop) || producerLoops.contains(loop)))
       pointerLoads.push_back(load);
   });
-  // What each loop's raised loads would take (a box holds the block's elements).
-  llvm::DenseMap<Operation *, int64_t> ringBytes;
+  // What each loop's raised loads would take (a box holds the block's
+  // elements); a producer's rings without their spare slot where they do
+  // not fit with it.
+  auto ringBytesOf = [&](Operation *loop) {
+    int64_t bytes = 0;
+    for (tile::LoadOp load : pointerLoads)
+      if (load->getParentOp() == loop && readsABox(load, func))
+        bytes += decider.ringBytesOf(cast<RankedTensorType>(load.getType()), loop);
+    return bytes;
+  };
+  llvm::SetVector<Operation *> loops;
   for (tile::LoadOp load : pointerLoads)
-    if (readsABox(load, func))
-      ringBytes[load->getParentOp()] += decider.ringBytesOf(cast<RankedTensorType>(load.getType()));
+    loops.insert(load->getParentOp());
   llvm::DenseSet<Operation *> fitting;
-  for (const auto &[loop, bytes] : ringBytes)
-    if (decider.ringsFit(loop, bytes))
+  for (Operation *loop : loops) {
+    if (!decider.ringsFit(loop, ringBytesOf(loop)) && producerLoops.contains(loop))
+      decider.takeStagesOnly(loop);
+    if (decider.ringsFit(loop, ringBytesOf(loop)))
       fitting.insert(loop);
+  }
   for (tile::LoadOp load : pointerLoads) {
     if (!fitting.contains(load->getParentOp()))
       continue;
@@ -434,7 +443,7 @@ struct LowerDescriptors : impl::LowerDescriptorsBase<LowerDescriptors> {
     ModuleOp module = getOperation();
     SmallVector<Attribute> maps;
     for (auto func : module.getOps<tile::FuncOp>()) {
-      Decider decider(func, compute_capability_of(target), numStages);
+      Decider decider(func, compute_capability_of(target), numStages, numWarps);
       SmallVector<tile::DescriptorLoadOp> loads;
       SmallVector<tile::DescriptorStoreOp> stores;
       func.walk([&](tile::DescriptorLoadOp load) { loads.push_back(load); });
@@ -445,7 +454,7 @@ struct LowerDescriptors : impl::LowerDescriptorsBase<LowerDescriptors> {
       // Pointer loads that read a box of a tensor: descriptor loads through
       // a tensor map the compiler adds, where the copy engine takes them.
       if (copyEngine)
-        raisePointerLoads(func, decider, numWarps, numStages, warpSpecialize);
+        raisePointerLoads(func, decider, numStages, warpSpecialize);
       for (tile::DescriptorStoreOp store : stores)
         if (!decider.keep(store))
           expand(store);

@@ -91,6 +91,7 @@
 #include "compiler/analysis/AxisInfo.h"
 #include "compiler/analysis/ClusterUniformity.h"
 #include "compiler/transforms/AddressSlice.h"
+#include "compiler/transforms/HeldOperands.h"
 #include "compiler/transforms/MmaFragments.h"
 #include "compiler/dialect/gpu/KGpu.h"
 #include "compiler/dialect/gpu/Mma.h"
@@ -163,9 +164,10 @@ class LoopPipeliner {
 public:
   LoopPipeliner(scf::ForOp loop, int stages, int computeCapability, int numWarps, bool warpSpecialize,
                 bool pingPong, const AxisInfoAnalysis &axis, const llvm::DenseSet<Operation *> &rereadable,
-                std::optional<ProducerRing> &ring)
+                std::optional<ProducerRing> &ring, int64_t heldBytes)
       : loop_(loop), stages_(stages), computeCapability_(computeCapability), numWarps_(numWarps),
-        warpSpecialize_(warpSpecialize), pingPong_(pingPong), axis_(axis), rereadable_(rereadable), ring_(ring) {}
+        warpSpecialize_(warpSpecialize), pingPong_(pingPong), axis_(axis), rereadable_(rereadable), ring_(ring),
+        heldBytes_(heldBytes) {}
 
   void run() {
     SmallVector<Candidate> candidates = findCandidates();
@@ -198,7 +200,7 @@ public:
       // A chain's slot is handed back an iteration after it was read (its
       // last dot stays in flight): a spare slot keeps the producer as far
       // ahead as the stages ask, where it fits.
-      if (chain_ && ringBytes_ * (stages_ + 1) / stages_ <= kRingBudgetBytes)
+      if (chain_ && ringBytes_ * (stages_ + 1) / stages_ <= budget())
         slots_ = stages_ + 1;
       if (continuesRing(candidates))
         slots_ = ring_->slots;
@@ -288,10 +290,10 @@ private:
     int64_t pointerSlotBytes = 0;
     for (const PointerLoad &p : pointerLoads)
       pointerSlotBytes += p.slotBytes;
-    if (!descriptorRings && pointerSlotBytes > 0 && kRingBudgetBytes / pointerSlotBytes >= 2)
-      stages_ = static_cast<int>(std::min<int64_t>(stages_, kRingBudgetBytes / pointerSlotBytes));
+    if (!descriptorRings && pointerSlotBytes > 0 && budget() / pointerSlotBytes >= 2)
+      stages_ = static_cast<int>(std::min<int64_t>(stages_, budget() / pointerSlotBytes));
     for (const PointerLoad &p : pointerLoads) {
-      if (ringBytes_ + stages_ * p.slotBytes > kRingBudgetBytes)
+      if (ringBytes_ + stages_ * p.slotBytes > budget())
         continue;
       ringBytes_ += stages_ * p.slotBytes;
       found.push_back({p.load, p.dim, /*tma=*/false});
@@ -349,7 +351,7 @@ private:
     // read, so an in-flight dot's slot needs one more; cp.async rings take
     // one where it fits (spareSlotFits), else refill after the dot's
     // release (rewrite).
-    if (usesCopyEngine(candidates) && ringBytes_ * (stages_ + 1) / stages_ > kRingBudgetBytes)
+    if (usesCopyEngine(candidates) && ringBytes_ * (stages_ + 1) / stages_ > budget())
       return {};
     carriedIndex_ = index;
     return dot;
@@ -373,7 +375,7 @@ private:
     auto programs = [](int64_t bytes) {
       return kSharedPerMultiprocessorBytes / (bytes + kSharedReservedPerProgramBytes);
     };
-    return spare <= kRingBudgetBytes && programs(spare) == programs(ringBytes_);
+    return spare <= budget() && programs(heldBytes_ + spare) == programs(heldBytes_ + ringBytes_);
   }
 
   /// `lb + i * step` and whether it is below the upper bound.
@@ -1122,6 +1124,9 @@ private:
   /// back, before its own dot (as copy-engine rings).
   bool refillBeforeDot_ = false;
   int64_t ringBytes_ = 0;
+  /// The rings' share of shared memory: what the blocks held across the
+  /// loop in shared memory (HeldOperands.h) leave of the budget.
+  int64_t budget() const { return kRingBudgetBytes - heldBytes_; }
   int slots_ = 0;            ///< slots per ring
   tile::DotOp inFlight_;     ///< the wgmma dot left in flight, if any
   std::optional<Chain> chain_; ///< (a producer's loop) the chain whose last dot stays in flight
@@ -1129,6 +1134,7 @@ private:
   const AxisInfoAnalysis &axis_;
   const llvm::DenseSet<Operation *> &rereadable_; ///< scalar loads a producer may issue again (rereadableLoads)
   std::optional<ProducerRing> &ring_; ///< the kernel's producer ring of chained dots, once made
+  int64_t heldBytes_; ///< the held blocks the loop's dots read from shared memory
 };
 
 /// The scalar loads at the top of `func` that a producer may issue again
@@ -1162,14 +1168,21 @@ struct PipelineLoops : impl::PipelineLoopsBase<PipelineLoops> {
       return;
     AxisInfoAnalysis axis(module);
     for (auto func : module.getOps<tile::FuncOp>()) {
+      const int numWarps = getNumWarps(module);
       SmallVector<scf::ForOp> loops;
-      func.walk([&](scf::ForOp loop) { loops.push_back(loop); });
+      llvm::DenseMap<Operation *, int64_t> heldBytes;
+      func.walk([&](scf::ForOp loop) {
+        loops.push_back(loop);
+        heldBytes[loop] = heldSharedBytes(loop, cc, numWarps);
+      });
       std::optional<ProducerRing> ring;
       const llvm::DenseSet<Operation *> rereadable = rereadableLoads(func);
+      storeHeldOperands(func, cc, numWarps);
       for (scf::ForOp loop : loops) {
         const bool producer = cc >= 90 && (warpSpecialize || loop->hasAttr(kWarpSpecializeAttr));
         loop->removeAttr(kWarpSpecializeAttr);
-        LoopPipeliner(loop, numStages, cc, getNumWarps(module), producer, pingPong, axis, rereadable, ring).run();
+        LoopPipeliner(loop, numStages, cc, numWarps, producer, pingPong, axis, rereadable, ring, heldBytes[loop])
+            .run();
       }
     }
   }

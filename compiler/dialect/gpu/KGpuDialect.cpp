@@ -443,6 +443,13 @@ LogicalResult AsyncCopyOp::verify() {
   return success();
 }
 
+LogicalResult LocalStoreOp::verify() {
+  auto value = cast<RankedTensorType>(getValue().getType());
+  if (value.getElementType() != getBuffer().getType().getElementType())
+    return emitOpError("value and buffer hold different element types");
+  return checkTile(*this, getBuffer().getType(), value, "value");
+}
+
 LogicalResult LocalLoadOp::verify() {
   if (getBuffer().getType().getElementType() != getType().getElementType())
     return emitOpError("result and buffer hold different element types");

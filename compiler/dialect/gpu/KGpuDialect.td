@@ -248,6 +248,23 @@ def KGpu_LocalLoadOp : KGpu_Op<"local_load", [MemoryEffects<[MemRead]>]> {
   let hasVerifier = 1;
 }
 
+def KGpu_LocalStoreOp : KGpu_Op<"local_store", [MemoryEffects<[MemWrite]>]> {
+  let summary = "Write a block of registers into a slot of a shared-memory buffer";
+  let description = [{
+    Every thread stores its elements of `value` into slot `slot` of
+    `buffer` at their coordinates, in the buffer's swizzled encoding; then
+    the writes are fenced for the async proxy and a barrier of the program
+    passes, so that every thread, and wgmma reading the slot through a
+    matrix descriptor, sees them after this op. (A block held across a loop
+    of tensor-core dots is stored once this way: see HeldOperands.h.)
+  }];
+  let arguments = (ins AnyRankedTensor:$value, KGpu_SharedBuffer:$buffer, I32:$slot);
+  let assemblyFormat = [{
+    $value `,` $buffer `[` $slot `]` attr-dict `:` type($value) `->` type($buffer)
+  }];
+  let hasVerifier = 1;
+}
+
 def KGpu_TensorMap : Type<CPred<"::llvm::isa<::kiln::tile::TensorMapType>($_self)">, "tensor map",
                            "::kiln::tile::TensorMapType">,
                       BuildableType<"::kiln::tile::TensorMapType::get($_builder.getContext())">;

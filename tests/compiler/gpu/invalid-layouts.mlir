@@ -88,3 +88,25 @@ tile.func @f(%slot: i32) {
   %w = kgpu.local_load %ring[%slot] offsets [0, 24] : tensor<2x16x32xf16, #kgpu.shared<{vec = 8, perPhase = 2, maxPhase = 4, order = [1, 0]}>> -> tensor<16x16xf16, #a>
   tile.return
 }
+
+// -----
+
+#b = #kgpu.blocked<{sizePerThread = [1, 8], threadsPerWarp = [8, 4], warpsPerCTA = [1, 1], order = [1, 0]}>
+tile.func @f(%slot: i32) {
+  %q = arith.constant dense<1.0> : tensor<16x32xf16, #b>
+  %held = kgpu.local_alloc : tensor<1x16x64xf16, #kgpu.shared<{vec = 8, perPhase = 1, maxPhase = 8, order = [1, 0]}>>
+  // expected-error @+1 {{value shape does not match the buffer's tile shape}}
+  kgpu.local_store %q, %held[%slot] : tensor<16x32xf16, #b> -> tensor<1x16x64xf16, #kgpu.shared<{vec = 8, perPhase = 1, maxPhase = 8, order = [1, 0]}>>
+  tile.return
+}
+
+// -----
+
+#b = #kgpu.blocked<{sizePerThread = [1, 8], threadsPerWarp = [8, 4], warpsPerCTA = [1, 1], order = [1, 0]}>
+tile.func @f(%slot: i32) {
+  %q = arith.constant dense<1.0> : tensor<16x32xbf16, #b>
+  %held = kgpu.local_alloc : tensor<1x16x32xf16, #kgpu.shared<{vec = 8, perPhase = 2, maxPhase = 4, order = [1, 0]}>>
+  // expected-error @+1 {{value and buffer hold different element types}}
+  kgpu.local_store %q, %held[%slot] : tensor<16x32xbf16, #b> -> tensor<1x16x32xf16, #kgpu.shared<{vec = 8, perPhase = 2, maxPhase = 4, order = [1, 0]}>>
+  tile.return
+}
