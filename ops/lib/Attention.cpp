@@ -197,9 +197,9 @@ Config defaultTile(const Structure &s, const AttentionProblem &p, const std::str
   // (the compiler adds a producer where one program fills a
   // multiprocessor), 128-key steps at D 64 where they divide 2048 keys or
   // more (a producer's; else 64, two programs a multiprocessor, which
-  // hide each other's start and end), 128 at D 128; at
-  // D 256 64-key steps, or under a mask or a window 64 queries on one
-  // warpgroup with 32-key steps four deep. At D 64 a warpgroup's softmax
+  // hide each other's start and end), 128 at D 128; at D 256 64 (the
+  // queries then wait in shared memory beside two slots of keys and
+  // values, and a producer feeds them, masked or not). At D 64 a warpgroup's softmax
   // takes as long as its products, and the consumer warpgroups take turns
   // where every loop runs whole (no bounds). On mma.sync targets (before
   // Hopper) 64 queries on one warpgroup, three stages deep, 128-key steps
@@ -214,8 +214,6 @@ Config defaultTile(const Structure &s, const AttentionProblem &p, const std::str
   if (s.blockD <= 128)
     return hopper ? Config{{"BLOCK_M", 128}, {"BLOCK_N", 128}, {"num_warps", 8}, {"num_stages", 2}}
                   : Config{{"BLOCK_M", 64}, {"BLOCK_N", 64}, {"num_warps", 4}, {"num_stages", 3}};
-  if (hopper && bounded)
-    return Config{{"BLOCK_M", 64}, {"BLOCK_N", 32}, {"num_warps", 4}, {"num_stages", 4}};
   if (hopper)
     return Config{{"BLOCK_M", 128}, {"BLOCK_N", 64}, {"num_warps", 8}, {"num_stages", 2}};
   return Config{{"BLOCK_M", 64}, {"BLOCK_N", 64}, {"num_warps", 8}, {"num_stages", 2}};
