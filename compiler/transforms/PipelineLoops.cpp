@@ -786,7 +786,8 @@ private:
     // next iteration's first dot (whose own wait completes every group).
     if (chain_) {
       keepLastInFlight(b, newLoop, *chain_);
-      const bool turns = pingPong_ && sharing == 1 && numWarps_ >= 8 && numWarps_ % 4 == 0;
+      const bool turns = pingPong_ && sharing == 1 && numWarps_ >= 8 && numWarps_ % 4 == 0 &&
+                         !turnMeetsABarrier(newLoop, *chain_);
       b.setInsertionPointAfter(turns ? takeTurns(b, newLoop, continues) : chain_->first.getOperation());
     } else {
       keepInFlight(b, newLoop);
@@ -992,6 +993,69 @@ private:
   /// except, after the kernel's last such loop, the last warpgroup, whose
   /// pass no warpgroup would wait for (PassTurnOp). Returns the wait that
   /// completes the first dot: the previous slot is handed back after it.
+  /// Whether `op` (or an op it holds) may wait for every consumer thread
+  /// at a program barrier: stores into shared memory, waits for copies,
+  /// layout conversions, reductions and scans across warps, dots that stage
+  /// an operand through shared memory, copy-engine stores.
+  bool meetsABarrier(Operation *op) const {
+    bool meets = false;
+    op->walk([&](Operation *inner) {
+      auto acrossWarps = [](Value v, int32_t axis) {
+        auto type = dyn_cast<RankedTensorType>(v.getType());
+        if (!type || !type.getEncoding())
+          return true;
+        LinearLayout layout = linearLayoutOf(type);
+        for (int bit = 0; bit < layout.bits(HwDim::Warp); ++bit)
+          if (layout.basis(HwDim::Warp, bit)[axis] != 0)
+            return true;
+        return false;
+      };
+      if (isa<BarrierOp, AsyncWaitOp, LocalStoreOp, ConvertLayoutOp, tile::DescriptorStoreOp>(inner))
+        meets = true;
+      else if (auto reduce = dyn_cast<tile::ReduceOp>(inner))
+        meets |= llvm::any_of(reduce.getSrcs(), [&](Value v) { return acrossWarps(v, reduce.getAxis()); });
+      else if (auto scan = dyn_cast<tile::ScanOp>(inner))
+        meets |= llvm::any_of(scan.getSrcs(), [&](Value v) { return acrossWarps(v, scan.getAxis()); });
+      else if (auto dot = dyn_cast<tile::DotOp>(inner))
+        meets |= !isWgmmaDot(dot, computeCapability_, numWarps_) || !ringSlotLoad(dot.getB()) ||
+                 !(ringSlotLoad(dot.getA()) || wgmmaReadsRegisterA(dot, numWarps_));
+    });
+    return meets;
+  }
+
+  /// Whether a consumer warpgroup's turn (from the chain's last dot to the
+  /// next iteration's first) holds an op that may wait at a program
+  /// barrier: the other warpgroups, waiting for their turn, would never
+  /// reach it. (Such a loop runs without turns.)
+  bool turnMeetsABarrier(scf::ForOp loop, Chain chain) const {
+    // (Only ops whose results are used: the address arithmetic the producer
+    // took over is still here, dead, until the canonicalizer runs.)
+    llvm::DenseSet<Operation *> live;
+    SmallVector<Operation *> work;
+    loop.getBody()->walk([&](Operation *op) {
+      if (!isMemoryEffectFree(op) || op->hasTrait<OpTrait::IsTerminator>())
+        if (live.insert(op).second)
+          work.push_back(op);
+    });
+    while (!work.empty()) {
+      Operation *op = work.pop_back_val();
+      SmallVector<Operation *> needed;
+      for (Value operand : op->getOperands())
+        if (Operation *def = operand.getDefiningOp())
+          needed.push_back(def);
+      if (Operation *parent = op->getParentOp(); parent != loop.getOperation())
+        needed.push_back(parent);
+      for (Operation *def : needed)
+        if (loop->isAncestor(def) && def != loop.getOperation() && live.insert(def).second)
+          work.push_back(def);
+    }
+    for (Operation &op : *loop.getBody())
+      if (live.contains(&op) && (op.isBeforeInBlock(chain.first) || chain.last->isBeforeInBlock(&op)) &&
+          &op != chain.last.getOperation() && meetsABarrier(&op))
+        return true;
+    return false;
+  }
+
   Operation *takeTurns(IRRewriter &b, scf::ForOp loop, bool continues) {
     Location loc = loop.getLoc();
     const int32_t barrier = kFirstTurnBarrier;
