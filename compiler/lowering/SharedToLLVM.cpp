@@ -311,9 +311,11 @@ struct LocalLoadLowering : KilnPattern<gpu::LocalLoadOp> {
   }
 };
 
-/// Each thread's registers into the slot's swizzled tile, in vectors along
-/// the buffer's contiguous dimension; then, for wgmma's reads through the
-/// async proxy and every other thread's, a proxy fence and a barrier.
+/// After a barrier (every thread's reads of the slot before it are done,
+/// wgmma's among them: a held block stored again in an outer loop), each
+/// thread's registers into the slot's swizzled tile, in vectors along the
+/// buffer's contiguous dimension; then, for wgmma's reads through the async
+/// proxy and every other thread's, a proxy fence and a barrier.
 struct LocalStoreLowering : KilnPattern<gpu::LocalStoreOp> {
   using KilnPattern::KilnPattern;
   LogicalResult matchAndRewrite(gpu::LocalStoreOp op, OpAdaptor adaptor, ConversionPatternRewriter &rewriter) const override {
@@ -321,6 +323,7 @@ struct LocalStoreLowering : KilnPattern<gpu::LocalStoreOp> {
     auto bufferType = op.getBuffer().getType();
     Type element = ctx.types.elementType(bufferType);
     SwizzledTile tile = bufferSlot(rewriter, loc, adaptor.getBuffer(), bufferType, element, adaptor.getSlot());
+    barrier(rewriter, loc);
     storeRegisters(rewriter, loc, tile, unpack(rewriter, loc, adaptor.getValue()), element,
                    layoutOf(op.getValue().getType()), static_cast<int>(tile.contiguousDim),
                    static_cast<int>(tile.vec), /*firstColumn=*/0, /*columns=*/0, ctx.threadsPerWarp);

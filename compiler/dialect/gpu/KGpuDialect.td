@@ -251,12 +251,13 @@ def KGpu_LocalLoadOp : KGpu_Op<"local_load", [MemoryEffects<[MemRead]>]> {
 def KGpu_LocalStoreOp : KGpu_Op<"local_store", [MemoryEffects<[MemWrite]>]> {
   let summary = "Write a block of registers into a slot of a shared-memory buffer";
   let description = [{
-    Every thread stores its elements of `value` into slot `slot` of
+    After a barrier of the program (every read of the slot before it is
+    done), every thread stores its elements of `value` into slot `slot` of
     `buffer` at their coordinates, in the buffer's swizzled encoding; then
-    the writes are fenced for the async proxy and a barrier of the program
-    passes, so that every thread, and wgmma reading the slot through a
-    matrix descriptor, sees them after this op. (A block held across a loop
-    of tensor-core dots is stored once this way: see HeldOperands.h.)
+    the writes are fenced for the async proxy and another barrier passes,
+    so that every thread, and wgmma reading the slot through a matrix
+    descriptor, sees them after this op. (A block held across a loop of
+    tensor-core dots is stored this way: see HeldOperands.h.)
   }];
   let arguments = (ins AnyRankedTensor:$value, KGpu_SharedBuffer:$buffer, I32:$slot);
   let assemblyFormat = [{

@@ -23,9 +23,12 @@
 // CHECK: %[[READ:.*]] = kgpu.local_load %[[HELD]][%[[SLOT]]] {{.*}} -> tensor<128x256xbf16, #[[QL]]>
 // CHECK-NEXT: tile.dot %[[READ]], {{.*}} {kgpu.wgmma}
 
-// Each thread's 16-byte vectors into the swizzled buffer, fenced for the
-// async proxy, then the consumers' barrier; the first dot's A is a
-// descriptor (one 64-bit operand before B's), not four registers.
+// After the consumers' barrier, each thread's 16-byte vectors into the
+// swizzled buffer, fenced for the async proxy, then the consumers' barrier
+// again; the first dot's A is a descriptor (one 64-bit operand before
+// B's), not four registers.
+// LLVM: nvvm.barrier id = {{.*}} number_of_threads
+// LLVM-NOT: nvvm.barrier
 // LLVM: llvm.store {{.*}} {alignment = 16 : i64} : vector<8xbf16>, !llvm.ptr<3>
 // LLVM: "fence.proxy.async.shared::cta;"
 // LLVM: nvvm.barrier id = {{.*}} number_of_threads
