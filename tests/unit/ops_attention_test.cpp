@@ -541,6 +541,43 @@ TEST(OpsAttention, TheTuningSpaceHoldsTheDefaultTile) {
   EXPECT_THROW(attention_tuning_task(inPlace, cpu(), "sm_90a"), Error); // the tuner would destroy q
 }
 
+TEST(OpsAttention, TheHopperDefaultTilesCompileWithoutSpilling) {
+  // The default tile of a long call on sm_90a, each head dimension, with
+  // and without a causal mask, and of a packed batch, through the whole
+  // compiler and ptxas: a
+  // producer warpgroup beside two consumer warpgroups (12 warps), no
+  // spills, within a program's shared memory. At D 256 the queries wait in
+  // a shared-memory buffer, stored once (kgpu.local_store: 16-byte
+  // st.shared, then fence.proxy.async), and the first product reads them
+  // through a descriptor.
+  for (int64_t D : {64, 128, 256})
+    for (AttentionMask mask : {AttentionMask::none, AttentionMask::causal_bottom_right}) {
+      SCOPED_TRACE("D " + std::to_string(D) + ", " + name(mask));
+      HostTensor q = HostTensor::random(DType::bf16, {1, 2, 4096, D}, 1);
+      HostTensor k = HostTensor::random(DType::bf16, {1, 2, 4096, D}, 2);
+      HostTensor v = HostTensor::random(DType::bf16, {1, 2, 4096, D}, 3);
+      HostTensor out = HostTensor::poisoned(DType::bf16, {1, 2, 4096, D});
+      AttentionArgs args{q.view(), k.view(), v.view(), out.view(), {}, AttentionLayout::bhsd, mask};
+      autotune::Task task = attention_tuning_task(args, cpu(), "sm_90a");
+      CompiledKernel kernel = task.compile(task.seeds[0]);
+      EXPECT_EQ(kernel.num_warps, 12);
+      EXPECT_EQ(kernel.spill_stores, 0) << kernel.ptxas_log;
+      EXPECT_LE(kernel.shared_memory, 227 * 1024);
+      const bool held = kernel.ptx.find("fence.proxy.async.shared::cta;") != std::string::npos;
+      EXPECT_EQ(held, D == 256);
+    }
+  // A packed batch (its cut blocks read whole): the same producer.
+  std::vector<int32_t> starts{0, 3000, 4100};
+  HostTensor q = HostTensor::random(DType::bf16, {4100, 2, 128}, 4);
+  HostTensor out = HostTensor::poisoned(DType::bf16, {4100, 2, 128});
+  AttentionArgs packed{q.view(), q.view(), q.view(), out.view(), {}};
+  packed.cu_seqlens_q = packed.cu_seqlens_k = TensorView::of_host(starts.data(), {3});
+  autotune::Task task = attention_tuning_task(packed, cpu(), "sm_90a");
+  CompiledKernel kernel = task.compile(task.seeds[0]);
+  EXPECT_EQ(kernel.num_warps, 12);
+  EXPECT_EQ(kernel.spill_stores, 0) << kernel.ptxas_log;
+}
+
 TEST(OpsAttention, BadArgumentsAreRefusedWithTheirReason) {
   HostTensor q = HostTensor::random(DType::bf16, {1, 8, 6, 32}, 1), k = HostTensor::random(DType::bf16, {1, 8, 4, 32}, 2);
   HostTensor out = HostTensor::poisoned(DType::bf16, {1, 8, 6, 32});
