@@ -34,16 +34,23 @@ bool heldA(tile::DotOp dot, scf::ForOp loop, int computeCapability, int numWarps
   return outside && wgmmaShapeFits(dot, computeCapability, numWarps) && wgmmaTakesRegisterA(dot);
 }
 
-/// Whether `loop`'s values, with every held A in registers, exceed a
-/// thread's registers.
-bool overflowsRegisters(scf::ForOp loop, int numWarps) {
+/// Registers a thread of `loop` holds across an iteration: each dot's f32
+/// result, each A not loaded in the loop that `inRegisters` says is read
+/// from registers, and kChainOverheadRegisters.
+int registersHeld(scf::ForOp loop, int numWarps, llvm::function_ref<bool(tile::DotOp)> inRegisters) {
   int64_t bytes = 0;
   for (auto dot : loop.getBody()->getOps<tile::DotOp>()) {
     bytes += cast<RankedTensorType>(dot.getType()).getNumElements() * 4;
-    if (!loadedIn(loop, dot.getA()))
+    if (!loadedIn(loop, dot.getA()) && inRegisters(dot))
       bytes += bytesOf(dot.getA());
   }
-  return bytes / 4 / (numWarps * 32) + kChainOverheadRegisters > kThreadRegisters;
+  return static_cast<int>(bytes / 4 / (numWarps * 32)) + kChainOverheadRegisters;
+}
+
+/// Whether `loop`'s values, with every held A in registers, exceed a
+/// thread's registers.
+bool overflowsRegisters(scf::ForOp loop, int numWarps) {
+  return registersHeld(loop, numWarps, [](tile::DotOp) { return true; }) > kThreadRegisters;
 }
 
 } // namespace
@@ -70,13 +77,8 @@ bool holdsAInShared(tile::DotOp dot, int computeCapability, int numWarps) {
 }
 
 int loopRegisters(scf::ForOp loop, int computeCapability, int numWarps) {
-  int64_t bytes = 0;
-  for (auto dot : loop.getBody()->getOps<tile::DotOp>()) {
-    bytes += cast<RankedTensorType>(dot.getType()).getNumElements() * 4;
-    if (!loadedIn(loop, dot.getA()) && !holdsAInShared(dot, computeCapability, numWarps))
-      bytes += bytesOf(dot.getA());
-  }
-  return static_cast<int>(bytes / 4 / (numWarps * 32)) + kChainOverheadRegisters;
+  return registersHeld(loop, numWarps,
+                       [&](tile::DotOp dot) { return !holdsAInShared(dot, computeCapability, numWarps); });
 }
 
 int64_t heldSharedBytes(scf::ForOp loop, int computeCapability, int numWarps) {
