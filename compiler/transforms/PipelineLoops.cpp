@@ -982,17 +982,6 @@ private:
     return Chain{first, last, index, firstUse, registerA};
   }
 
-  /// The consumer warpgroups of a producer's chain take turns on the
-  /// tensor cores (ping-pong), in a fixed order through named barriers: a
-  /// warpgroup's turn is issuing its last dot of one iteration and its
-  /// first of the next (issued, not completed), so one warpgroup's dots run
-  /// while the others compute their softmax, instead of all of them
-  /// queueing their dots at once and then all waiting. The last warpgroup
-  /// hands the first its first turn before the kernel's first such loop; a
-  /// loop passes the turn on after it (after its last dot completed),
-  /// except, after the kernel's last such loop, the last warpgroup, whose
-  /// pass no warpgroup would wait for (PassTurnOp). Returns the wait that
-  /// completes the first dot: the previous slot is handed back after it.
   /// Whether `op` (or an op it holds) may wait for every consumer thread
   /// at a program barrier: stores into shared memory, waits for copies,
   /// layout conversions, reductions and scans across warps, dots that stage
@@ -1056,6 +1045,17 @@ private:
     return false;
   }
 
+  /// The consumer warpgroups of a producer's chain take turns on the
+  /// tensor cores (ping-pong), in a fixed order through named barriers: a
+  /// warpgroup's turn is issuing its last dot of one iteration and its
+  /// first of the next (issued, not completed), so one warpgroup's dots run
+  /// while the others compute their softmax, instead of all of them
+  /// queueing their dots at once and then all waiting. The last warpgroup
+  /// hands the first its first turn before the kernel's first such loop; a
+  /// loop passes the turn on after it (after its last dot completed),
+  /// except, after the kernel's last such loop, the last warpgroup, whose
+  /// pass no warpgroup would wait for (PassTurnOp). Returns the wait that
+  /// completes the first dot: the previous slot is handed back after it.
   Operation *takeTurns(IRRewriter &b, scf::ForOp loop, bool continues) {
     Location loc = loop.getLoc();
     const int32_t barrier = kFirstTurnBarrier;
