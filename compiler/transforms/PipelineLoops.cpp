@@ -1017,33 +1017,13 @@ private:
   /// barrier: the other warpgroups, waiting for their turn, would never
   /// reach it. (Such a loop runs without turns.)
   bool turnMeetsABarrier(scf::ForOp loop, Chain chain) const {
-    // (Only ops whose results are used: the address arithmetic the producer
-    // took over is still here, dead, until the canonicalizer runs.)
-    llvm::DenseSet<Operation *> live;
-    SmallVector<Operation *> work;
-    loop.getBody()->walk([&](Operation *op) {
-      if (!isMemoryEffectFree(op) || op->hasTrait<OpTrait::IsTerminator>())
-        if (live.insert(op).second)
-          work.push_back(op);
-    });
-    while (!work.empty()) {
-      Operation *op = work.pop_back_val();
-      SmallVector<Operation *> needed;
-      for (Value operand : op->getOperands())
-        if (Operation *def = operand.getDefiningOp())
-          needed.push_back(def);
-      if (Operation *parent = op->getParentOp(); parent != loop.getOperation())
-        needed.push_back(parent);
-      for (Operation *def : needed)
-        if (loop->isAncestor(def) && def != loop.getOperation() && live.insert(def).second)
-          work.push_back(def);
-    }
     for (Operation &op : *loop.getBody())
-      if (live.contains(&op) && (op.isBeforeInBlock(chain.first) || chain.last->isBeforeInBlock(&op)) &&
-          &op != chain.last.getOperation() && meetsABarrier(&op))
+      if ((op.isBeforeInBlock(chain.first) || chain.last->isBeforeInBlock(&op)) && &op != chain.last.getOperation() &&
+          meetsABarrier(&op))
         return true;
     return false;
   }
+
 
   /// The consumer warpgroups of a producer's chain take turns on the
   /// tensor cores (ping-pong), in a fixed order through named barriers: a
