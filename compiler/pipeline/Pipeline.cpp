@@ -61,6 +61,7 @@ void addGpuPasses(mlir::PassManager &pm, const CompileOptions &options) {
   pipelining.numStages = options.num_stages;
   pipelining.warpSpecialize = options.warp_specialize;
   pipelining.pingPong = options.ping_pong;
+  pipelining.overlapChain = options.overlap_chain;
   pm.addPass(createPipelineLoops(pipelining));
   pm.addPass(mlir::createCanonicalizerPass());
   pm.addPass(mlir::createCSEPass());

@@ -103,7 +103,10 @@ def PipelineLoops : Pass<"kgpu-pipeline-loops", "mlir::ModuleOp"> {
     Option<"warpSpecialize", "warp-specialize", "bool", "false",
            "give copy-engine loops feeding wgmma a producer warpgroup">,
     Option<"pingPong", "ping-pong", "bool", "false",
-           "the consumer warpgroups of a producer's chained dots take turns on the tensor cores">
+           "the consumer warpgroups of a producer's chained dots take turns on the tensor cores">,
+    Option<"overlapChain", "overlap-chain", "bool", "false",
+           "a producer's chained dots without turns run each warpgroup's elementwise work under its own "
+           "last dot (the loop rotated by that dot)">
   ];
   let dependentDialects = ["::kiln::gpu::KGpuDialect", "::mlir::arith::ArithDialect"];
 }

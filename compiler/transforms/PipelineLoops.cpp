@@ -93,6 +93,7 @@
 #include "compiler/transforms/AddressSlice.h"
 #include "compiler/transforms/HeldOperands.h"
 #include "compiler/transforms/MmaFragments.h"
+#include "compiler/transforms/OverlapChain.h"
 #include "compiler/dialect/gpu/KGpu.h"
 #include "compiler/dialect/gpu/Mma.h"
 #include "compiler/dialect/gpu/Tma.h"
@@ -156,18 +157,22 @@ struct ProducerRing {
   int slots = 0;
   ProducerOp producer;
   Value fillSlot, fillPhase;          ///< after the producer's last loop
-  scf::ForOp consumer;                ///< the last consumer loop (results: ..., slot, phase)
+  /// After the last consumer loop: the slot and parity to read next, the
+  /// slot its last dot read, whether it ran, and the op after which that
+  /// dot has completed (its slot is handed back there).
+  Value readSlot, readPhase, lastSlot, ran;
+  Operation *lastDone = nullptr;
   PassTurnOp finalPass;               ///< (turns) the pass after the last consumer loop
 };
 
 class LoopPipeliner {
 public:
   LoopPipeliner(scf::ForOp loop, int stages, int computeCapability, int numWarps, bool warpSpecialize,
-                bool pingPong, const AxisInfoAnalysis &axis, const llvm::DenseSet<Operation *> &rereadable,
-                std::optional<ProducerRing> &ring, int64_t heldBytes)
+                bool pingPong, bool overlapChain, const AxisInfoAnalysis &axis,
+                const llvm::DenseSet<Operation *> &rereadable, std::optional<ProducerRing> &ring, int64_t heldBytes)
       : loop_(loop), stages_(stages), computeCapability_(computeCapability), numWarps_(numWarps),
-        warpSpecialize_(warpSpecialize), pingPong_(pingPong), axis_(axis), rereadable_(rereadable), ring_(ring),
-        heldBytes_(heldBytes) {}
+        warpSpecialize_(warpSpecialize), pingPong_(pingPong), overlapChain_(overlapChain), axis_(axis),
+        rereadable_(rereadable), ring_(ring), heldBytes_(heldBytes) {}
 
   void run() {
     SmallVector<Candidate> candidates = findCandidates();
@@ -759,36 +764,42 @@ private:
       if (programs > 1)
         sharedMaps.push_back(cast<tile::DescriptorLoadOp>(c.load).getMap());
     SmallVector<Value> readFrom{i32(b, 0), i32(b, 0)};
-    scf::ForOp previousLoop = continues ? ring_->consumer : scf::ForOp();
-    if (previousLoop) {
-      const unsigned n = previousLoop.getNumResults();
-      readFrom = {previousLoop.getResult(n - 2), previousLoop.getResult(n - 1)};
-    }
+    if (continues)
+      readFrom = {ring_->readSlot, ring_->readPhase};
     scf::ForOp newLoop = carryMore(b, readFrom, yields, candidates);
     if (!newLoop)
       return;
-    if (previousLoop) {
-      // The previous loop's last slot, once its last dot completed (the wait
-      // after that loop), if it ran.
-      auto completed = cast<WarpgroupWaitOp>(previousLoop->getNextNode());
-      b.setInsertionPointAfter(completed);
-      Value last = previousSlot(b, loc, previousLoop.getResult(previousLoop.getNumResults() - 2));
-      Value ran = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sgt, previousLoop.getUpperBound(),
-                                        previousLoop.getLowerBound());
-      MBarrierArriveOp::create(b, loc, empty, last, ran, 1);
+    if (continues) {
+      // The previous loop's last slot, once its last dot completed, if it ran.
+      b.setInsertionPointAfter(ring_->lastDone);
+      MBarrierArriveOp::create(b, loc, empty, ring_->lastSlot, ring_->ran, 1);
     }
-    if (chain_ && sharing == 1)
-      ring_->consumer = newLoop;
     for (Value map : sharedMaps)
       shrinkBox(func, map, sharing);
     // A slot is handed back once the last dot reading it completed: the
     // in-flight dot's at the next iteration's wait for it, a chain's at the
     // next iteration's first dot (whose own wait completes every group).
     if (chain_) {
-      keepLastInFlight(b, newLoop, *chain_);
       const bool turns = pingPong_ && sharing == 1 && numWarps_ >= 8 && numWarps_ % 4 == 0 &&
                          !turnMeetsABarrier(newLoop, *chain_);
-      b.setInsertionPointAfter(turns ? takeTurns(b, newLoop, continues) : chain_->first.getOperation());
+      // Without turns, a warpgroup's softmax runs under its own last dot
+      // (OverlapChain.h), which hands its slots back itself.
+      if (!turns && sharing == 1 && overlapChain_ && chain_->registerA) {
+        if (std::optional<RotatedChain> rotated =
+                overlapChain(b, newLoop, chain_->first, chain_->last, chain_->index, empty)) {
+          ring_->readSlot = rotated->readSlot;
+          ring_->readPhase = rotated->readPhase;
+          ring_->lastSlot = rotated->lastSlot;
+          ring_->ran = rotated->ran;
+          ring_->lastDone = rotated->lastDone;
+          return;
+        }
+      }
+      keepLastInFlight(b, newLoop, *chain_);
+      Operation *handBackAfter = turns ? takeTurns(b, newLoop, continues) : chain_->first.getOperation();
+      if (sharing == 1)
+        recordConsumerEnd(b, newLoop);
+      b.setInsertionPointAfter(handBackAfter);
     } else {
       keepInFlight(b, newLoop);
       b.setInsertionPointAfter(newLoop.getBody()->getTerminator()->getOperand(carriedIndex_).getDefiningOp());
@@ -1063,6 +1074,19 @@ private:
     return issued;
   }
 
+  /// Where the chain's consumer loop `loop` (its last dot waited for right
+  /// after it) leaves the ring, for the loop that continues it.
+  void recordConsumerEnd(IRRewriter &b, scf::ForOp loop) {
+    Location loc = loop.getLoc();
+    const unsigned n = loop.getNumResults();
+    b.setInsertionPointAfter(cast<WarpgroupWaitOp>(loop->getNextNode()));
+    ring_->readSlot = loop.getResult(n - 2);
+    ring_->readPhase = loop.getResult(n - 1);
+    ring_->lastSlot = previousSlot(b, loc, ring_->readSlot);
+    ring_->ran = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sgt, loop.getUpperBound(), loop.getLowerBound());
+    ring_->lastDone = ring_->ran.getDefiningOp();
+  }
+
   /// Leaves the chain's last dot in flight (chainOf) and waits for it after
   /// the loop.
   void keepLastInFlight(IRRewriter &b, scf::ForOp loop, Chain chain) {
@@ -1160,6 +1184,7 @@ private:
   int numWarps_;
   bool warpSpecialize_;
   bool pingPong_; ///< a producer's consumer warpgroups take turns (takeTurns)
+  bool overlapChain_; ///< a producer's chain without turns is rotated (OverlapChain.h)
   /// An in-flight dot fed by cp.async rings (or rings of raised pointer
   /// loads): each iteration refills the slot of the dot before it once the
   /// dot's release proves it read...
@@ -1225,7 +1250,8 @@ struct PipelineLoops : impl::PipelineLoopsBase<PipelineLoops> {
       for (scf::ForOp loop : loops) {
         const bool producer = cc >= 90 && (warpSpecialize || loop->hasAttr(kWarpSpecializeAttr));
         loop->removeAttr(kWarpSpecializeAttr);
-        LoopPipeliner(loop, numStages, cc, numWarps, producer, pingPong, axis, rereadable, ring, heldBytes[loop])
+        LoopPipeliner(loop, numStages, cc, numWarps, producer, pingPong, overlapChain, axis, rereadable, ring,
+                      heldBytes[loop])
             .run();
       }
     }

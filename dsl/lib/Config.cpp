@@ -39,9 +39,10 @@ bool Config::has(std::string_view name) const {
 }
 
 const std::vector<std::string> &Config::compiler_keys() {
-  static const std::vector<std::string> keys{"approx_div",        "cluster_size", "copy_engine",
-                                             "fp_fusion",         "min_blocks_per_sm", "num_stages",
-                                             "num_warps",         "ping_pong",         "warp_specialize"};
+  static const std::vector<std::string> keys{"approx_div", "cluster_size",  "copy_engine",
+                                             "fp_fusion",  "min_blocks_per_sm", "num_stages",
+                                             "num_warps",  "overlap_chain", "ping_pong",
+                                             "warp_specialize"};
   return keys;
 }
 

@@ -73,6 +73,8 @@ void validate(const Kernel &kernel, const Config &config) {
     reject("warp_specialize must be 0 or 1, got " + std::to_string(specialize));
   if (int64_t turns = config.get("ping_pong", 0); turns != 0 && turns != 1)
     reject("ping_pong must be 0 or 1, got " + std::to_string(turns));
+  if (int64_t overlap = config.get("overlap_chain", 1); overlap != 0 && overlap != 1)
+    reject("overlap_chain must be 0 or 1, got " + std::to_string(overlap));
   if (int64_t fusion = config.get("fp_fusion", 1); fusion != 0 && fusion != 1)
     reject("fp_fusion must be 0 or 1, got " + std::to_string(fusion));
   if (int64_t approx = config.get("approx_div", 1); approx != 0 && approx != 1)

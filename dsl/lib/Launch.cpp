@@ -109,6 +109,7 @@ CompileOptions compile_options(const Config &config, const std::string &arch) {
   options.min_blocks_per_sm = config.min_blocks_per_sm();
   options.warp_specialize = config.warp_specialize();
   options.ping_pong = config.ping_pong();
+  options.overlap_chain = config.overlap_chain();
   options.fp_fusion = config.fp_fusion();
   options.approx_div = config.approx_div();
   options.copy_engine = config.copy_engine();

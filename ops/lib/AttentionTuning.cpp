@@ -74,7 +74,12 @@ ConfigSpace attention_space(const AttentionArgs &a, const AttentionProblem &p, c
       .constraint("consumer warpgroups take turns only beside a producer, two of them or more",
                   [=](const Config &c) {
                     return !c["ping_pong"] || (c["num_warps"] >= 8 && producerFeeds(c));
-                  });
+                  })
+      // (A warpgroup's softmax under its own P V: where a producer feeds
+      // warpgroups that do not take turns; elsewhere the key changes nothing.)
+      .axis("overlap_chain", {1, 0})
+      .constraint("the softmax is left out from under its own P V only beside a producer, without turns",
+                  [=](const Config &c) { return c["overlap_chain"] || (producerFeeds(c) && !c["ping_pong"]); });
   return space;
 }
 
@@ -112,6 +117,8 @@ autotune::Task attention_tuning_task(const AttentionArgs &args, const Stream &st
   seed.set("warp_specialize", 0);
   if (!seed.has("ping_pong"))
     seed.set("ping_pong", 0);
+  if (!seed.has("overlap_chain"))
+    seed.set("overlap_chain", 1);
   task.seeds.push_back(seed);
   // FlashAttention's count: four multiply-adds a query, key and head
   // dimension; half of them under a causal mask.

@@ -79,10 +79,11 @@ TEST(Kernel, TracingTellsWhichConfigNamesItRead) {
   kernel.trace({{"BLOCK", 16}, {"BLOK", 32}}, {}, &read);
   EXPECT_EQ(read, (std::vector<std::string>{"BLOCK", "SCALE", "UNROLL", "approx_div", "cluster_size", "copy_engine",
                                             "fp_fusion", "min_blocks_per_sm", "num_stages", "num_warps",
-                                            "ping_pong", "warp_specialize"}));
+                                            "overlap_chain", "ping_pong", "warp_specialize"}));
   EXPECT_EQ(Config::compiler_keys(),
             (std::vector<std::string>{"approx_div", "cluster_size", "copy_engine", "fp_fusion", "min_blocks_per_sm",
-                                      "num_stages", "num_warps", "ping_pong", "warp_specialize"}));
+                                      "num_stages", "num_warps", "overlap_chain", "ping_pong",
+                                      "warp_specialize"}));
 }
 
 TEST(Target, ParsesNvidiaAndAmdNames) {

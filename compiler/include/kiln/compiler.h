@@ -38,6 +38,10 @@ struct CompileOptions {
   /// (attention) take turns on the tensor cores, one's dots under the
   /// others' softmax (sm_90a, 8 warps or more).
   bool ping_pong = false;
+  /// A producer's loop of chained dots whose warpgroups do not take turns
+  /// runs each warpgroup's work between the dots (attention's softmax)
+  /// under its own last dot, the loop rotated by that dot (sm_90a).
+  bool overlap_chain = true;
   /// Let the back end contract a float multiply and add into one fma
   /// (Triton's default); false keeps both roundings (the interpreter's).
   bool fp_fusion = true;

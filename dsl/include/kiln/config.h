@@ -58,6 +58,11 @@ public:
   /// take turns on the tensor cores (docs/schedules.md); 0 (the default):
   /// they run out of step as they drift.
   bool ping_pong() const { return get("ping_pong", 0) != 0; }
+  /// 1 (the default): where a producer feeds a loop of chained dots whose
+  /// warpgroups do not take turns, each warpgroup's work between the dots
+  /// (attention's softmax) runs under its own last dot (docs/schedules.md);
+  /// 0 leaves the last dot in flight only across the back edge.
+  bool overlap_chain() const { return get("overlap_chain", 1) != 0; }
   /// 1 (the default, as Triton's enable_fp_fusion): the GPU code may
   /// contract a float multiply and add into one fma (rounded once); 0 keeps
   /// both roundings, as the interpreter computes.
@@ -74,8 +79,8 @@ public:
   /// consecutive programs along grid axis 0; sm_90+): see cluster_id().
   int cluster_size() const { return static_cast<int>(get("cluster_size", 1)); }
   /// The names the compiler reads (num_warps, num_stages, min_blocks_per_sm,
-  /// warp_specialize, ping_pong, cluster_size, fp_fusion, approx_div,
-  /// copy_engine), sorted.
+  /// warp_specialize, ping_pong, overlap_chain, cluster_size, fp_fusion,
+  /// approx_div, copy_engine), sorted.
   static const std::vector<std::string> &compiler_keys();
 
   const std::map<std::string, int64_t, std::less<>> &values() const { return values_; }

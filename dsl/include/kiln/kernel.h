@@ -157,8 +157,8 @@ private:
 };
 
 /// The compiler settings `config` asks for (num_warps, num_stages,
-/// min_blocks_per_sm, warp_specialize, ping_pong, fp_fusion, approx_div,
-/// copy_engine) for `arch`; the others keep their defaults.
+/// min_blocks_per_sm, warp_specialize, ping_pong, overlap_chain, fp_fusion,
+/// approx_div, copy_engine) for `arch`; the others keep their defaults.
 CompileOptions compile_options(const Config &config, const std::string &arch);
 
 /// The compile target of a GPU: "sm_90a" for Hopper, "sm_<cc>" otherwise;

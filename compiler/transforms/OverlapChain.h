@@ -1,0 +1,60 @@
+//===- OverlapChain.h - a chain's softmax under its own last dot ----------===//
+//
+// A producer's consumer loop of chained dots (attention: S = Q Kᵀ, the
+// softmax, O = P V + O * alpha) runs, within one warpgroup, one thing at a
+// time: the softmax waits for Q Kᵀ, and the next Q Kᵀ for the softmax.
+// Other warpgroups fill the tensor cores meanwhile, but only as far as
+// they drift out of step. Rotating the loop by the last dot lets a
+// warpgroup's own tensor cores run while it computes its softmax
+// (FlashAttention-3's overlap within a warpgroup): iteration j issues
+// block j's first dot, then block j-1's last dot, waits for the first
+// only, computes block j's softmax while the last dot runs, and waits for
+// that before the rescale that reads its accumulator:
+//
+//     prologue (if the loop runs): block lo's first part, up to the last dot
+//     for j in (lo, hi):
+//       S = dot(Q, K[j])                    in flight
+//       acc = dot(P', V[j-1], C')           in flight, P' kept live
+//       wait until only acc is pending      S is ready
+//       softmax(S) -> P, alpha, ...
+//       wait for acc; hand slot j-1 back
+//       C = acc * alpha
+//     epilogue (if the loop ran): acc = dot(P', V[last], C')
+//
+// The values are the original loop's, bit for bit: each last dot runs on
+// the same operands, an iteration later. The loop carries P and the slot
+// its V is read from besides its own values.
+//
+//===----------------------------------------------------------------------===//
+
+#pragma once
+
+#include "compiler/dialect/tile/Tile.h"
+
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/IR/PatternMatch.h"
+
+#include <optional>
+
+namespace kiln {
+
+/// Where a rotated loop leaves its ring.
+struct RotatedChain {
+  mlir::scf::ForOp loop;             ///< the rotated loop
+  mlir::Value readSlot, readPhase;   ///< the ring's next slot to read, and its parity
+  mlir::Value lastSlot;              ///< the slot the last `P V` read
+  mlir::Value ran;                   ///< whether the loop ran at all
+  mlir::Operation *lastDone;         ///< after it, that `P V` has completed
+};
+
+/// Rotates `loop` (a consumer loop after the pipeliner read its blocks from
+/// the ring: `local_load`s of the slot, its last two carried values the
+/// slot and parity to read next) as OverlapChain.h describes; `first` and
+/// `last` are its chain's first and last wgmma dots, the last one's result
+/// carried at iter_arg `accIndex` and its A read from registers; `empty`
+/// the barriers slots are handed back on. Returns nothing, and leaves the
+/// loop as it is, where the loop does not have that form.
+std::optional<RotatedChain> overlapChain(mlir::IRRewriter &b, mlir::scf::ForOp loop, tile::DotOp first,
+                                         tile::DotOp last, unsigned accIndex, mlir::Value empty);
+
+} // namespace kiln
