@@ -86,20 +86,6 @@ std::string waitText(int64_t pending) {
   return "wgmma.wait_group.sync.aligned " + std::to_string(pending) + ";";
 }
 
-/// A 16-bit register operand's elements as wgmma reads them: pairs, each
-/// one 32-bit register.
-SmallVector<Value> registerPairs(OpBuilder &b, Location loc, ArrayRef<Value> elements, Type element) {
-  auto pairType = VectorType::get({2}, element);
-  SmallVector<Value> pairs;
-  for (size_t e = 0; e + 1 < elements.size(); e += 2) {
-    Value pair = LLVM::PoisonOp::create(b, loc, pairType);
-    pair = LLVM::InsertElementOp::create(b, loc, pair, elements[e], i32Const(b, loc, 0));
-    pair = LLVM::InsertElementOp::create(b, loc, pair, elements[e + 1], i32Const(b, loc, 1));
-    pairs.push_back(LLVM::BitcastOp::create(b, loc, b.getI32Type(), pair));
-  }
-  return pairs;
-}
-
 /// Whether the dot's group is left in flight for kgpu.warpgroup_wait.
 bool leftInFlight(tile::DotOp op) {
   return !op->use_empty() && llvm::all_of(op->getUsers(), [](Operation *user) { return isa<gpu::WarpgroupWaitOp>(user); });
@@ -240,7 +226,14 @@ struct WgmmaDotLowering : KilnPattern<tile::DotOp> {
     if (registerA) {
       // Block i's K step j is the thread's elements i * K/2 + 8j ... + 7:
       // pairs of them, each one 32-bit register.
-      aPairs = registerPairs(rewriter, loc, unpack(rewriter, loc, adaptor.getA()), element);
+      SmallVector<Value> elements = unpack(rewriter, loc, adaptor.getA());
+      auto pairType = VectorType::get({2}, element);
+      for (size_t e = 0; e + 1 < elements.size(); e += 2) {
+        Value pair = LLVM::PoisonOp::create(rewriter, loc, pairType);
+        pair = LLVM::InsertElementOp::create(rewriter, loc, pair, elements[e], c32(0));
+        pair = LLVM::InsertElementOp::create(rewriter, loc, pair, elements[e + 1], c32(1));
+        aPairs.push_back(LLVM::BitcastOp::create(rewriter, loc, rewriter.getI32Type(), pair));
+      }
     } else {
       Value aBase = sharedAddress(rewriter, loc, tiles[0]->base);
       for (int64_t i = 0; i < blocks; ++i) {
@@ -295,15 +288,7 @@ struct WarpgroupWaitLowering : KilnPattern<gpu::WarpgroupWaitOp> {
     Location loc = op.getLoc();
     if (!ctx.types.elementType(op.getType()).isF32())
       return rewriter.notifyMatchFailure(op, "wgmma accumulators are f32");
-    SmallVector<Value> values = unpack(rewriter, loc, adaptor.getAcc());
-    const size_t accumulators = values.size();
-    // Kept A operands pass through as the pairs the wgmma read (the same
-    // packing, which LLVM merges with the dot's).
-    for (auto [kept, lowered] : llvm::zip(op.getKeep(), adaptor.getKeep()))
-      llvm::append_range(values, registerPairs(rewriter, loc, unpack(rewriter, loc, lowered),
-                                               ctx.types.elementType(cast<RankedTensorType>(kept.getType()))));
-    values = passThrough(rewriter, loc, waitText(op.getPending()), values);
-    values.resize(accumulators);
+    SmallVector<Value> values = passThrough(rewriter, loc, waitText(op.getPending()), unpack(rewriter, loc, adaptor.getAcc()));
     rewriter.replaceOp(op, pack(rewriter, loc, getTypeConverter()->convertType(op.getType()), values));
     return success();
   }

@@ -112,7 +112,7 @@ std::optional<RotatedChain> overlapChain(IRRewriter &b, scf::ForOp loop, tile::D
     Value accumulator; // block j-1's last dot, in flight
     Value ready;       // ... and completed
     auto complete = [&]() {
-      ready = WarpgroupWaitOp::create(b, loc, accumulator.getType(), accumulator, 0, ValueRange{previousA});
+      ready = WarpgroupWaitOp::create(b, loc, accumulator.getType(), accumulator, 0);
       Value always = arith::ConstantOp::create(b, loc, b.getBoolAttr(true));
       MBarrierArriveOp::create(b, loc, empty, previousSlot, always, 1);
       map.map(carried, ready);

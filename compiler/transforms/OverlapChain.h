@@ -14,16 +14,18 @@
 //     prologue (if the loop runs): block lo's first part, up to the last dot
 //     for j in (lo, hi):
 //       S = dot(Q, K[j])                    in flight
-//       acc = dot(P', V[j-1], C')           in flight, P' kept live
+//       acc = dot(P', V[j-1], C')           in flight
 //       wait until only acc is pending      S is ready
-//       softmax(S) -> P, alpha, ...
+//       softmax(S) -> alpha, ...
 //       wait for acc; hand slot j-1 back
-//       C = acc * alpha
+//       C = acc * alpha; P = ...
 //     epilogue (if the loop ran): acc = dot(P', V[last], C')
 //
 // The values are the original loop's, bit for bit: each last dot runs on
 // the same operands, an iteration later. The loop carries P and the slot
-// its V is read from besides its own values.
+// its V is read from besides its own values. (ptxas keeps the registers
+// an in-flight wgmma reads until its wait; a P converted after the wait,
+// as attention's `p.to(bf16)` after the rescale is, reuses them then.)
 //
 //===----------------------------------------------------------------------===//
 

@@ -783,8 +783,15 @@ private:
       const bool turns = pingPong_ && sharing == 1 && numWarps_ >= 8 && numWarps_ % 4 == 0 &&
                          !turnMeetsABarrier(newLoop, *chain_);
       // Without turns, a warpgroup's softmax runs under its own last dot
-      // (OverlapChain.h), which hands its slots back itself.
-      if (!turns && sharing == 1 && overlapChain_ && chain_->registerA) {
+      // (OverlapChain.h), which hands its slots back itself: where the
+      // chain is the kernel's only loop of dots (a loop continued by
+      // another, causal attention's, would complete its last dot before the
+      // next loop's first instead of under it) and its first dot reads A
+      // from registers (attention at D 256 reads its queries from shared
+      // memory, where both warpgroups queueing two products at once lose
+      // more than the overlap gains: docs/schedules.md).
+      if (!turns && sharing == 1 && overlapChain_ && chain_->registerA && !continues && onlyLoopOfDots(func, newLoop) &&
+          wgmmaReadsRegisterA(chain_->first, numWarps_)) {
         if (std::optional<RotatedChain> rotated =
                 overlapChain(b, newLoop, chain_->first, chain_->last, chain_->index, empty)) {
           ring_->readSlot = rotated->readSlot;
@@ -1072,6 +1079,15 @@ private:
     b.setInsertionPointAfter(loop->getNextNode());
     ring_->finalPass = PassTurnOp::create(b, loc, barrier, false, /*except_last=*/true);
     return issued;
+  }
+
+  /// Whether `loop` is the only loop of `func` holding dots.
+  static bool onlyLoopOfDots(tile::FuncOp func, scf::ForOp loop) {
+    bool only = true;
+    func.walk([&](scf::ForOp other) {
+      only &= other == loop || other->isAncestor(loop) || other.getBody()->getOps<tile::DotOp>().empty();
+    });
+    return only;
   }
 
   /// Where the chain's consumer loop `loop` (its last dot waited for right

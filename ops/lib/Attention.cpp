@@ -200,14 +200,17 @@ Config defaultTile(const Structure &s, const AttentionProblem &p, const std::str
   // hide each other's start and end), 128 at D 128; at D 256 64 (the
   // queries then wait in shared memory beside two slots of keys and
   // values, and a producer feeds them, masked or not). At D 64 a warpgroup's softmax
-  // takes as long as its products, and the consumer warpgroups take turns
-  // where every loop runs whole (no bounds). On mma.sync targets (before
+  // takes as long as its products: where the keys are one loop (no bounds,
+  // blocks dividing them) the compiler runs it under the warpgroup's own
+  // P V (overlap_chain); where a packed batch adds a loop over its cut
+  // blocks, the consumer warpgroups take turns instead. On mma.sync targets (before
   // Hopper) 64 queries on one warpgroup, three stages deep, 128-key steps
   // at D 64, 64 at D 128, whose registers hold the scores without
   // spilling; at D 256 64 x 64 on 8 warps, two stages.
   if (s.blockD <= 64 && hopper && keysOnTheCopyEngine(s, p, 128) && p.seqK >= 2048)
     return Config{
-        {"BLOCK_M", 128}, {"BLOCK_N", 128}, {"num_warps", 8}, {"num_stages", 2}, {"ping_pong", bounded ? 0 : 1}};
+        {"BLOCK_M", 128}, {"BLOCK_N", 128}, {"num_warps", 8}, {"num_stages", 2},
+        {"ping_pong", bounded || !s.varlen ? 0 : 1}};
   if (s.blockD <= 64)
     return hopper ? Config{{"BLOCK_M", 128}, {"BLOCK_N", 64}, {"num_warps", 8}, {"num_stages", 2}}
                   : Config{{"BLOCK_M", 64}, {"BLOCK_N", 128}, {"num_warps", 4}, {"num_stages", 3}};

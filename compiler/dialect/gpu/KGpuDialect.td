@@ -437,20 +437,10 @@ def KGpu_WarpgroupWaitOp : KGpu_Op<"warpgroup_wait", [
     completed. With `pending = 1` the next iteration's wgmma is issued
     before the previous one finishes; `pending = 0` makes the final value
     readable.
-
-    `keep` are 16-bit register A operands that groups still in flight
-    read: they stay live, in the same registers, until this wait, so that
-    nothing computed meanwhile is placed in registers a group still reads
-    (ptxas would then wait for every group before writing them).
   }];
-  let arguments = (ins AnyRankedTensor:$acc, I32Attr:$pending, Variadic<AnyRankedTensor>:$keep);
+  let arguments = (ins AnyRankedTensor:$acc, I32Attr:$pending);
   let results = (outs AnyRankedTensor:$result);
-  let assemblyFormat = "$acc `,` $pending (`keep` $keep^ `:` type($keep))? attr-dict `:` type($acc)";
-  let builders = [
-    OpBuilder<(ins "::mlir::Type":$result, "::mlir::Value":$acc, "int32_t":$pending), [{
-      build($_builder, $_state, result, acc, pending, mlir::ValueRange());
-    }]>
-  ];
+  let assemblyFormat = "$acc `,` $pending attr-dict `:` type($acc)";
 }
 
 #endif // KILN_KGPU_DIALECT
