@@ -28,17 +28,17 @@ llvm::DenseSet<Operation *> usersIn(Block *body, Value value) {
 
 } // namespace
 
-std::optional<RotatedChain> overlapChain(IRRewriter &b, scf::ForOp loop, tile::DotOp first, tile::DotOp last,
-                                         unsigned accIndex, Value empty) {
+bool overlapChain(IRRewriter &b, scf::ForOp loop, tile::DotOp first, tile::DotOp last, unsigned accIndex,
+                  Value empty) {
   Block *body = loop.getBody();
   const unsigned n = loop.getNumRegionIterArgs();
   APInt step;
   if (n < 2 || !matchPattern(loop.getStep(), m_ConstantInt(&step)) || !step.isStrictlyPositive())
-    return std::nullopt; // (a loop that ran is then one whose upper bound passed its lower)
+    return false; // (a loop that ran is then one whose upper bound passed its lower)
   BlockArgument readSlot = loop.getRegionIterArg(n - 2);
   auto values = last.getB().getDefiningOp<LocalLoadOp>();
   if (!values || values->getBlock() != body || !values->hasOneUse() || values.getSlot() != readSlot)
-    return std::nullopt;
+    return false;
   // The last dot's A and accumulator are made in the iteration (so carried
   // to the next one), its result only carried on.
   auto madeInBody = [&](Value v) {
@@ -48,11 +48,11 @@ std::optional<RotatedChain> overlapChain(IRRewriter &b, scf::ForOp loop, tile::D
   if (!madeInBody(last.getA()) || !madeInBody(last.getC()) || !last->hasOneUse() ||
       *last->getUsers().begin() != body->getTerminator() ||
       last->getUses().begin()->getOperandNumber() != accIndex || !first->isBeforeInBlock(last))
-    return std::nullopt;
+    return false;
   BlockArgument carried = loop.getRegionIterArg(accIndex);
   const llvm::DenseSet<Operation *> accUsers = usersIn(body, carried);
   if (llvm::any_of(accUsers, [&](Operation *op) { return !first->isBeforeInBlock(op); }))
-    return std::nullopt; // read before the first dot: nothing to overlap with it
+    return false; // read before the first dot: nothing to overlap with it
 
   Location loc = last.getLoc();
   auto yielded = [&](IRMapping &map, Operation *terminator) {
@@ -67,6 +67,16 @@ std::optional<RotatedChain> overlapChain(IRRewriter &b, scf::ForOp loop, tile::D
   // of the values' slot.
   auto firstPart = [&](Operation &op) {
     return &op != last.getOperation() && &op != values.getOperation() && &op != body->getTerminator();
+  };
+  // A block's last dot on the values read from `slot`, its A and accumulator
+  // carried from the iteration that made them.
+  auto lastDot = [&](Value a, Value slot, Value accumulator) {
+    IRMapping from;
+    from.map(readSlot, slot);
+    Value slotValues = b.clone(*values, from)->getResult(0);
+    auto dot = cast<tile::DotOp>(b.clone(*last));
+    dot->setOperands({a, slotValues, accumulator});
+    return dot;
   };
 
   // Prologue: block lo's first part, where the loop runs.
@@ -100,10 +110,7 @@ std::optional<RotatedChain> overlapChain(IRRewriter &b, scf::ForOp loop, tile::D
   Value from = arith::AddIOp::create(b, loc, lower, loop.getStep());
   auto rotated = scf::ForOp::create(b, loc, from, upper, loop.getStep(), prologue.getResults());
   {
-    Block *inner = rotated.getBody();
-    b.setInsertionPointToStart(inner);
-    if (!inner->empty())
-      b.setInsertionPoint(inner->getTerminator());
+    b.setInsertionPointToStart(rotated.getBody()); // (empty: a loop with carried values gets no terminator)
     BlockArgument previousA = rotated.getRegionIterArg(n), previousSlot = rotated.getRegionIterArg(n + 1);
     IRMapping map;
     map.map(loop.getInductionVar(), rotated.getInductionVar());
@@ -125,12 +132,7 @@ std::optional<RotatedChain> overlapChain(IRRewriter &b, scf::ForOp loop, tile::D
       Operation *copy = b.clone(op, map);
       if (&op != first.getOperation())
         continue;
-      // Block j-1's values from the slot they were read from, then its last dot.
-      IRMapping previous;
-      previous.map(readSlot, previousSlot);
-      Value slotValues = b.clone(*values, previous)->getResult(0);
-      auto dot = cast<tile::DotOp>(b.clone(*last));
-      dot->setOperands({previousA, slotValues, rotated.getRegionIterArg(accIndex)});
+      tile::DotOp dot = lastDot(previousA, previousSlot, rotated.getRegionIterArg(accIndex)); // block j-1's
       dot->setAttr(kInFlightRegisterA, b.getUnitAttr());
       if (wgmmaReadsRegisterA(first, getNumWarps(loop->getParentOfType<ModuleOp>())))
         copy->setAttr(kInFlightRegisterA, b.getUnitAttr()); // (the queries: never rewritten)
@@ -141,11 +143,7 @@ std::optional<RotatedChain> overlapChain(IRRewriter &b, scf::ForOp loop, tile::D
     }
     if (!ready)
       complete();
-    SmallVector<Value> next = yielded(map, body->getTerminator());
-    if (inner->empty() || !isa<scf::YieldOp>(inner->back()))
-      scf::YieldOp::create(b, loc, next);
-    else
-      inner->getTerminator()->setOperands(next);
+    scf::YieldOp::create(b, loc, yielded(map, body->getTerminator()));
   }
 
   // Epilogue: the last block's last dot, where the loop ran.
@@ -154,11 +152,7 @@ std::optional<RotatedChain> overlapChain(IRRewriter &b, scf::ForOp loop, tile::D
   auto epilogue = scf::IfOp::create(b, loc, TypeRange{last.getType()}, ran, /*withElseRegion=*/true);
   {
     b.setInsertionPointToStart(epilogue.thenBlock());
-    IRMapping previous;
-    previous.map(readSlot, lastSlot);
-    Value slotValues = b.clone(*values, previous)->getResult(0);
-    auto dot = cast<tile::DotOp>(b.clone(*last));
-    dot->setOperands({lastA, slotValues, lastC});
+    tile::DotOp dot = lastDot(lastA, lastSlot, lastC);
     dot->removeAttr(kInFlightRegisterA);
     scf::YieldOp::create(b, loc, dot.getResult());
     b.setInsertionPointToStart(epilogue.elseBlock());
@@ -166,9 +160,8 @@ std::optional<RotatedChain> overlapChain(IRRewriter &b, scf::ForOp loop, tile::D
   }
   for (unsigned i = 0; i < loop.getNumResults(); ++i)
     loop.getResult(i).replaceAllUsesWith(i == accIndex ? epilogue.getResult(0) : rotated.getResult(i));
-  RotatedChain result{rotated, rotated.getResult(n - 2), rotated.getResult(n - 1), lastSlot, ran, epilogue};
   b.eraseOp(loop);
-  return result;
+  return true;
 }
 
 } // namespace kiln

@@ -36,27 +36,17 @@
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/IR/PatternMatch.h"
 
-#include <optional>
-
 namespace kiln {
-
-/// Where a rotated loop leaves its ring.
-struct RotatedChain {
-  mlir::scf::ForOp loop;             ///< the rotated loop
-  mlir::Value readSlot, readPhase;   ///< the ring's next slot to read, and its parity
-  mlir::Value lastSlot;              ///< the slot the last `P V` read
-  mlir::Value ran;                   ///< whether the loop ran at all
-  mlir::Operation *lastDone;         ///< after it, that `P V` has completed
-};
 
 /// Rotates `loop` (a consumer loop after the pipeliner read its blocks from
 /// the ring: `local_load`s of the slot, its last two carried values the
 /// slot and parity to read next) as OverlapChain.h describes; `first` and
 /// `last` are its chain's first and last wgmma dots, the last one's result
 /// carried at iter_arg `accIndex` and its A read from registers; `empty`
-/// the barriers slots are handed back on. Returns nothing, and leaves the
-/// loop as it is, where the loop does not have that form.
-std::optional<RotatedChain> overlapChain(mlir::IRRewriter &b, mlir::scf::ForOp loop, tile::DotOp first,
-                                         tile::DotOp last, unsigned accIndex, mlir::Value empty);
+/// the barriers slots are handed back on (each but the last: the loop is its
+/// kernel's only loop of dots). Returns false, and leaves the loop as it
+/// is, where the loop does not have that form.
+bool overlapChain(mlir::IRRewriter &b, mlir::scf::ForOp loop, tile::DotOp first, tile::DotOp last,
+                  unsigned accIndex, mlir::Value empty);
 
 } // namespace kiln

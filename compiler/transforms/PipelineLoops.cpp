@@ -157,11 +157,7 @@ struct ProducerRing {
   int slots = 0;
   ProducerOp producer;
   Value fillSlot, fillPhase;          ///< after the producer's last loop
-  /// After the last consumer loop: the slot and parity to read next, the
-  /// slot its last dot read, whether it ran, and the op after which that
-  /// dot has completed (its slot is handed back there).
-  Value readSlot, readPhase, lastSlot, ran;
-  Operation *lastDone = nullptr;
+  scf::ForOp consumer;                ///< the last consumer loop (results: ..., slot, phase)
   PassTurnOp finalPass;               ///< (turns) the pass after the last consumer loop
 };
 
@@ -764,16 +760,26 @@ private:
       if (programs > 1)
         sharedMaps.push_back(cast<tile::DescriptorLoadOp>(c.load).getMap());
     SmallVector<Value> readFrom{i32(b, 0), i32(b, 0)};
-    if (continues)
-      readFrom = {ring_->readSlot, ring_->readPhase};
+    scf::ForOp previousLoop = continues ? ring_->consumer : scf::ForOp();
+    if (previousLoop) {
+      const unsigned n = previousLoop.getNumResults();
+      readFrom = {previousLoop.getResult(n - 2), previousLoop.getResult(n - 1)};
+    }
     scf::ForOp newLoop = carryMore(b, readFrom, yields, candidates);
     if (!newLoop)
       return;
-    if (continues) {
-      // The previous loop's last slot, once its last dot completed, if it ran.
-      b.setInsertionPointAfter(ring_->lastDone);
-      MBarrierArriveOp::create(b, loc, empty, ring_->lastSlot, ring_->ran, 1);
+    if (previousLoop) {
+      // The previous loop's last slot, once its last dot completed (the wait
+      // after that loop), if it ran.
+      auto completed = cast<WarpgroupWaitOp>(previousLoop->getNextNode());
+      b.setInsertionPointAfter(completed);
+      Value last = previousSlot(b, loc, previousLoop.getResult(previousLoop.getNumResults() - 2));
+      Value ran = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sgt, previousLoop.getUpperBound(),
+                                        previousLoop.getLowerBound());
+      MBarrierArriveOp::create(b, loc, empty, last, ran, 1);
     }
+    if (chain_ && sharing == 1)
+      ring_->consumer = newLoop;
     for (Value map : sharedMaps)
       shrinkBox(func, map, sharing);
     // A slot is handed back once the last dot reading it completed: the
@@ -790,23 +796,12 @@ private:
       // from registers (attention at D 256 reads its queries from shared
       // memory, where both warpgroups queueing two products at once lose
       // more than the overlap gains: docs/schedules.md).
-      if (!turns && sharing == 1 && overlapChain_ && chain_->registerA && !continues && onlyLoopOfDots(func, newLoop) &&
-          wgmmaReadsRegisterA(chain_->first, numWarps_)) {
-        if (std::optional<RotatedChain> rotated =
-                overlapChain(b, newLoop, chain_->first, chain_->last, chain_->index, empty)) {
-          ring_->readSlot = rotated->readSlot;
-          ring_->readPhase = rotated->readPhase;
-          ring_->lastSlot = rotated->lastSlot;
-          ring_->ran = rotated->ran;
-          ring_->lastDone = rotated->lastDone;
-          return;
-        }
-      }
+      if (!turns && sharing == 1 && overlapChain_ && chain_->registerA && onlyLoopOfDots(func, newLoop) &&
+          wgmmaReadsRegisterA(chain_->first, numWarps_) &&
+          overlapChain(b, newLoop, chain_->first, chain_->last, chain_->index, empty))
+        return;
       keepLastInFlight(b, newLoop, *chain_);
-      Operation *handBackAfter = turns ? takeTurns(b, newLoop, continues) : chain_->first.getOperation();
-      if (sharing == 1)
-        recordConsumerEnd(b, newLoop);
-      b.setInsertionPointAfter(handBackAfter);
+      b.setInsertionPointAfter(turns ? takeTurns(b, newLoop, continues) : chain_->first.getOperation());
     } else {
       keepInFlight(b, newLoop);
       b.setInsertionPointAfter(newLoop.getBody()->getTerminator()->getOperand(carriedIndex_).getDefiningOp());
@@ -1088,19 +1083,6 @@ private:
       only &= other == loop || other->isAncestor(loop) || other.getBody()->getOps<tile::DotOp>().empty();
     });
     return only;
-  }
-
-  /// Where the chain's consumer loop `loop` (its last dot waited for right
-  /// after it) leaves the ring, for the loop that continues it.
-  void recordConsumerEnd(IRRewriter &b, scf::ForOp loop) {
-    Location loc = loop.getLoc();
-    const unsigned n = loop.getNumResults();
-    b.setInsertionPointAfter(cast<WarpgroupWaitOp>(loop->getNextNode()));
-    ring_->readSlot = loop.getResult(n - 2);
-    ring_->readPhase = loop.getResult(n - 1);
-    ring_->lastSlot = previousSlot(b, loc, ring_->readSlot);
-    ring_->ran = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sgt, loop.getUpperBound(), loop.getLowerBound());
-    ring_->lastDone = ring_->ran.getDefiningOp();
   }
 
   /// Leaves the chain's last dot in flight (chainOf) and waits for it after
