@@ -29,7 +29,7 @@ llvm::DenseSet<Operation *> usersIn(Block *body, Value value) {
 } // namespace
 
 bool overlapChain(IRRewriter &b, scf::ForOp loop, tile::DotOp first, tile::DotOp last, unsigned accIndex,
-                  Value empty) {
+                  Value emptyFirst, Value emptyLast, std::optional<int32_t> turnBarrier) {
   Block *body = loop.getBody();
   const unsigned n = loop.getNumRegionIterArgs();
   APInt step;
@@ -79,8 +79,31 @@ bool overlapChain(IRRewriter &b, scf::ForOp loop, tile::DotOp first, tile::DotOp
     return dot;
   };
 
+  // The first dot's slot goes back once that dot completed, where its ring
+  // has barriers of its own.
+  auto handBackFirst = [&](Value slot) {
+    if (emptyFirst)
+      MBarrierArriveOp::create(b, loc, emptyFirst, slot, arith::ConstantOp::create(b, loc, b.getBoolAttr(true)), 1);
+  };
+
+  // With turns, each of a warpgroup's turns issues its dots: block lo's
+  // first in the prologue, two an iteration, the last block's last in the
+  // epilogue; the turns are taken whether the loop runs or not (every
+  // warpgroup as often as the others), and the last warpgroup hands the
+  // first its first turn.
+  auto waitTurn = [&] {
+    if (turnBarrier)
+      WaitTurnOp::create(b, loc, *turnBarrier);
+  };
+  auto passTurn = [&](bool onlyLast, bool exceptLast) {
+    if (turnBarrier)
+      PassTurnOp::create(b, loc, *turnBarrier, onlyLast, exceptLast);
+  };
+
   // Prologue: block lo's first part, where the loop runs.
   b.setInsertionPoint(loop);
+  passTurn(/*onlyLast=*/true, false);
+  waitTurn();
   Value lower = loop.getLowerBound(), upper = loop.getUpperBound();
   Value ran = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, lower, upper);
   SmallVector<Type> types(loop.getResultTypes());
@@ -93,14 +116,21 @@ bool overlapChain(IRRewriter &b, scf::ForOp loop, tile::DotOp first, tile::DotOp
     map.map(loop.getInductionVar(), lower);
     for (auto [arg, init] : llvm::zip(loop.getRegionIterArgs(), loop.getInitArgs()))
       map.map(arg, init);
-    for (Operation &op : body->without_terminator())
-      if (firstPart(op))
-        b.clone(op, map);
+    for (Operation &op : body->without_terminator()) {
+      if (!firstPart(op))
+        continue;
+      b.clone(op, map);
+      if (&op == first.getOperation()) { // (completed: not in flight here)
+        handBackFirst(map.lookupOrDefault(readSlot));
+        passTurn(false, false);
+      }
+    }
     scf::YieldOp::create(b, loc, yielded(map, body->getTerminator()));
     b.setInsertionPointToStart(prologue.elseBlock());
     SmallVector<Value> none(loop.getInitArgs());
     none.push_back(arith::ConstantOp::create(b, loc, cast<TypedAttr>(b.getZeroAttr(last.getA().getType()))));
     none.push_back(arith::ConstantOp::create(b, loc, b.getI32IntegerAttr(0)));
+    passTurn(false, false);
     scf::YieldOp::create(b, loc, none);
   }
 
@@ -121,7 +151,7 @@ bool overlapChain(IRRewriter &b, scf::ForOp loop, tile::DotOp first, tile::DotOp
     auto complete = [&]() {
       ready = WarpgroupWaitOp::create(b, loc, accumulator.getType(), accumulator, 0);
       Value always = arith::ConstantOp::create(b, loc, b.getBoolAttr(true));
-      MBarrierArriveOp::create(b, loc, empty, previousSlot, always, 1);
+      MBarrierArriveOp::create(b, loc, emptyLast, previousSlot, always, 1);
       map.map(carried, ready);
     };
     for (Operation &op : body->without_terminator()) {
@@ -129,10 +159,13 @@ bool overlapChain(IRRewriter &b, scf::ForOp loop, tile::DotOp first, tile::DotOp
         continue;
       if (accUsers.contains(&op) && !ready)
         complete();
+      if (&op == first.getOperation())
+        waitTurn();
       Operation *copy = b.clone(op, map);
       if (&op != first.getOperation())
         continue;
       tile::DotOp dot = lastDot(previousA, previousSlot, rotated.getRegionIterArg(accIndex)); // block j-1's
+      passTurn(false, false);
       dot->setAttr(kInFlightRegisterA, b.getUnitAttr());
       if (wgmmaReadsRegisterA(first, getNumWarps(loop->getParentOfType<ModuleOp>())))
         copy->setAttr(kInFlightRegisterA, b.getUnitAttr()); // (the queries: never rewritten)
@@ -140,6 +173,7 @@ bool overlapChain(IRRewriter &b, scf::ForOp loop, tile::DotOp first, tile::DotOp
       auto products = WarpgroupWaitOp::create(b, loc, first.getType(), copy->getResult(0), 1);
       copy->getResult(0).replaceAllUsesExcept(products, products);
       map.map(first.getResult(), products);
+      handBackFirst(map.lookupOrDefault(readSlot));
     }
     if (!ready)
       complete();
@@ -149,6 +183,7 @@ bool overlapChain(IRRewriter &b, scf::ForOp loop, tile::DotOp first, tile::DotOp
   // Epilogue: the last block's last dot, where the loop ran.
   b.setInsertionPoint(loop);
   Value lastA = rotated.getResult(n), lastSlot = rotated.getResult(n + 1), lastC = rotated.getResult(accIndex);
+  waitTurn();
   auto epilogue = scf::IfOp::create(b, loc, TypeRange{last.getType()}, ran, /*withElseRegion=*/true);
   {
     b.setInsertionPointToStart(epilogue.thenBlock());
@@ -158,6 +193,8 @@ bool overlapChain(IRRewriter &b, scf::ForOp loop, tile::DotOp first, tile::DotOp
     b.setInsertionPointToStart(epilogue.elseBlock());
     scf::YieldOp::create(b, loc, lastC);
   }
+  b.setInsertionPointAfter(epilogue);
+  passTurn(false, /*exceptLast=*/true); // (no warpgroup would wait for the last one's)
   for (unsigned i = 0; i < loop.getNumResults(); ++i)
     loop.getResult(i).replaceAllUsesWith(i == accIndex ? epilogue.getResult(0) : rotated.getResult(i));
   b.eraseOp(loop);

@@ -79,7 +79,11 @@
 // option or where LowerDescriptors marked it (kgpu.warp_specialize): its
 // last dot stays in flight across the back edge (chainOf), and the
 // consumers hand slot k-1 back after iteration k's first dot, whose own
-// wait completed the last dot that read it. Later loops of chained dots
+// wait completed the last dot that read it. Where the first dot reads one
+// ring and the last another (attention's keys and values), each ring has
+// its own barrier pair (chainSplit): the consumers wait for a block where
+// it is first read, and hand the first dot's slot back in its own
+// iteration, once that dot completed. Later loops of chained dots
 // (causal attention's diagonal block) continue the same ring
 // (ProducerRing): a second fill loop in the producer, a second consumer
 // loop reading on from the first's slot and parity.
@@ -145,6 +149,17 @@ bool usesCopyEngine(ArrayRef<Candidate> candidates) {
   return llvm::any_of(candidates, [](const Candidate &c) { return c.tma; });
 }
 
+/// A producer's transaction ("full") and hand-back ("empty") barriers, a
+/// pair per slot: one pair for every candidate, or one each (RingBarriers
+/// of a split chain, chainSplit), so that a candidate's slot goes back to
+/// the producer as soon as the dot reading it completed.
+struct RingBarriers {
+  SmallVector<Value> full, empty;
+  bool perCandidate() const { return full.size() > 1; }
+  Value fullOf(unsigned candidate) const { return full[perCandidate() ? candidate : 0]; }
+  Value emptyOf(unsigned candidate) const { return empty[perCandidate() ? candidate : 0]; }
+};
+
 /// The ring a producer warpgroup fills for the loops of chained dots of a
 /// kernel, one loop after another (causal attention's two): the slots,
 /// their barriers, where the producer's fills and the consumers' reads
@@ -153,7 +168,8 @@ struct ProducerRing {
   SmallVector<Type> blocks;           ///< the candidates' blocks
   SmallVector<unsigned> contiguousDims;
   SmallVector<Value> buffers;
-  Value full, empty;
+  RingBarriers barriers;
+  std::optional<std::pair<unsigned, unsigned>> split; ///< (chainSplit) the first and last dots' candidates
   int slots = 0;
   ProducerOp producer;
   Value fillSlot, fillPhase;          ///< after the producer's last loop
@@ -396,30 +412,41 @@ private:
   /// (`outer` maps values from before the loop, for a producer that
   /// computed them again; `producer`: the copies are issued by the producer
   /// warpgroup's thread; `multicast[i]`: candidate i's copies are shared by
-  /// the programs of a cluster of that many.)
+  /// the programs of a cluster of that many. With a barrier per candidate,
+  /// `beforeCopy(i)` runs before candidate i's copy is announced.)
   SmallVector<Value> issue(OpBuilder &b, Location loc, ArrayRef<Candidate> candidates,
-                           const AddressSlice &slice, ArrayRef<Value> buffers, Value barriers, Value iv,
+                           const AddressSlice &slice, ArrayRef<Value> buffers, ArrayRef<Value> barriers, Value iv,
                            Value inRange, ArrayRef<Value> state, Value slot, const IRMapping *outer = nullptr,
-                           bool producer = false, ArrayRef<int> multicast = {}) {
+                           bool producer = false, ArrayRef<int> multicast = {},
+                           llvm::function_ref<void(unsigned)> beforeCopy = nullptr) {
     IRMapping map = outer ? *outer : IRMapping();
     map.map(loop_.getInductionVar(), iv);
     for (auto [index, value] : llvm::zip(slice.carried, state))
       map.map(loop_.getRegionIterArgs()[index], value);
     for (Operation *op : slice.ops)
       b.clone(*op, map);
+    const bool perCandidate = barriers.size() > 1;
+    auto bytesOf = [](const Candidate &c) {
+      return c.tma ? c.type().getNumElements() * elementBytes(c.type().getElementType()) : 0;
+    };
     int64_t tmaBytes = 0;
     for (const Candidate &c : candidates)
-      if (c.tma)
-        tmaBytes += c.type().getNumElements() * elementBytes(c.type().getElementType());
-    if (tmaBytes > 0)
-      MBarrierExpectOp::create(b, loc, barriers, slot, static_cast<int32_t>(tmaBytes), inRange, producer);
+      tmaBytes += bytesOf(c);
+    if (tmaBytes > 0 && !perCandidate)
+      MBarrierExpectOp::create(b, loc, barriers.front(), slot, static_cast<int32_t>(tmaBytes), inRange, producer);
     bool pointerCopies = false;
     for (auto [i, c, buffer] : llvm::enumerate(candidates, buffers)) {
       if (auto d = dyn_cast<tile::DescriptorLoadOp>(c.load)) {
+        Value barrier = barriers[perCandidate ? i : 0];
+        if (perCandidate) {
+          if (beforeCopy)
+            beforeCopy(i);
+          MBarrierExpectOp::create(b, loc, barrier, slot, static_cast<int32_t>(bytesOf(c)), inRange, producer);
+        }
         SmallVector<Value> coords;
         for (Value offset : d.getOffsets())
           coords.push_back(map.lookupOrDefault(offset));
-        TmaLoadOp::create(b, loc, d.getMap(), coords, buffer, slot, barriers, inRange, producer,
+        TmaLoadOp::create(b, loc, d.getMap(), coords, buffer, slot, barrier, inRange, producer,
                           multicast.empty() ? 1 : multicast[i]);
         continue;
       }
@@ -564,11 +591,31 @@ private:
     return true;
   }
 
+  /// A chain of two rings, one read only by the first dot and one only by
+  /// the last (attention's keys and values): their candidates' numbers. Each
+  /// gets its own barrier pair, so that the first dot's slot goes back to
+  /// the producer as soon as that dot completed instead of with the last
+  /// dot's, an iteration later: the producer refills it that much sooner
+  /// (FlashAttention-3's separate pipelines for K and V).
+  std::optional<std::pair<unsigned, unsigned>> chainSplit(ArrayRef<Candidate> candidates) const {
+    if (!chain_ || candidates.size() != 2)
+      return std::nullopt;
+    auto readOnlyBy = [](const Candidate &c, tile::DotOp dot) {
+      return c.result().hasOneUse() && c.result().use_begin()->getOwner() == dot.getOperation() &&
+             c.result().use_begin()->getOperandNumber() == 1;
+    };
+    for (unsigned first : {0u, 1u})
+      if (readOnlyBy(candidates[first], chain_->first) && readOnlyBy(candidates[1 - first], chain_->last))
+        return std::pair{first, 1 - first};
+    return std::nullopt;
+  }
+
   /// Whether this loop of chained dots continues the ring a producer fills
-  /// for an earlier loop: same blocks, a positive constant step (so that a
-  /// loop that ran is one whose upper bound passed its lower).
+  /// for an earlier loop: same blocks (split alike), a positive constant
+  /// step (so that a loop that ran is one whose upper bound passed its
+  /// lower).
   bool continuesRing(ArrayRef<Candidate> candidates) {
-    if (!ring_ || !chain_ || candidates.size() != ring_->blocks.size())
+    if (!ring_ || !chain_ || candidates.size() != ring_->blocks.size() || chainSplit(candidates) != ring_->split)
       return false;
     APInt step;
     if (!matchPattern(loop_.getStep(), m_ConstantInt(&step)) || !step.isStrictlyPositive())
@@ -668,21 +715,27 @@ private:
     SmallVector<int> multicast = continues ? SmallVector<int>(candidates.size(), 1) : sharedByCluster(candidates, func);
     const int sharing = *llvm::max_element(multicast);
     SmallVector<Value> buffers;
-    Value full, empty;
+    RingBarriers barriers;
+    std::optional<std::pair<unsigned, unsigned>> split;
     ProducerOp producer;
     if (continues) {
       buffers = ring_->buffers;
-      full = ring_->full;
-      empty = ring_->empty;
+      barriers = ring_->barriers;
+      split = ring_->split;
       producer = ring_->producer;
       b.setInsertionPointToEnd(&producer.getBody().front());
     } else {
       buffers = allocateRings(b, loc, candidates);
-      full = barriersFor(b, loc, 1, sharing > 1);
-      empty = barriersFor(b, loc, numWarps_ * sharing, sharing > 1);
+      if (sharing == 1)
+        split = chainSplit(candidates);
+      for (size_t pairs = split ? candidates.size() : 1; barriers.full.size() < pairs;) {
+        barriers.full.push_back(barriersFor(b, loc, 1, sharing > 1));
+        barriers.empty.push_back(barriersFor(b, loc, numWarps_ * sharing, sharing > 1));
+      }
       producer = ProducerOp::create(b, loc);
       b.createBlock(&producer.getBody());
     }
+    const Value full = barriers.full.front(), empty = barriers.empty.front(); // (one pair: every candidate's)
     IRMapping outer;
     for (Operation *op : before)
       b.clone(*op, outer);
@@ -697,11 +750,15 @@ private:
         outer.lookupOrDefault(loop_.getStep()), inits,
         [&](OpBuilder &inner, Location, Value iv, ValueRange args) {
           Value slot = args[state], phase = args[state + 1];
-          MBarrierWaitOp::create(inner, loc, empty, slot, phase);
+          auto waitForSlot = [&](unsigned candidate) {
+            MBarrierWaitOp::create(inner, loc, barriers.emptyOf(candidate), slot, phase);
+          };
+          if (!barriers.perCandidate())
+            waitForSlot(0);
           Value always = arith::ConstantOp::create(inner, loc, inner.getBoolAttr(true));
           SmallVector<Value> carried(args.take_front(state));
-          SmallVector<Value> next = issue(inner, loc, candidates, slice, buffers, full, iv, always, carried, slot,
-                                          &outer, /*producer=*/true, multicast);
+          SmallVector<Value> next = issue(inner, loc, candidates, slice, buffers, barriers.full, iv, always, carried,
+                                          slot, &outer, /*producer=*/true, multicast, waitForSlot);
           Value following = nextSlot(inner, loc, slot);
           next.push_back(following);
           next.push_back(nextPhase(inner, loc, following, phase));
@@ -727,8 +784,8 @@ private:
           ring_->contiguousDims.push_back(c.contiguousDim);
         }
         ring_->buffers = buffers;
-        ring_->full = full;
-        ring_->empty = empty;
+        ring_->barriers = barriers;
+        ring_->split = split;
         ring_->slots = slots_;
         ring_->producer = producer;
       }
@@ -743,14 +800,21 @@ private:
     // The consumers: wait for the slot's copies, read it, and hand the slot
     // of the previous iteration back once its dot has completed.
     b.setInsertionPoint(loop_);
+    SmallVector<Operation *> waits, reads;
     auto yields = [&](OpBuilder &, Location, ArrayRef<BlockArgument> args) -> SmallVector<Value> {
       Block *body = args.front().getOwner();
       Value readSlot = args[0], phase = args[1];
       OpBuilder inner(context);
       inner.setInsertionPointToStart(body);
-      MBarrierWaitOp::create(inner, loc, full, readSlot, phase);
-      for (auto [c, buffer] : llvm::zip(candidates, buffers))
-        c.result().replaceAllUsesWith(LocalLoadOp::create(inner, loc, c.type(), buffer, readSlot));
+      if (!barriers.perCandidate())
+        MBarrierWaitOp::create(inner, loc, full, readSlot, phase);
+      for (auto [i, c, buffer] : llvm::enumerate(candidates, buffers)) {
+        // (A candidate's own wait moves to its first reader, below.)
+        if (barriers.perCandidate())
+          waits.push_back(MBarrierWaitOp::create(inner, loc, barriers.fullOf(i), readSlot, phase));
+        reads.push_back(LocalLoadOp::create(inner, loc, c.type(), buffer, readSlot));
+        c.result().replaceAllUsesWith(reads.back()->getResult(0));
+      }
       Value following = nextSlot(inner, loc, readSlot);
       return {following, nextPhase(inner, loc, following, phase)};
     };
@@ -768,6 +832,23 @@ private:
     scf::ForOp newLoop = carryMore(b, readFrom, yields, candidates);
     if (!newLoop)
       return;
+    // With a barrier pair per candidate, each waits for its block where it
+    // is first read: attention's values after the softmax.
+    for (auto [wait, read] : llvm::zip(waits, reads)) {
+      Operation *firstReader = nullptr;
+      for (Operation *user : read->getUsers())
+        if (Operation *ancestor = newLoop.getBody()->findAncestorOpInBlock(*user))
+          if (!firstReader || ancestor->isBeforeInBlock(firstReader))
+            firstReader = ancestor;
+      if (!firstReader)
+        continue;
+      wait->moveBefore(firstReader);
+      read->moveBefore(firstReader);
+    }
+    // (Split: the first dot's slot goes back in its own iteration, the last
+    // dot's an iteration later.)
+    const Value emptyFirst = split ? barriers.emptyOf(split->first) : Value();
+    const Value emptyLast = split ? barriers.emptyOf(split->second) : empty;
     if (previousLoop) {
       // The previous loop's last slot, once its last dot completed (the wait
       // after that loop), if it ran.
@@ -776,7 +857,7 @@ private:
       Value last = previousSlot(b, loc, previousLoop.getResult(previousLoop.getNumResults() - 2));
       Value ran = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sgt, previousLoop.getUpperBound(),
                                         previousLoop.getLowerBound());
-      MBarrierArriveOp::create(b, loc, empty, last, ran, 1);
+      MBarrierArriveOp::create(b, loc, emptyLast, last, ran, 1);
     }
     if (chain_ && sharing == 1)
       ring_->consumer = newLoop;
@@ -788,17 +869,19 @@ private:
     if (chain_) {
       const bool turns = pingPong_ && sharing == 1 && numWarps_ >= 8 && numWarps_ % 4 == 0 &&
                          !turnMeetsABarrier(newLoop, *chain_);
-      // Without turns, a warpgroup's softmax runs under its own last dot
-      // (OverlapChain.h), which hands its slots back itself: where the
-      // chain is the kernel's only loop of dots (a loop continued by
-      // another, causal attention's, would complete its last dot before the
-      // next loop's first instead of under it) and its first dot reads A
-      // from registers (attention at D 256 reads its queries from shared
-      // memory, where both warpgroups queueing two products at once lose
-      // more than the overlap gains: docs/schedules.md).
-      if (!turns && sharing == 1 && overlapChain_ && chain_->registerA && onlyLoopOfDots(func, newLoop) &&
-          wgmmaReadsRegisterA(chain_->first, numWarps_) &&
-          overlapChain(b, newLoop, chain_->first, chain_->last, chain_->index, empty))
+      // A warpgroup's softmax runs under its own last dot (OverlapChain.h;
+      // with turns, also under the other warpgroups' dots), which hands its
+      // slots back itself: where the chain is the kernel's only loop of
+      // dots (a loop continued by another, causal attention's, would
+      // complete its last dot before the next loop's first instead of
+      // under it) and its first dot reads A from registers or its rings
+      // are split (attention at D 256 reads its queries from shared memory:
+      // with one barrier pair, the next block's keys waited for the
+      // previous block's P V, in a ring of two slots; docs/schedules.md).
+      if (sharing == 1 && overlapChain_ && chain_->registerA && onlyLoopOfDots(func, newLoop) &&
+          (split || wgmmaReadsRegisterA(chain_->first, numWarps_)) &&
+          overlapChain(b, newLoop, chain_->first, chain_->last, chain_->index, emptyFirst, emptyLast,
+                       turns ? std::optional<int32_t>(kFirstTurnBarrier) : std::nullopt))
         return;
       keepLastInFlight(b, newLoop, *chain_);
       b.setInsertionPointAfter(turns ? takeTurns(b, newLoop, continues) : chain_->first.getOperation());
@@ -806,10 +889,13 @@ private:
       keepInFlight(b, newLoop);
       b.setInsertionPointAfter(newLoop.getBody()->getTerminator()->getOperand(carriedIndex_).getDefiningOp());
     }
-    Value previous = previousSlot(b, loc, newLoop.getRegionIterArgs()[newLoop.getNumRegionIterArgs() - 2]);
+    Value current = newLoop.getRegionIterArgs()[newLoop.getNumRegionIterArgs() - 2];
+    if (emptyFirst)
+      MBarrierArriveOp::create(b, loc, emptyFirst, current, arith::ConstantOp::create(b, loc, b.getBoolAttr(true)), 1);
+    Value previous = previousSlot(b, loc, current);
     Value notFirst = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ne, newLoop.getInductionVar(),
                                            newLoop.getLowerBound());
-    MBarrierArriveOp::create(b, loc, empty, previous, notFirst, sharing);
+    MBarrierArriveOp::create(b, loc, emptyLast, previous, notFirst, sharing);
     if (sharing > 1) {
       // In a cluster the last iteration's slot is handed back too, once its
       // dot completed (the wait keepInFlight put after the loop): then the

@@ -21,6 +21,8 @@
 // CHECK-NEXT: kgpu.local_store %[[Q]], %[[HELD]][%[[SLOT]]]
 // CHECK: scf.for
 // CHECK: %[[READ:.*]] = kgpu.local_load %[[HELD]][%[[SLOT]]] {{.*}} -> tensor<128x256xbf16, #[[QL]]>
+// CHECK-NEXT: kgpu.mbarrier_wait
+// CHECK-NEXT: kgpu.local_load
 // CHECK-NEXT: tile.dot %[[READ]], {{.*}} {kgpu.wgmma}
 
 // After the consumers' barrier, each thread's 16-byte vectors into the

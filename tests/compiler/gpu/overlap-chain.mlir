@@ -2,11 +2,19 @@
 // (compiler/transforms/OverlapChain.h): block lo's first part before the
 // loop where it runs; in the loop, block j's Q Kᵀ, then block j-1's P V from
 // the slot it was read from, a wait for Q Kᵀ alone (P V stays in flight
-// under the softmax), then a wait for P V and the slot handed back; after
-// the loop, the last P V where it ran. Not rotated: with turns, with the
-// option off, causal attention's two loops (the first would complete its
-// last P V before the second's first Q Kᵀ instead of under it), and D 256,
-// whose queries the first dot reads from shared memory.
+// under the softmax) and the keys' slot handed back, then a wait for P V
+// and the values' slot handed back; after the loop, the last P V where it
+// ran. The keys and values have a barrier pair each (chainSplit): the
+// producer waits for each slot on its own, the consumers wait for the
+// values where they read them. D 256, whose queries the first dot reads
+// from shared memory, is rotated too (its split rings keep the next keys
+// from waiting for the previous P V). With turns, a warpgroup's turn
+// issues block lo's Q Kᵀ in the prologue (a turn taken whether the loop
+// runs or not), both dots of an iteration, and the last P V. Not rotated:
+// with the option off, and causal attention's two loops (the first would
+// complete its last P V before the second's first Q Kᵀ instead of under
+// it), which hand the keys' slot back after Q Kᵀ and the values' after the
+// next one.
 // RUN: kiln-opt %S/Inputs/attention-d64.mlir --kgpu-lower-descriptors="num-stages=2 num-warps=8 target=sm_90a warp-specialize=true" --canonicalize --cse --kgpu-assign-layouts="num-warps=8 target=sm_90a" --canonicalize --cse --kgpu-pipeline-loops="num-stages=2 warp-specialize=true overlap-chain=true" --canonicalize --cse | FileCheck %s
 // RUN: kiln-opt %S/Inputs/attention-d64.mlir --kgpu-lower-descriptors="num-stages=2 num-warps=8 target=sm_90a warp-specialize=true" --canonicalize --cse --kgpu-assign-layouts="num-warps=8 target=sm_90a" --canonicalize --cse --kgpu-pipeline-loops="num-stages=2 warp-specialize=true overlap-chain=true ping-pong=true" --canonicalize --cse | FileCheck %s --check-prefix=TURNS
 // RUN: kiln-opt %S/Inputs/attention-d64.mlir --kgpu-lower-descriptors="num-stages=2 num-warps=8 target=sm_90a warp-specialize=true" --canonicalize --cse --kgpu-assign-layouts="num-warps=8 target=sm_90a" --canonicalize --cse --kgpu-pipeline-loops="num-stages=2 warp-specialize=true" --canonicalize --cse | FileCheck %s --check-prefix=OFF
@@ -15,21 +23,30 @@
 // RUN: kiln-opt %S/Inputs/attention-causal-d128.mlir --kgpu-lower-descriptors="num-stages=2 num-warps=8 target=sm_90a warp-specialize=true" --canonicalize --cse --kgpu-assign-layouts="num-warps=8 target=sm_90a" --canonicalize --cse --kgpu-pipeline-loops="num-stages=2 warp-specialize=true overlap-chain=true" --canonicalize --cse | FileCheck %s --check-prefix=CAUSAL
 
 // CHECK: kgpu.producer {
+// CHECK: kgpu.mbarrier_wait %[[KEMPTY:[0-9]+]][
+// CHECK: kgpu.tma_load {{.*}} -> %0[%{{.*}}], %[[KFULL:[0-9]+]] if
+// CHECK: kgpu.mbarrier_wait %[[VEMPTY:[0-9]+]][
+// CHECK: kgpu.tma_load {{.*}} -> %1[%{{.*}}], %[[VFULL:[0-9]+]] if
 // CHECK: %[[RAN:.*]] = arith.cmpi sgt, %[[HI:.*]], %c0_i32
 // CHECK: %[[PRO:.*]]:4 = scf.if %[[RAN]]
-// CHECK: kgpu.mbarrier_wait
+// CHECK: kgpu.mbarrier_wait %[[KFULL]][%c0_i32]
 // CHECK: tile.dot {{.*}} {kgpu.wgmma}
+// CHECK-NEXT: kgpu.mbarrier_arrive %[[KEMPTY]][%c0_i32] if %true
+// CHECK-NOT: tile.dot
+// CHECK: kgpu.mbarrier_wait %[[VFULL]][%c0_i32]
 // CHECK-NOT: tile.dot
 // CHECK: } else {
-// CHECK: %[[LOOP:.*]]:7 = scf.for %{{.*}} = %c64_i32 to %[[HI]] step %c64_i32 iter_args({{.*}}, %[[P:.*]] = %[[PRO]]#3, %[[VSLOT:.*]] = %c0_i32)
-// CHECK: kgpu.mbarrier_wait
+// CHECK: %[[LOOP:.*]]:7 = scf.for %{{.*}} = %c64_i32 to %[[HI]] step %c64_i32 iter_args({{.*}}, %[[KSLOT:arg[0-9]+]] = %{{[0-9]+}}, %{{.*}} = %c0_i32, %[[P:.*]] = %[[PRO]]#3, %[[VSLOT:.*]] = %c0_i32)
+// CHECK: kgpu.mbarrier_wait %[[KFULL]][%[[KSLOT]]]
 // CHECK: %[[S:.*]] = tile.dot {{.*}} {kgpu.in_flight_register_a, kgpu.wgmma}
 // CHECK-NEXT: %[[V:.*]] = kgpu.local_load %1[%[[VSLOT]]]
 // CHECK-NEXT: %[[O:.*]] = tile.dot %[[P]], %[[V]], {{.*}} {kgpu.in_flight_register_a, kgpu.wgmma}
 // CHECK-NEXT: kgpu.warpgroup_wait %[[S]], 1 :
+// CHECK-NEXT: kgpu.mbarrier_arrive %[[KEMPTY]][%[[KSLOT]]] if %true
 // CHECK: math.exp2
 // CHECK: kgpu.warpgroup_wait %[[O]], 0 :
-// CHECK-NEXT: kgpu.mbarrier_arrive %3[%[[VSLOT]]] if %true
+// CHECK-NEXT: kgpu.mbarrier_arrive %[[VEMPTY]][%[[VSLOT]]] if %true
+// CHECK: kgpu.mbarrier_wait %[[VFULL]][%[[KSLOT]]]
 // CHECK: scf.yield
 // CHECK: %[[LAST:.*]] = scf.if %[[RAN]]
 // CHECK-NEXT: %[[LASTV:.*]] = kgpu.local_load %1[%[[LOOP]]#6]
@@ -39,19 +56,56 @@
 // CHECK-NOT: kgpu.warpgroup_wait
 // CHECK: arith.divf %[[LAST]],
 
-// TURNS-NOT: scf.if
-// TURNS: kgpu.wait_turn
-// TURNS-NOT: scf.if
+// TURNS: kgpu.pass_turn 1 {only_last}
+// TURNS-NEXT: kgpu.wait_turn 1
+// TURNS: scf.if %[[RAN:[0-9]+]]
+// TURNS: tile.dot {{.*}} {kgpu.wgmma}
+// TURNS-NEXT: kgpu.mbarrier_arrive
+// TURNS-NEXT: kgpu.pass_turn 1{{$}}
+// TURNS: } else {
+// TURNS: kgpu.pass_turn 1{{$}}
+// TURNS: scf.for
+// TURNS: kgpu.wait_turn 1
+// TURNS-NEXT: tile.dot {{.*}} {kgpu.in_flight_register_a, kgpu.wgmma}
+// TURNS-NEXT: kgpu.local_load
+// TURNS-NEXT: tile.dot {{.*}} {kgpu.in_flight_register_a, kgpu.wgmma}
+// TURNS-NEXT: kgpu.pass_turn 1{{$}}
+// TURNS-NEXT: kgpu.warpgroup_wait %{{.*}}, 1
+// TURNS: scf.yield
+// TURNS: kgpu.wait_turn 1
+// TURNS-NEXT: scf.if %[[RAN]]
+// TURNS: } else {
+// TURNS: kgpu.pass_turn 1 {except_last}
+// TURNS-NOT: kgpu.pass_turn
 // TURNS: tile.return
 
 // OFF-NOT: scf.if
 // OFF: kgpu.warpgroup_wait %{{.*}}, 1 :
 // OFF-NOT: scf.if
 
+// CAUSAL: kgpu.producer {
+// CAUSAL: kgpu.mbarrier_wait %[[KEMPTY:[0-9]+]][
+// CAUSAL: kgpu.mbarrier_wait %[[VEMPTY:[0-9]+]][
+// CAUSAL: %[[FIRST:.*]]:5 = scf.for {{.*}} iter_args({{.*}}, %[[SLOT:arg[0-9]+]] = %c0_i32, %{{.*}} = %c0_i32)
+// CAUSAL-NOT: scf.if
+// CAUSAL: tile.dot {{.*}} {kgpu.wgmma}
+// CAUSAL-NEXT: kgpu.mbarrier_arrive %[[KEMPTY]][%[[SLOT]]] if %true
+// CAUSAL: kgpu.mbarrier_arrive %[[VEMPTY]][%{{.*}}] if %
+// CAUSAL: scf.yield
+// CAUSAL: kgpu.warpgroup_wait %[[FIRST]]#2, 0
+// CAUSAL-NOT: kgpu.mbarrier_arrive %[[KEMPTY]]
+// CAUSAL: kgpu.mbarrier_arrive %[[VEMPTY]][
 // CAUSAL: scf.for
 // CAUSAL-NOT: scf.if
 // CAUSAL: tile.return
 
+// D256: kgpu.producer {
+// D256: scf.if
 // D256: scf.for
-// D256-NOT: scf.if
+// D256: %[[S:.*]] = tile.dot {{.*}} {kgpu.wgmma}
+// D256-NEXT: kgpu.local_load
+// D256-NEXT: tile.dot {{.*}} {kgpu.in_flight_register_a, kgpu.wgmma}
+// D256-NEXT: kgpu.warpgroup_wait %[[S]], 1 :
+// D256-NEXT: kgpu.mbarrier_arrive
+// D256: scf.if
 // D256: tile.return
