@@ -833,7 +833,9 @@ private:
     if (!newLoop)
       return;
     // With a barrier pair per candidate, each waits for its block where it
-    // is first read: attention's values after the softmax.
+    // is first read: attention's values after the softmax (the rotation
+    // moves that wait into the next iteration with its P V; below, where it
+    // goes in a loop not rotated).
     for (auto [wait, read] : llvm::zip(waits, reads)) {
       Operation *firstReader = nullptr;
       for (Operation *user : read->getUsers())
@@ -883,6 +885,18 @@ private:
           overlapChain(b, newLoop, chain_->first, chain_->last, chain_->index, emptyFirst, emptyLast,
                        turns ? std::optional<int32_t>(kFirstTurnBarrier) : std::nullopt))
         return;
+      // Not rotated: with a spare slot, every block landed long before it
+      // is read, and a wait in the middle of the softmax (a loop, where
+      // ptxas schedules no instruction across) costs more than it gains;
+      // the blocks are waited for at the top of the iteration as with one
+      // barrier pair. Without one (D 256's two slots), the values' copy
+      // starts only once the previous iteration's first dot completed the
+      // P V that read the slot, and its wait stays with its reader.
+      if (slots_ > stages_)
+        for (size_t i = waits.size(); i-- > 0;) { // (in the candidates' order)
+          reads[i]->moveBefore(&newLoop.getBody()->front());
+          waits[i]->moveBefore(reads[i]);
+        }
       keepLastInFlight(b, newLoop, *chain_);
       b.setInsertionPointAfter(turns ? takeTurns(b, newLoop, continues) : chain_->first.getOperation());
     } else {

@@ -199,11 +199,12 @@ Config defaultTile(const Structure &s, const AttentionProblem &p, const std::str
   // more (a producer's; else 64, two programs a multiprocessor, which
   // hide each other's start and end), 128 at D 128; at D 256 64 (the
   // queries then wait in shared memory beside two slots of keys and
-  // values, and a producer feeds them, masked or not). At D 64 a warpgroup's softmax
-  // takes as long as its products: where the keys are one loop (no bounds,
-  // blocks dividing them) the compiler runs it under the warpgroup's own
-  // P V (overlap_chain); where a packed batch adds a loop over its cut
-  // blocks, the consumer warpgroups take turns instead. On mma.sync targets (before
+  // values, and a producer feeds them, masked or not). Where the keys are
+  // one loop (no bounds, blocks dividing them) the compiler runs a
+  // warpgroup's softmax under its own P V (overlap_chain). At D 64, where
+  // a packed batch adds a loop over its cut blocks, and at D 256 under
+  // bounds (two loops), the consumer warpgroups take turns instead; at D
+  // 128 under bounds they run as they drift. On mma.sync targets (before
   // Hopper) 64 queries on one warpgroup, three stages deep, 128-key steps
   // at D 64, 64 at D 128, whose registers hold the scores without
   // spilling; at D 256 64 x 64 on 8 warps, two stages.
@@ -218,7 +219,9 @@ Config defaultTile(const Structure &s, const AttentionProblem &p, const std::str
     return hopper ? Config{{"BLOCK_M", 128}, {"BLOCK_N", 128}, {"num_warps", 8}, {"num_stages", 2}}
                   : Config{{"BLOCK_M", 64}, {"BLOCK_N", 64}, {"num_warps", 4}, {"num_stages", 3}};
   if (hopper)
-    return Config{{"BLOCK_M", 128}, {"BLOCK_N", 64}, {"num_warps", 8}, {"num_stages", 2}};
+    return Config{
+        {"BLOCK_M", 128}, {"BLOCK_N", 64}, {"num_warps", 8}, {"num_stages", 2},
+        {"ping_pong", bounded && keysOnTheCopyEngine(s, p, 64) ? 1 : 0}};
   return Config{{"BLOCK_M", 64}, {"BLOCK_N", 64}, {"num_warps", 8}, {"num_stages", 2}};
 }
 

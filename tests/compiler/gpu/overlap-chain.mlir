@@ -6,7 +6,7 @@
 // and the values' slot handed back; after the loop, the last P V where it
 // ran. The keys and values have a barrier pair each (chainSplit): the
 // producer waits for each slot on its own, the consumers wait for the
-// values where they read them. D 256, whose queries the first dot reads
+// values right before the P V that reads them (in the next iteration). D 256, whose queries the first dot reads
 // from shared memory, is rotated too (its split rings keep the next keys
 // from waiting for the previous P V). With turns, a warpgroup's turn
 // issues block lo's Q Kᵀ in the prologue (a turn taken whether the loop
@@ -33,12 +33,12 @@
 // CHECK: tile.dot {{.*}} {kgpu.wgmma}
 // CHECK-NEXT: kgpu.mbarrier_arrive %[[KEMPTY]][%c0_i32] if %true
 // CHECK-NOT: tile.dot
-// CHECK: kgpu.mbarrier_wait %[[VFULL]][%c0_i32]
-// CHECK-NOT: tile.dot
+// CHECK-NOT: kgpu.mbarrier_wait %[[VFULL]]
 // CHECK: } else {
-// CHECK: %[[LOOP:.*]]:7 = scf.for %{{.*}} = %c64_i32 to %[[HI]] step %c64_i32 iter_args({{.*}}, %[[KSLOT:arg[0-9]+]] = %{{[0-9]+}}, %{{.*}} = %c0_i32, %[[P:.*]] = %[[PRO]]#3, %[[VSLOT:.*]] = %c0_i32)
+// CHECK: %[[LOOP:.*]]:8 = scf.for %{{.*}} = %c64_i32 to %[[HI]] step %c64_i32 iter_args({{.*}}, %[[KSLOT:arg[0-9]+]] = %{{[0-9]+}}, %{{.*}} = %c0_i32, %[[P:.*]] = %[[PRO]]#3, %[[VSLOT:.*]] = %c0_i32, %[[VPHASE:.*]] = %c0_i32)
 // CHECK: kgpu.mbarrier_wait %[[KFULL]][%[[KSLOT]]]
 // CHECK: %[[S:.*]] = tile.dot {{.*}} {kgpu.in_flight_register_a, kgpu.wgmma}
+// CHECK-NEXT: kgpu.mbarrier_wait %[[VFULL]][%[[VSLOT]]], %[[VPHASE]]
 // CHECK-NEXT: %[[V:.*]] = kgpu.local_load %1[%[[VSLOT]]]
 // CHECK-NEXT: %[[O:.*]] = tile.dot %[[P]], %[[V]], {{.*}} {kgpu.in_flight_register_a, kgpu.wgmma}
 // CHECK-NEXT: kgpu.warpgroup_wait %[[S]], 1 :
@@ -46,9 +46,10 @@
 // CHECK: math.exp2
 // CHECK: kgpu.warpgroup_wait %[[O]], 0 :
 // CHECK-NEXT: kgpu.mbarrier_arrive %[[VEMPTY]][%[[VSLOT]]] if %true
-// CHECK: kgpu.mbarrier_wait %[[VFULL]][%[[KSLOT]]]
+// CHECK-NOT: kgpu.mbarrier_wait
 // CHECK: scf.yield
 // CHECK: %[[LAST:.*]] = scf.if %[[RAN]]
+// CHECK-NEXT: kgpu.mbarrier_wait %[[VFULL]][%[[LOOP]]#6], %[[LOOP]]#7
 // CHECK-NEXT: %[[LASTV:.*]] = kgpu.local_load %1[%[[LOOP]]#6]
 // CHECK-NEXT: tile.dot %[[LOOP]]#5, %[[LASTV]], %[[LOOP]]#2 {kgpu.wgmma}
 // CHECK: } else {
@@ -67,6 +68,7 @@
 // TURNS: scf.for
 // TURNS: kgpu.wait_turn 1
 // TURNS-NEXT: tile.dot {{.*}} {kgpu.in_flight_register_a, kgpu.wgmma}
+// TURNS-NEXT: kgpu.mbarrier_wait
 // TURNS-NEXT: kgpu.local_load
 // TURNS-NEXT: tile.dot {{.*}} {kgpu.in_flight_register_a, kgpu.wgmma}
 // TURNS-NEXT: kgpu.pass_turn 1{{$}}
@@ -103,6 +105,7 @@
 // D256: scf.if
 // D256: scf.for
 // D256: %[[S:.*]] = tile.dot {{.*}} {kgpu.wgmma}
+// D256-NEXT: kgpu.mbarrier_wait
 // D256-NEXT: kgpu.local_load
 // D256-NEXT: tile.dot {{.*}} {kgpu.in_flight_register_a, kgpu.wgmma}
 // D256-NEXT: kgpu.warpgroup_wait %[[S]], 1 :
