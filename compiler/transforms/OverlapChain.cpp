@@ -29,23 +29,16 @@ llvm::DenseSet<Operation *> usersIn(Block *body, Value value) {
 } // namespace
 
 bool overlapChain(IRRewriter &b, scf::ForOp loop, tile::DotOp first, tile::DotOp last, unsigned accIndex,
-                  Value emptyFirst, Value emptyLast, std::optional<int32_t> turnBarrier) {
+                  Value emptyFirst, Value emptyLast) {
   Block *body = loop.getBody();
   const unsigned n = loop.getNumRegionIterArgs();
   APInt step;
   if (n < 2 || !matchPattern(loop.getStep(), m_ConstantInt(&step)) || !step.isStrictlyPositive())
     return false; // (a loop that ran is then one whose upper bound passed its lower)
-  BlockArgument readSlot = loop.getRegionIterArg(n - 2), readPhase = loop.getRegionIterArg(n - 1);
+  BlockArgument readSlot = loop.getRegionIterArg(n - 2);
   auto values = last.getB().getDefiningOp<LocalLoadOp>();
   if (!values || values->getBlock() != body || !values->hasOneUse() || values.getSlot() != readSlot)
     return false;
-  // Where the values' ring has barriers of its own, their wait (right
-  // before the read) moves with the read into the next iteration, right
-  // before the last dot: not a wait in the middle of the softmax, whose
-  // instructions ptxas would then not schedule across it.
-  auto valuesWait = dyn_cast_or_null<MBarrierWaitOp>(values->getPrevNode());
-  if (valuesWait && (valuesWait.getSlot() != readSlot || valuesWait.getPhase() != readPhase))
-    valuesWait = nullptr;
   // The last dot's A and accumulator are made in the iteration (so carried
   // to the next one), its result only carried on.
   auto madeInBody = [&](Value v) {
@@ -68,25 +61,18 @@ bool overlapChain(IRRewriter &b, scf::ForOp loop, tile::DotOp first, tile::DotOp
       next.push_back(map.lookupOrDefault(i == accIndex ? last.getC() : v));
     next.push_back(map.lookupOrDefault(last.getA()));
     next.push_back(map.lookupOrDefault(readSlot));
-    if (valuesWait)
-      next.push_back(map.lookupOrDefault(readPhase));
     return next;
   };
   // The first part of an iteration: every op but the last dot and its read
-  // of the values' slot (and its wait).
+  // of the values' slot.
   auto firstPart = [&](Operation &op) {
-    return &op != last.getOperation() && &op != values.getOperation() && &op != valuesWait.getOperation() &&
-           &op != body->getTerminator();
+    return &op != last.getOperation() && &op != values.getOperation() && &op != body->getTerminator();
   };
-  // A block's last dot on the values read from `slot` (waited for at
-  // `phase`), its A and accumulator carried from the iteration that made
-  // them.
-  auto lastDot = [&](Value a, Value slot, Value phase, Value accumulator) {
+  // A block's last dot on the values read from `slot`, its A and accumulator
+  // carried from the iteration that made them.
+  auto lastDot = [&](Value a, Value slot, Value accumulator) {
     IRMapping from;
     from.map(readSlot, slot);
-    from.map(readPhase, phase);
-    if (valuesWait)
-      b.clone(*valuesWait, from);
     Value slotValues = b.clone(*values, from)->getResult(0);
     auto dot = cast<tile::DotOp>(b.clone(*last));
     dot->setOperands({a, slotValues, accumulator});
@@ -100,31 +86,13 @@ bool overlapChain(IRRewriter &b, scf::ForOp loop, tile::DotOp first, tile::DotOp
       MBarrierArriveOp::create(b, loc, emptyFirst, slot, arith::ConstantOp::create(b, loc, b.getBoolAttr(true)), 1);
   };
 
-  // With turns, each of a warpgroup's turns issues its dots: block lo's
-  // first in the prologue, two an iteration, the last block's last in the
-  // epilogue; the turns are taken whether the loop runs or not (every
-  // warpgroup as often as the others), and the last warpgroup hands the
-  // first its first turn.
-  auto waitTurn = [&] {
-    if (turnBarrier)
-      WaitTurnOp::create(b, loc, *turnBarrier);
-  };
-  auto passTurn = [&](bool onlyLast, bool exceptLast) {
-    if (turnBarrier)
-      PassTurnOp::create(b, loc, *turnBarrier, onlyLast, exceptLast);
-  };
-
   // Prologue: block lo's first part, where the loop runs.
   b.setInsertionPoint(loop);
-  passTurn(/*onlyLast=*/true, false);
-  waitTurn();
   Value lower = loop.getLowerBound(), upper = loop.getUpperBound();
   Value ran = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, lower, upper);
   SmallVector<Type> types(loop.getResultTypes());
   types.push_back(last.getA().getType());
   types.push_back(b.getI32Type());
-  if (valuesWait)
-    types.push_back(b.getI32Type());
   auto prologue = scf::IfOp::create(b, loc, types, ran, /*withElseRegion=*/true);
   {
     b.setInsertionPointToStart(prologue.thenBlock());
@@ -136,19 +104,14 @@ bool overlapChain(IRRewriter &b, scf::ForOp loop, tile::DotOp first, tile::DotOp
       if (!firstPart(op))
         continue;
       b.clone(op, map);
-      if (&op == first.getOperation()) { // (completed: not in flight here)
+      if (&op == first.getOperation()) // (completed: not in flight here)
         handBackFirst(map.lookupOrDefault(readSlot));
-        passTurn(false, false);
-      }
     }
     scf::YieldOp::create(b, loc, yielded(map, body->getTerminator()));
     b.setInsertionPointToStart(prologue.elseBlock());
     SmallVector<Value> none(loop.getInitArgs());
     none.push_back(arith::ConstantOp::create(b, loc, cast<TypedAttr>(b.getZeroAttr(last.getA().getType()))));
     none.push_back(arith::ConstantOp::create(b, loc, b.getI32IntegerAttr(0)));
-    if (valuesWait)
-      none.push_back(arith::ConstantOp::create(b, loc, b.getI32IntegerAttr(0)));
-    passTurn(false, false);
     scf::YieldOp::create(b, loc, none);
   }
 
@@ -160,7 +123,6 @@ bool overlapChain(IRRewriter &b, scf::ForOp loop, tile::DotOp first, tile::DotOp
   {
     b.setInsertionPointToStart(rotated.getBody()); // (empty: a loop with carried values gets no terminator)
     BlockArgument previousA = rotated.getRegionIterArg(n), previousSlot = rotated.getRegionIterArg(n + 1);
-    Value previousPhase = valuesWait ? rotated.getRegionIterArg(n + 2) : Value();
     IRMapping map;
     map.map(loop.getInductionVar(), rotated.getInductionVar());
     for (auto [arg, now] : llvm::zip(loop.getRegionIterArgs(), rotated.getRegionIterArgs().take_front(n)))
@@ -178,13 +140,10 @@ bool overlapChain(IRRewriter &b, scf::ForOp loop, tile::DotOp first, tile::DotOp
         continue;
       if (accUsers.contains(&op) && !ready)
         complete();
-      if (&op == first.getOperation())
-        waitTurn();
       Operation *copy = b.clone(op, map);
       if (&op != first.getOperation())
         continue;
-      tile::DotOp dot = lastDot(previousA, previousSlot, previousPhase, rotated.getRegionIterArg(accIndex)); // block j-1's
-      passTurn(false, false);
+      tile::DotOp dot = lastDot(previousA, previousSlot, rotated.getRegionIterArg(accIndex)); // block j-1's
       dot->setAttr(kInFlightRegisterA, b.getUnitAttr());
       if (wgmmaReadsRegisterA(first, getNumWarps(loop->getParentOfType<ModuleOp>())))
         copy->setAttr(kInFlightRegisterA, b.getUnitAttr()); // (the queries: never rewritten)
@@ -202,19 +161,15 @@ bool overlapChain(IRRewriter &b, scf::ForOp loop, tile::DotOp first, tile::DotOp
   // Epilogue: the last block's last dot, where the loop ran.
   b.setInsertionPoint(loop);
   Value lastA = rotated.getResult(n), lastSlot = rotated.getResult(n + 1), lastC = rotated.getResult(accIndex);
-  Value lastPhase = valuesWait ? rotated.getResult(n + 2) : Value();
-  waitTurn();
   auto epilogue = scf::IfOp::create(b, loc, TypeRange{last.getType()}, ran, /*withElseRegion=*/true);
   {
     b.setInsertionPointToStart(epilogue.thenBlock());
-    tile::DotOp dot = lastDot(lastA, lastSlot, lastPhase, lastC);
+    tile::DotOp dot = lastDot(lastA, lastSlot, lastC);
     dot->removeAttr(kInFlightRegisterA);
     scf::YieldOp::create(b, loc, dot.getResult());
     b.setInsertionPointToStart(epilogue.elseBlock());
     scf::YieldOp::create(b, loc, lastC);
   }
-  b.setInsertionPointAfter(epilogue);
-  passTurn(false, /*exceptLast=*/true); // (no warpgroup would wait for the last one's)
   for (unsigned i = 0; i < loop.getNumResults(); ++i)
     loop.getResult(i).replaceAllUsesWith(i == accIndex ? epilogue.getResult(0) : rotated.getResult(i));
   b.eraseOp(loop);

@@ -9,10 +9,7 @@
 // (FlashAttention-3's overlap within a warpgroup): iteration j issues
 // block j's first dot, then block j-1's last dot, waits for the first
 // only, computes block j's softmax while the last dot runs, and waits for
-// that before the rescale that reads its accumulator (with turns, the
-// warpgroups take turns issuing the two dots, `wait_turn` before the first
-// and `pass_turn` after the last: FlashAttention-3's schedule at D <= 128,
-// each warpgroup's softmax under its own P V and under the others' dots):
+// that before the rescale that reads its accumulator:
 //
 //     prologue (if the loop runs): block lo's first part, up to the last dot
 //     for j in (lo, hi):
@@ -39,8 +36,6 @@
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/IR/PatternMatch.h"
 
-#include <optional>
-
 namespace kiln {
 
 /// Rotates `loop` (a consumer loop after the pipeliner read its blocks from
@@ -52,12 +47,9 @@ namespace kiln {
 /// read them (each but the last: the loop is its kernel's only loop of
 /// dots), and, where the first dot's ring has barriers of its own,
 /// `emptyFirst` those its slots go back on as soon as the first dot read
-/// them (null: with the last's); with `turnBarrier`, the consumer
-/// warpgroups take turns through the named barriers from that one on
-/// (kgpu.wait_turn). Returns false, and leaves the loop as it is, where the
-/// loop does not have that form.
+/// them (null: with the last's). Returns false, and leaves the loop as it
+/// is, where the loop does not have that form.
 bool overlapChain(mlir::IRRewriter &b, mlir::scf::ForOp loop, tile::DotOp first, tile::DotOp last,
-                  unsigned accIndex, mlir::Value emptyFirst, mlir::Value emptyLast,
-                  std::optional<int32_t> turnBarrier = std::nullopt);
+                  unsigned accIndex, mlir::Value emptyFirst, mlir::Value emptyLast);
 
 } // namespace kiln

@@ -833,9 +833,8 @@ private:
     if (!newLoop)
       return;
     // With a barrier pair per candidate, each waits for its block where it
-    // is first read: attention's values after the softmax (the rotation
-    // moves that wait into the next iteration with its P V; below, where it
-    // goes in a loop not rotated).
+    // is first read: attention's values after the softmax (in a loop not
+    // rotated, see below).
     for (auto [wait, read] : llvm::zip(waits, reads)) {
       Operation *firstReader = nullptr;
       for (Operation *user : read->getUsers())
@@ -871,19 +870,19 @@ private:
     if (chain_) {
       const bool turns = pingPong_ && sharing == 1 && numWarps_ >= 8 && numWarps_ % 4 == 0 &&
                          !turnMeetsABarrier(newLoop, *chain_);
-      // A warpgroup's softmax runs under its own last dot (OverlapChain.h;
-      // with turns, also under the other warpgroups' dots), which hands its
-      // slots back itself: where the chain is the kernel's only loop of
-      // dots (a loop continued by another, causal attention's, would
-      // complete its last dot before the next loop's first instead of
-      // under it) and its first dot reads A from registers or its rings
-      // are split (attention at D 256 reads its queries from shared memory:
-      // with one barrier pair, the next block's keys waited for the
-      // previous block's P V, in a ring of two slots; docs/schedules.md).
-      if (sharing == 1 && overlapChain_ && chain_->registerA && onlyLoopOfDots(func, newLoop) &&
+      // Without turns, a warpgroup's softmax runs under its own last dot
+      // (OverlapChain.h), which hands its slots back itself: where the
+      // chain is the kernel's only loop of dots (a loop continued by
+      // another, causal attention's, would complete its last dot before the
+      // next loop's first instead of under it) and its first dot reads A
+      // from registers or its rings are split (attention at D 256 reads its
+      // queries from shared memory: with one barrier pair, the next block's
+      // keys waited for the previous block's P V, in a ring of two slots).
+      // (Rotated with turns as well, as FlashAttention-3 does at D <= 128,
+      // it measured slower than either alone: docs/schedules.md.)
+      if (!turns && sharing == 1 && overlapChain_ && chain_->registerA && onlyLoopOfDots(func, newLoop) &&
           (split || wgmmaReadsRegisterA(chain_->first, numWarps_)) &&
-          overlapChain(b, newLoop, chain_->first, chain_->last, chain_->index, emptyFirst, emptyLast,
-                       turns ? std::optional<int32_t>(kFirstTurnBarrier) : std::nullopt))
+          overlapChain(b, newLoop, chain_->first, chain_->last, chain_->index, emptyFirst, emptyLast))
         return;
       // Not rotated: with a spare slot, every block landed long before it
       // is read, and a wait in the middle of the softmax (a loop, where

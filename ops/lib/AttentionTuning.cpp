@@ -76,11 +76,10 @@ ConfigSpace attention_space(const AttentionArgs &a, const AttentionProblem &p, c
                     return !c["ping_pong"] || (c["num_warps"] >= 8 && producerFeeds(c));
                   })
       // (A warpgroup's softmax under its own P V: where a producer feeds
-      // the warpgroups, taking turns or not; elsewhere the key changes
-      // nothing.)
+      // warpgroups that do not take turns; elsewhere the key changes nothing.)
       .axis("overlap_chain", {1, 0})
-      .constraint("the softmax is left out from under its own P V only beside a producer",
-                  [=](const Config &c) { return c["overlap_chain"] || producerFeeds(c); });
+      .constraint("the softmax is left out from under its own P V only beside a producer, without turns",
+                  [=](const Config &c) { return c["overlap_chain"] || (producerFeeds(c) && !c["ping_pong"]); });
   return space;
 }
 
