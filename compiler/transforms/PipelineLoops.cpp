@@ -879,18 +879,21 @@ private:
       // queries from shared memory: with one barrier pair, the next block's
       // keys waited for the previous block's P V, in a ring of two slots).
       // (Rotated with turns as well, as FlashAttention-3 does at D <= 128,
-      // it measured slower than either alone: docs/schedules.md.)
+      // it measured slower than either alone: docs/schedules.md.) The
+      // values' wait: as below.
       if (!turns && sharing == 1 && overlapChain_ && chain_->registerA && onlyLoopOfDots(func, newLoop) &&
           (split || wgmmaReadsRegisterA(chain_->first, numWarps_)) &&
-          overlapChain(b, newLoop, chain_->first, chain_->last, chain_->index, emptyFirst, emptyLast))
+          overlapChain(b, newLoop, chain_->first, chain_->last, chain_->index, emptyFirst, emptyLast,
+                       /*waitForValuesAtTheirDot=*/slots_ > stages_))
         return;
-      // Not rotated: with a spare slot, every block landed long before it
-      // is read, and a wait in the middle of the softmax (a loop, where
-      // ptxas schedules no instruction across) costs more than it gains;
-      // the blocks are waited for at the top of the iteration as with one
-      // barrier pair. Without one (D 256's two slots), the values' copy
-      // starts only once the previous iteration's first dot completed the
-      // P V that read the slot, and its wait stays with its reader.
+      // Where a ring's wait goes: with a spare slot, every block landed
+      // long before it is read, and a wait in the middle of the softmax (a
+      // loop, where ptxas schedules no instruction across) costs more than
+      // it gains: the blocks are waited for at the top of the iteration as
+      // with one barrier pair (a rotated loop's values right before their
+      // P V). Without one (D 256's two slots), the values' copy starts
+      // only once the P V that read their slot completed, and their wait
+      // stays with their reader.
       if (slots_ > stages_)
         for (size_t i = waits.size(); i-- > 0;) { // (in the candidates' order)
           reads[i]->moveBefore(&newLoop.getBody()->front());
