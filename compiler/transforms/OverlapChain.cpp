@@ -29,23 +29,16 @@ llvm::DenseSet<Operation *> usersIn(Block *body, Value value) {
 } // namespace
 
 bool overlapChain(IRRewriter &b, scf::ForOp loop, tile::DotOp first, tile::DotOp last, unsigned accIndex,
-                  Value emptyFirst, Value emptyLast, bool waitForValuesAtTheirDot) {
+                  Value emptyFirst, Value emptyLast) {
   Block *body = loop.getBody();
   const unsigned n = loop.getNumRegionIterArgs();
   APInt step;
   if (n < 2 || !matchPattern(loop.getStep(), m_ConstantInt(&step)) || !step.isStrictlyPositive())
     return false; // (a loop that ran is then one whose upper bound passed its lower)
-  BlockArgument readSlot = loop.getRegionIterArg(n - 2), readPhase = loop.getRegionIterArg(n - 1);
+  BlockArgument readSlot = loop.getRegionIterArg(n - 2);
   auto values = last.getB().getDefiningOp<LocalLoadOp>();
   if (!values || values->getBlock() != body || !values->hasOneUse() || values.getSlot() != readSlot)
     return false;
-  // The values' own wait (right before their read, where their ring has
-  // barriers of its own) may move with the read into the next iteration,
-  // right before the last dot (the phase carried with the slot).
-  auto valuesWait = dyn_cast_or_null<MBarrierWaitOp>(values->getPrevNode());
-  if (!waitForValuesAtTheirDot ||
-      (valuesWait && (valuesWait.getSlot() != readSlot || valuesWait.getPhase() != readPhase)))
-    valuesWait = nullptr;
   // The last dot's A and accumulator are made in the iteration (so carried
   // to the next one), its result only carried on.
   auto madeInBody = [&](Value v) {
@@ -68,25 +61,18 @@ bool overlapChain(IRRewriter &b, scf::ForOp loop, tile::DotOp first, tile::DotOp
       next.push_back(map.lookupOrDefault(i == accIndex ? last.getC() : v));
     next.push_back(map.lookupOrDefault(last.getA()));
     next.push_back(map.lookupOrDefault(readSlot));
-    if (valuesWait)
-      next.push_back(map.lookupOrDefault(readPhase));
     return next;
   };
   // The first part of an iteration: every op but the last dot and its read
-  // of the values' slot (and the wait moving with it).
+  // of the values' slot.
   auto firstPart = [&](Operation &op) {
-    return &op != last.getOperation() && &op != values.getOperation() && &op != valuesWait.getOperation() &&
-           &op != body->getTerminator();
+    return &op != last.getOperation() && &op != values.getOperation() && &op != body->getTerminator();
   };
-  // A block's last dot on the values read from `slot` (waited for at
-  // `phase`, where the wait moves), its A and accumulator carried from the
-  // iteration that made them.
-  auto lastDot = [&](Value a, Value slot, Value phase, Value accumulator) {
+  // A block's last dot on the values read from `slot`, its A and accumulator
+  // carried from the iteration that made them.
+  auto lastDot = [&](Value a, Value slot, Value accumulator) {
     IRMapping from;
     from.map(readSlot, slot);
-    from.map(readPhase, phase);
-    if (valuesWait)
-      b.clone(*valuesWait, from);
     Value slotValues = b.clone(*values, from)->getResult(0);
     auto dot = cast<tile::DotOp>(b.clone(*last));
     dot->setOperands({a, slotValues, accumulator});
@@ -107,8 +93,6 @@ bool overlapChain(IRRewriter &b, scf::ForOp loop, tile::DotOp first, tile::DotOp
   SmallVector<Type> types(loop.getResultTypes());
   types.push_back(last.getA().getType());
   types.push_back(b.getI32Type());
-  if (valuesWait)
-    types.push_back(b.getI32Type());
   auto prologue = scf::IfOp::create(b, loc, types, ran, /*withElseRegion=*/true);
   {
     b.setInsertionPointToStart(prologue.thenBlock());
@@ -128,8 +112,6 @@ bool overlapChain(IRRewriter &b, scf::ForOp loop, tile::DotOp first, tile::DotOp
     SmallVector<Value> none(loop.getInitArgs());
     none.push_back(arith::ConstantOp::create(b, loc, cast<TypedAttr>(b.getZeroAttr(last.getA().getType()))));
     none.push_back(arith::ConstantOp::create(b, loc, b.getI32IntegerAttr(0)));
-    if (valuesWait)
-      none.push_back(arith::ConstantOp::create(b, loc, b.getI32IntegerAttr(0)));
     scf::YieldOp::create(b, loc, none);
   }
 
@@ -141,7 +123,6 @@ bool overlapChain(IRRewriter &b, scf::ForOp loop, tile::DotOp first, tile::DotOp
   {
     b.setInsertionPointToStart(rotated.getBody()); // (empty: a loop with carried values gets no terminator)
     BlockArgument previousA = rotated.getRegionIterArg(n), previousSlot = rotated.getRegionIterArg(n + 1);
-    Value previousPhase = valuesWait ? rotated.getRegionIterArg(n + 2) : Value();
     IRMapping map;
     map.map(loop.getInductionVar(), rotated.getInductionVar());
     for (auto [arg, now] : llvm::zip(loop.getRegionIterArgs(), rotated.getRegionIterArgs().take_front(n)))
@@ -162,7 +143,7 @@ bool overlapChain(IRRewriter &b, scf::ForOp loop, tile::DotOp first, tile::DotOp
       Operation *copy = b.clone(op, map);
       if (&op != first.getOperation())
         continue;
-      tile::DotOp dot = lastDot(previousA, previousSlot, previousPhase, rotated.getRegionIterArg(accIndex)); // j-1's
+      tile::DotOp dot = lastDot(previousA, previousSlot, rotated.getRegionIterArg(accIndex)); // block j-1's
       dot->setAttr(kInFlightRegisterA, b.getUnitAttr());
       if (wgmmaReadsRegisterA(first, getNumWarps(loop->getParentOfType<ModuleOp>())))
         copy->setAttr(kInFlightRegisterA, b.getUnitAttr()); // (the queries: never rewritten)
@@ -180,11 +161,10 @@ bool overlapChain(IRRewriter &b, scf::ForOp loop, tile::DotOp first, tile::DotOp
   // Epilogue: the last block's last dot, where the loop ran.
   b.setInsertionPoint(loop);
   Value lastA = rotated.getResult(n), lastSlot = rotated.getResult(n + 1), lastC = rotated.getResult(accIndex);
-  Value lastPhase = valuesWait ? rotated.getResult(n + 2) : Value();
   auto epilogue = scf::IfOp::create(b, loc, TypeRange{last.getType()}, ran, /*withElseRegion=*/true);
   {
     b.setInsertionPointToStart(epilogue.thenBlock());
-    tile::DotOp dot = lastDot(lastA, lastSlot, lastPhase, lastC);
+    tile::DotOp dot = lastDot(lastA, lastSlot, lastC);
     dot->removeAttr(kInFlightRegisterA);
     scf::YieldOp::create(b, loc, dot.getResult());
     b.setInsertionPointToStart(epilogue.elseBlock());

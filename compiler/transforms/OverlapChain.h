@@ -47,12 +47,9 @@ namespace kiln {
 /// read them (each but the last: the loop is its kernel's only loop of
 /// dots), and, where the first dot's ring has barriers of its own,
 /// `emptyFirst` those its slots go back on as soon as the first dot read
-/// them (null: with the last's). With `waitForValuesAtTheirDot`, the
-/// values' own wait (a `mbarrier_wait` right before their read) moves into
-/// the next iteration with the read, right before the last dot; else it
-/// stays where the loop had it. Returns false, and leaves the loop as it
+/// them (null: with the last's). Returns false, and leaves the loop as it
 /// is, where the loop does not have that form.
 bool overlapChain(mlir::IRRewriter &b, mlir::scf::ForOp loop, tile::DotOp first, tile::DotOp last,
-                  unsigned accIndex, mlir::Value emptyFirst, mlir::Value emptyLast, bool waitForValuesAtTheirDot);
+                  unsigned accIndex, mlir::Value emptyFirst, mlir::Value emptyLast);
 
 } // namespace kiln

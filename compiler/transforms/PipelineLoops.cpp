@@ -82,8 +82,9 @@
 // wait completed the last dot that read it. Where the first dot reads one
 // ring and the last another (attention's keys and values), each ring has
 // its own barrier pair (chainSplit): the consumers wait for a block where
-// it is first read, and hand the first dot's slot back in its own
-// iteration, once that dot completed. Later loops of chained dots
+// it is first read (at the top of an iteration not rotated, where a spare
+// slot holds the blocks long before), and hand the first dot's slot back
+// in its own iteration, once that dot completed. Later loops of chained dots
 // (causal attention's diagonal block) continue the same ring
 // (ProducerRing): a second fill loop in the producer, a second consumer
 // loop reading on from the first's slot and parity.
@@ -879,21 +880,19 @@ private:
       // queries from shared memory: with one barrier pair, the next block's
       // keys waited for the previous block's P V, in a ring of two slots).
       // (Rotated with turns as well, as FlashAttention-3 does at D <= 128,
-      // it measured slower than either alone: docs/schedules.md.) The
-      // values' wait: as below.
+      // it measured slower than either alone: docs/schedules.md.) Its
+      // waits stay where the loop had them.
       if (!turns && sharing == 1 && overlapChain_ && chain_->registerA && onlyLoopOfDots(func, newLoop) &&
           (split || wgmmaReadsRegisterA(chain_->first, numWarps_)) &&
-          overlapChain(b, newLoop, chain_->first, chain_->last, chain_->index, emptyFirst, emptyLast,
-                       /*waitForValuesAtTheirDot=*/slots_ > stages_))
+          overlapChain(b, newLoop, chain_->first, chain_->last, chain_->index, emptyFirst, emptyLast))
         return;
       // Where a ring's wait goes: with a spare slot, every block landed
       // long before it is read, and a wait in the middle of the softmax (a
       // loop, where ptxas schedules no instruction across) costs more than
       // it gains: the blocks are waited for at the top of the iteration as
-      // with one barrier pair (a rotated loop's values right before their
-      // P V). Without one (D 256's two slots), the values' copy starts
-      // only once the P V that read their slot completed, and their wait
-      // stays with their reader.
+      // with one barrier pair. Without one (D 256's two slots), the values'
+      // copy starts only once the P V that read their slot completed, and
+      // their wait stays with their reader.
       if (slots_ > stages_)
         for (size_t i = waits.size(); i-- > 0;) { // (in the candidates' order)
           reads[i]->moveBefore(&newLoop.getBody()->front());
@@ -1234,7 +1233,8 @@ private:
     result.replaceAllUsesExcept(final, final);
   }
 
-  /// Whether `value` is computed (within `body`) from `source`.
+  /// Whether `value` is computed (within `body`) from `source`, also
+  /// through what a branch yields (a mask applied to some blocks only).
   static bool dependsOn(Value value, Value source, Block *body) {
     SmallVector<Value> work{value};
     llvm::DenseSet<Value> seen;
@@ -1243,9 +1243,13 @@ private:
       if (v == source)
         return true;
       Operation *def = v.getDefiningOp();
-      if (!def || def->getBlock() != body || !seen.insert(v).second)
+      if (!def || !body->findAncestorOpInBlock(*def) || !seen.insert(v).second)
         continue;
       llvm::append_range(work, def->getOperands());
+      def->walk([&](Operation *nested) {
+        if (nested != def)
+          llvm::append_range(work, nested->getOperands());
+      });
     }
     return false;
   }

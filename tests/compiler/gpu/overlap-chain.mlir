@@ -5,20 +5,22 @@
 // under the softmax) and the keys' slot handed back, then a wait for P V
 // and the values' slot handed back; after the loop, the last P V where it
 // ran. The keys and values have a barrier pair each (chainSplit): the
-// producer waits for each slot on its own; with a spare slot (D 64's
-// three) the consumers wait for the values right before the P V that
-// reads them, in the next iteration, and without one (D 256's two) where
-// the loop read them, after the softmax. D 256, whose queries the first dot reads
-// from shared memory, is rotated too (its split rings keep the next keys
-// from waiting for the previous P V). Not rotated: with turns, with the
-// option off, and causal attention's two loops (the first would complete
-// its last P V before the second's first Q Kᵀ instead of under it), which
-// hand the keys' slot back after Q Kᵀ and the values' after the next one.
+// producer waits for each slot on its own, the consumers wait for the
+// values where the unrotated loop read them (after the softmax). D 256,
+// whose first dot reads the queries from shared memory, is rotated too (its
+// split rings keep the next keys from waiting for the previous P V). A mask
+// applied in a branch (a causal kernel written as one loop) keeps the
+// chain: P comes from Q Kᵀ through the branch. Not rotated: with turns,
+// with the option off, and causal attention's two loops (the first would
+// complete its last P V before the second's first Q Kᵀ instead of under
+// it), which hand the keys' slot back after Q Kᵀ and the values' after the
+// next one.
 // RUN: kiln-opt %S/Inputs/attention-d64.mlir --kgpu-lower-descriptors="num-stages=2 num-warps=8 target=sm_90a warp-specialize=true" --canonicalize --cse --kgpu-assign-layouts="num-warps=8 target=sm_90a" --canonicalize --cse --kgpu-pipeline-loops="num-stages=2 warp-specialize=true overlap-chain=true" --canonicalize --cse | FileCheck %s
 // RUN: kiln-opt %S/Inputs/attention-d64.mlir --kgpu-lower-descriptors="num-stages=2 num-warps=8 target=sm_90a warp-specialize=true" --canonicalize --cse --kgpu-assign-layouts="num-warps=8 target=sm_90a" --canonicalize --cse --kgpu-pipeline-loops="num-stages=2 warp-specialize=true overlap-chain=true ping-pong=true" --canonicalize --cse | FileCheck %s --check-prefix=TURNS
 // RUN: kiln-opt %S/Inputs/attention-d64.mlir --kgpu-lower-descriptors="num-stages=2 num-warps=8 target=sm_90a warp-specialize=true" --canonicalize --cse --kgpu-assign-layouts="num-warps=8 target=sm_90a" --canonicalize --cse --kgpu-pipeline-loops="num-stages=2 warp-specialize=true" --canonicalize --cse | FileCheck %s --check-prefix=OFF
 // RUN: kiln-opt %S/Inputs/attention-d256.mlir --kgpu-lower-descriptors="num-stages=2 num-warps=8 target=sm_90a warp-specialize=true" --canonicalize --cse --kgpu-assign-layouts="num-warps=8 target=sm_90a" --canonicalize --cse --kgpu-pipeline-loops="num-stages=2 warp-specialize=true overlap-chain=true" --canonicalize --cse | FileCheck %s --check-prefix=D256
 
+// RUN: kiln-opt %S/Inputs/attention-d64-masked-branch.mlir --kgpu-lower-descriptors="num-stages=2 num-warps=8 target=sm_90a warp-specialize=true" --canonicalize --cse --kgpu-assign-layouts="num-warps=8 target=sm_90a" --canonicalize --cse --kgpu-pipeline-loops="num-stages=2 warp-specialize=true overlap-chain=true" --canonicalize --cse | FileCheck %s --check-prefix=BRANCH
 // RUN: kiln-opt %S/Inputs/attention-causal-d128.mlir --kgpu-lower-descriptors="num-stages=2 num-warps=8 target=sm_90a warp-specialize=true" --canonicalize --cse --kgpu-assign-layouts="num-warps=8 target=sm_90a" --canonicalize --cse --kgpu-pipeline-loops="num-stages=2 warp-specialize=true overlap-chain=true" --canonicalize --cse | FileCheck %s --check-prefix=CAUSAL
 
 // CHECK: kgpu.producer {
@@ -32,12 +34,12 @@
 // CHECK: tile.dot {{.*}} {kgpu.wgmma}
 // CHECK-NEXT: kgpu.mbarrier_arrive %[[KEMPTY]][%c0_i32] if %true
 // CHECK-NOT: tile.dot
-// CHECK-NOT: kgpu.mbarrier_wait %[[VFULL]]
+// CHECK: kgpu.mbarrier_wait %[[VFULL]][%c0_i32]
+// CHECK-NOT: tile.dot
 // CHECK: } else {
-// CHECK: %[[LOOP:.*]]:8 = scf.for %{{.*}} = %c64_i32 to %[[HI]] step %c64_i32 iter_args({{.*}}, %[[KSLOT:arg[0-9]+]] = %{{[0-9]+}}, %{{.*}} = %c0_i32, %[[P:.*]] = %[[PRO]]#3, %[[VSLOT:.*]] = %c0_i32, %[[VPHASE:.*]] = %c0_i32)
+// CHECK: %[[LOOP:.*]]:7 = scf.for %{{.*}} = %c64_i32 to %[[HI]] step %c64_i32 iter_args({{.*}}, %[[KSLOT:arg[0-9]+]] = %{{[0-9]+}}, %{{.*}} = %c0_i32, %[[P:.*]] = %[[PRO]]#3, %[[VSLOT:.*]] = %c0_i32)
 // CHECK: kgpu.mbarrier_wait %[[KFULL]][%[[KSLOT]]]
 // CHECK: %[[S:.*]] = tile.dot {{.*}} {kgpu.in_flight_register_a, kgpu.wgmma}
-// CHECK-NEXT: kgpu.mbarrier_wait %[[VFULL]][%[[VSLOT]]], %[[VPHASE]]
 // CHECK-NEXT: %[[V:.*]] = kgpu.local_load %1[%[[VSLOT]]]
 // CHECK-NEXT: %[[O:.*]] = tile.dot %[[P]], %[[V]], {{.*}} {kgpu.in_flight_register_a, kgpu.wgmma}
 // CHECK-NEXT: kgpu.warpgroup_wait %[[S]], 1 :
@@ -45,10 +47,9 @@
 // CHECK: math.exp2
 // CHECK: kgpu.warpgroup_wait %[[O]], 0 :
 // CHECK-NEXT: kgpu.mbarrier_arrive %[[VEMPTY]][%[[VSLOT]]] if %true
-// CHECK-NOT: kgpu.mbarrier_wait
+// CHECK: kgpu.mbarrier_wait %[[VFULL]][%[[KSLOT]]]
 // CHECK: scf.yield
 // CHECK: %[[LAST:.*]] = scf.if %[[RAN]]
-// CHECK-NEXT: kgpu.mbarrier_wait %[[VFULL]][%[[LOOP]]#6], %[[LOOP]]#7
 // CHECK-NEXT: %[[LASTV:.*]] = kgpu.local_load %1[%[[LOOP]]#6]
 // CHECK-NEXT: tile.dot %[[LOOP]]#5, %[[LASTV]], %[[LOOP]]#2 {kgpu.wgmma}
 // CHECK: } else {
@@ -85,12 +86,18 @@
 // D256: scf.if
 // D256: scf.for
 // D256: %[[S:.*]] = tile.dot {{.*}} {kgpu.wgmma}
-// D256-NEXT: kgpu.local_load %{{[0-9]+}}[%arg
+// D256-NEXT: kgpu.local_load
 // D256-NEXT: tile.dot {{.*}} {kgpu.in_flight_register_a, kgpu.wgmma}
 // D256-NEXT: kgpu.warpgroup_wait %[[S]], 1 :
 // D256-NEXT: kgpu.mbarrier_arrive
-// D256: math.exp2
-// D256: kgpu.mbarrier_wait
-// D256: scf.yield
 // D256: scf.if
 // D256: tile.return
+
+// BRANCH: kgpu.producer {
+// BRANCH: scf.for
+// BRANCH: tile.dot {{.*}} {kgpu.in_flight_register_a, kgpu.wgmma}
+// BRANCH: tile.dot {{.*}} {kgpu.in_flight_register_a, kgpu.wgmma}
+// BRANCH-NEXT: kgpu.warpgroup_wait %{{.*}}, 1 :
+// BRANCH: scf.if
+// BRANCH: arith.select
+// BRANCH: scf.yield
