@@ -79,11 +79,15 @@ bool overlapChain(IRRewriter &b, scf::ForOp loop, tile::DotOp first, tile::DotOp
     return dot;
   };
 
-  // The first dot's slot goes back once that dot completed, where its ring
-  // has barriers of its own.
+  // Hands `slot` back on the barriers `empty` (each consumer warp arrives
+  // once); the first dot's slot goes back once that dot completed, where
+  // its ring has barriers of its own.
+  auto handBack = [&](Value empty, Value slot) {
+    MBarrierArriveOp::create(b, loc, empty, slot, arith::ConstantOp::create(b, loc, b.getBoolAttr(true)), 1);
+  };
   auto handBackFirst = [&](Value slot) {
     if (emptyFirst)
-      MBarrierArriveOp::create(b, loc, emptyFirst, slot, arith::ConstantOp::create(b, loc, b.getBoolAttr(true)), 1);
+      handBack(emptyFirst, slot);
   };
 
   // Prologue: block lo's first part, where the loop runs.
@@ -131,8 +135,7 @@ bool overlapChain(IRRewriter &b, scf::ForOp loop, tile::DotOp first, tile::DotOp
     Value ready;       // ... and completed
     auto complete = [&]() {
       ready = WarpgroupWaitOp::create(b, loc, accumulator.getType(), accumulator, 0);
-      Value always = arith::ConstantOp::create(b, loc, b.getBoolAttr(true));
-      MBarrierArriveOp::create(b, loc, emptyLast, previousSlot, always, 1);
+      handBack(emptyLast, previousSlot);
       map.map(carried, ready);
     };
     for (Operation &op : body->without_terminator()) {

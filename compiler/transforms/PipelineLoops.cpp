@@ -151,12 +151,13 @@ bool usesCopyEngine(ArrayRef<Candidate> candidates) {
 }
 
 /// A producer's transaction ("full") and hand-back ("empty") barriers, a
-/// pair per slot: one pair for every candidate, or one each (RingBarriers
-/// of a split chain, chainSplit), so that a candidate's slot goes back to
-/// the producer as soon as the dot reading it completed.
+/// pair per slot: one pair for every candidate, or, for a split chain
+/// (chainSplit), one each, so that a candidate's slot goes back to the
+/// producer as soon as the dot reading it completed.
 struct RingBarriers {
   SmallVector<Value> full, empty;
-  bool perCandidate() const { return full.size() > 1; }
+  std::optional<std::pair<unsigned, unsigned>> split; ///< (chainSplit) the first and last dots' candidates
+  bool perCandidate() const { return split.has_value(); }
   Value fullOf(unsigned candidate) const { return full[perCandidate() ? candidate : 0]; }
   Value emptyOf(unsigned candidate) const { return empty[perCandidate() ? candidate : 0]; }
 };
@@ -170,7 +171,6 @@ struct ProducerRing {
   SmallVector<unsigned> contiguousDims;
   SmallVector<Value> buffers;
   RingBarriers barriers;
-  std::optional<std::pair<unsigned, unsigned>> split; ///< (chainSplit) the first and last dots' candidates
   int slots = 0;
   ProducerOp producer;
   Value fillSlot, fillPhase;          ///< after the producer's last loop
@@ -616,7 +616,8 @@ private:
   /// step (so that a loop that ran is one whose upper bound passed its
   /// lower).
   bool continuesRing(ArrayRef<Candidate> candidates) {
-    if (!ring_ || !chain_ || candidates.size() != ring_->blocks.size() || chainSplit(candidates) != ring_->split)
+    if (!ring_ || !chain_ || candidates.size() != ring_->blocks.size() ||
+        chainSplit(candidates) != ring_->barriers.split)
       return false;
     APInt step;
     if (!matchPattern(loop_.getStep(), m_ConstantInt(&step)) || !step.isStrictlyPositive())
@@ -717,19 +718,17 @@ private:
     const int sharing = *llvm::max_element(multicast);
     SmallVector<Value> buffers;
     RingBarriers barriers;
-    std::optional<std::pair<unsigned, unsigned>> split;
     ProducerOp producer;
     if (continues) {
       buffers = ring_->buffers;
       barriers = ring_->barriers;
-      split = ring_->split;
       producer = ring_->producer;
       b.setInsertionPointToEnd(&producer.getBody().front());
     } else {
       buffers = allocateRings(b, loc, candidates);
       if (sharing == 1)
-        split = chainSplit(candidates);
-      for (size_t pairs = split ? candidates.size() : 1; barriers.full.size() < pairs;) {
+        barriers.split = chainSplit(candidates);
+      for (size_t pairs = barriers.perCandidate() ? candidates.size() : 1; barriers.full.size() < pairs;) {
         barriers.full.push_back(barriersFor(b, loc, 1, sharing > 1));
         barriers.empty.push_back(barriersFor(b, loc, numWarps_ * sharing, sharing > 1));
       }
@@ -786,7 +785,6 @@ private:
         }
         ring_->buffers = buffers;
         ring_->barriers = barriers;
-        ring_->split = split;
         ring_->slots = slots_;
         ring_->producer = producer;
       }
@@ -849,6 +847,7 @@ private:
     }
     // (Split: the first dot's slot goes back in its own iteration, the last
     // dot's an iteration later.)
+    const std::optional<std::pair<unsigned, unsigned>> &split = barriers.split;
     const Value emptyFirst = split ? barriers.emptyOf(split->first) : Value();
     const Value emptyLast = split ? barriers.emptyOf(split->second) : empty;
     if (previousLoop) {
