@@ -25,6 +25,7 @@
 #include "compiler/dialect/gpu/Tma.h"
 #include "compiler/transforms/AddressSlice.h"
 #include "compiler/transforms/HeldOperands.h"
+#include "compiler/transforms/ProgramWalk.h"
 #include "compiler/transforms/RaisePointerLoads.h"
 
 #include "mlir/IR/Matchers.h"
@@ -343,9 +344,10 @@ std::pair<int, int64_t> plainFootprint(scf::ForOp loop, int computeCapability, i
 /// operands by the copy engine: asked (`warpSpecialize`), or where the
 /// plain schedule would hold one program a multiprocessor anyway (a
 /// producer takes the multiprocessor's registers for one program). Every
-/// loop of dots of the kernel must be such a loop at its top, reading
-/// blocks of the same shapes: one producer fills one ring for them, one
-/// loop after another (causal attention's two). Without a producer the
+/// loop of dots of the kernel must be such a loop at a program's top (at the
+/// kernel's, or all in one walk over tiles: ProgramWalk.h), reading blocks
+/// of the same shapes: one producer fills one ring for them, one loop after
+/// another (causal attention's two). Without a producer the
 /// operands stay per-thread copies: with every thread waiting on each
 /// slot's transaction barrier and the program's barrier before each
 /// refill, the copy engine measured no faster there, and at 128-key
@@ -357,8 +359,9 @@ llvm::DenseSet<Operation *> chainsGettingProducer(tile::FuncOp func, int compute
   func.walk([&](scf::ForOp loop) {
     if (loop.getBody()->getOps<tile::DotOp>().empty())
       return;
-    fits &= chainsDots(loop) && loop->getParentOp() == func.getOperation() &&
-            (loops.empty() || loadedOperands(loop) == loadedOperands(loops.front()));
+    fits &= chainsDots(loop) && atProgramTop(loop) &&
+            (loops.empty() || (loadedOperands(loop) == loadedOperands(loops.front()) &&
+                               loop->getParentOp() == loops.front()->getParentOp()));
     loops.push_back(loop);
   });
   llvm::DenseSet<Operation *> chosen;

@@ -29,7 +29,7 @@ llvm::DenseSet<Operation *> usersIn(Block *body, Value value) {
 } // namespace
 
 bool overlapChain(IRRewriter &b, scf::ForOp loop, tile::DotOp first, tile::DotOp last, unsigned accIndex,
-                  Value emptyFirst, Value emptyLast) {
+                  Value emptyFirst, Value emptyLast, bool handBackLast) {
   Block *body = loop.getBody();
   const unsigned n = loop.getNumRegionIterArgs();
   APInt step;
@@ -169,6 +169,8 @@ bool overlapChain(IRRewriter &b, scf::ForOp loop, tile::DotOp first, tile::DotOp
     b.setInsertionPointToStart(epilogue.thenBlock());
     tile::DotOp dot = lastDot(lastA, lastSlot, lastC);
     dot->removeAttr(kInFlightRegisterA);
+    if (handBackLast) // (the dot completes where it is issued: nothing waits for it later)
+      handBack(emptyLast, lastSlot);
     scf::YieldOp::create(b, loc, dot.getResult());
     b.setInsertionPointToStart(epilogue.elseBlock());
     scf::YieldOp::create(b, loc, lastC);

@@ -44,12 +44,13 @@ namespace kiln {
 /// `last` are its chain's first and last wgmma dots, the last one's result
 /// carried at iter_arg `accIndex` and its A read from registers;
 /// `emptyLast` the barriers slots are handed back on once the last dot
-/// read them (each but the last: the loop is its kernel's only loop of
-/// dots), and, where the first dot's ring has barriers of its own,
-/// `emptyFirst` those its slots go back on as soon as the first dot read
-/// them (null: with the last's). Returns false, and leaves the loop as it
-/// is, where the loop does not have that form.
+/// read them (each but the last, unless `handBackLast`: the loop is its
+/// program's only loop of dots, and only a walk over tiles runs it again),
+/// and, where the first dot's ring has barriers of its own, `emptyFirst`
+/// those its slots go back on as soon as the first dot read them (null:
+/// with the last's). Returns false, and leaves the loop as it is, where
+/// the loop does not have that form.
 bool overlapChain(mlir::IRRewriter &b, mlir::scf::ForOp loop, tile::DotOp first, tile::DotOp last,
-                  unsigned accIndex, mlir::Value emptyFirst, mlir::Value emptyLast);
+                  unsigned accIndex, mlir::Value emptyFirst, mlir::Value emptyLast, bool handBackLast);
 
 } // namespace kiln

@@ -99,6 +99,7 @@
 #include "compiler/transforms/HeldOperands.h"
 #include "compiler/transforms/MmaFragments.h"
 #include "compiler/transforms/OverlapChain.h"
+#include "compiler/transforms/ProgramWalk.h"
 #include "compiler/dialect/gpu/KGpu.h"
 #include "compiler/dialect/gpu/Mma.h"
 #include "compiler/dialect/gpu/Tma.h"
@@ -173,7 +174,12 @@ struct ProducerRing {
   RingBarriers barriers;
   int slots = 0;
   ProducerOp producer;
+  scf::ForOp producerWalk;            ///< (in a walk over tiles) the producer's walk
   Value fillSlot, fillPhase;          ///< after the producer's last loop
+  /// (in a walk) The consumers' walk, given the read slot and parity as
+  /// its last two carried values, and the walks it replaced.
+  scf::ForOp consumerWalk;
+  llvm::DenseSet<Operation *> replacedWalks;
   scf::ForOp consumer;                ///< the last consumer loop (results: ..., slot, phase)
   PassTurnOp finalPass;               ///< (turns) the pass after the last consumer loop
 };
@@ -185,7 +191,7 @@ public:
                 const llvm::DenseSet<Operation *> &rereadable, std::optional<ProducerRing> &ring, int64_t heldBytes)
       : loop_(loop), stages_(stages), computeCapability_(computeCapability), numWarps_(numWarps),
         warpSpecialize_(warpSpecialize), pingPong_(pingPong), overlapChain_(overlapChain), axis_(axis),
-        rereadable_(rereadable), ring_(ring), heldBytes_(heldBytes) {}
+        rereadable_(rereadable), ring_(ring), walk_(walkAround(loop)), heldBytes_(heldBytes) {}
 
   void run() {
     SmallVector<Candidate> candidates = findCandidates();
@@ -378,7 +384,7 @@ private:
   /// Whether every candidate is a copy-engine load through a tensor map the
   /// compiler added for a pointer load.
   bool onlyAddedMaps(ArrayRef<Candidate> candidates) const {
-    auto func = dyn_cast<tile::FuncOp>(loop_->getParentOp());
+    auto func = loop_->getParentOfType<tile::FuncOp>();
     return func && llvm::all_of(candidates, [&](const Candidate &c) {
       auto load = dyn_cast<tile::DescriptorLoadOp>(c.load);
       auto map = load ? dyn_cast<BlockArgument>(load.getMap()) : BlockArgument();
@@ -531,28 +537,36 @@ private:
   /// Whether the loop can have a producer warpgroup: every operand comes by the
   /// copy engine into the one wgmma dot left in flight, or into a chain of
   /// dots whose last stays in flight (chainOf), the loop sits at the top of
-  /// the kernel (it runs once, so the producer can run it whole and exit),
-  /// the kernel's other loops of dots (a chain's) join its ring after it
-  /// (the rings of another could not share its memory: they meet at
-  /// program barriers, the producer never does), and what its copies need
-  /// from before the loop is scalar arithmetic on
-  /// the kernel's arguments and scalar loads the producer may issue again
-  /// (`before`, in program order), which the producer computes again.
+  /// the kernel (it runs once, so the producer can run it whole and exit)
+  /// or, a chain's, in a walk over tiles (ProgramWalk.h: the producer walks
+  /// them too), the kernel's other loops of dots (a chain's) join its ring
+  /// after it (the rings of another could not share its memory: they meet
+  /// at program barriers, the producer never does), and what its copies
+  /// need from before the loop is scalar arithmetic on the kernel's
+  /// arguments (and the walk's counter) and scalar loads the producer may
+  /// issue again (`before`, in program order: the kernel's top first, then
+  /// the walk's), which the producer computes again.
   bool canSpecialize(ArrayRef<Candidate> candidates, const AddressSlice &slice, SmallVector<Operation *> &before) {
-    auto func = dyn_cast<tile::FuncOp>(loop_->getParentOp());
+    auto func = loop_->getParentOfType<tile::FuncOp>();
     auto module = loop_->getParentOfType<ModuleOp>();
     if ((!inFlight_ && !chain_) || !func || numWarps_ + kProducerWarps > 32 ||
         !llvm::all_of(candidates, [](const Candidate &c) { return c.tma; }))
+      return false;
+    // (In a walk: a chain whose blocks all stream through the ring, in
+    // programs without clusters.)
+    if (loop_->getParentOp() != func.getOperation() &&
+        (!walk_ || !chain_ || heldBytes_ > 0 || tile::clusterSizeOf(func) > 1))
       return false;
     if (getProducerWarps(module) > 0 && !continuesRing(candidates))
       return false;
     if (chain_ && !ring_) {
       // The kernel's other loops of dots join this one's producer: they
-      // come after it, marked to (LowerDescriptors checked their blocks).
+      // come after it, in the same block, marked to (LowerDescriptors
+      // checked their blocks).
       bool others = true;
       func.walk([&](scf::ForOp other) {
         if (other != loop_ && !other.getBody()->getOps<tile::DotOp>().empty())
-          others &= other->hasAttr(kWarpSpecializeAttr) && other->getParentOp() == func.getOperation() &&
+          others &= other->hasAttr(kWarpSpecializeAttr) && other->getParentOp() == loop_->getParentOp() &&
                     loop_->isBeforeInBlock(other);
       });
       if (!others)
@@ -560,6 +574,8 @@ private:
     }
     auto scalar = [](Type t) { return !isa<ShapedType>(t); };
     SmallVector<Value> work{loop_.getLowerBound(), loop_.getUpperBound(), loop_.getStep()};
+    if (walk_)
+      llvm::append_range(work, ValueRange{walk_.getLowerBound(), walk_.getUpperBound(), walk_.getStep()});
     for (unsigned index : slice.carried)
       work.push_back(loop_.getInitArgs()[index]);
     for (Operation *op : slice.ops) {
@@ -570,25 +586,32 @@ private:
     for (const Candidate &c : candidates)
       llvm::append_range(work, c.addressRoots());
     Block *top = &func.getBody().front();
+    Block *walkBody = walk_ ? walk_.getBody() : nullptr;
     llvm::SetVector<Operation *> needed;
     while (!work.empty()) {
       Value v = work.pop_back_val();
       if (auto arg = dyn_cast<BlockArgument>(v)) {
-        if (arg.getOwner() != top && arg.getOwner() != loop_.getBody())
+        if (arg.getOwner() != top && arg.getOwner() != loop_.getBody() &&
+            !(walk_ && arg == walk_.getInductionVar()))
           return false;
         continue;
       }
       Operation *def = v.getDefiningOp();
       if (def->getBlock() == loop_.getBody())
         continue; // the slice's own (cloned with it)
-      if (def->getBlock() != top || def->getNumRegions() != 0 || !llvm::all_of(def->getResultTypes(), scalar) ||
-          !(isMemoryEffectFree(def) || rereadable_.contains(def)))
+      if ((def->getBlock() != top && def->getBlock() != walkBody) || def->getNumRegions() != 0 ||
+          !llvm::all_of(def->getResultTypes(), scalar) ||
+          !(isMemoryEffectFree(def) || (def->getBlock() == top && rereadable_.contains(def))))
         return false;
       if (needed.insert(def))
         llvm::append_range(work, def->getOperands());
     }
     before.assign(needed.begin(), needed.end());
-    llvm::sort(before, [](Operation *x, Operation *y) { return x->isBeforeInBlock(y); });
+    llvm::sort(before, [&](Operation *x, Operation *y) {
+      if (x->getBlock() != y->getBlock())
+        return x->getBlock() == top;
+      return x->isBeforeInBlock(y);
+    });
     return true;
   }
 
@@ -705,7 +728,7 @@ private:
   void specialize(ArrayRef<Candidate> candidates, const AddressSlice &slice, ArrayRef<Operation *> before) {
     Location loc = loop_.getLoc();
     MLIRContext *context = loop_.getContext();
-    auto func = cast<tile::FuncOp>(loop_->getParentOp());
+    auto func = loop_->getParentOfType<tile::FuncOp>();
     IRRewriter b(context);
     b.setInsertionPointToStart(&func.getBody().front());
     auto i32 = [&](OpBuilder &at, int64_t v) -> Value {
@@ -723,7 +746,10 @@ private:
       buffers = ring_->buffers;
       barriers = ring_->barriers;
       producer = ring_->producer;
-      b.setInsertionPointToEnd(&producer.getBody().front());
+      if (ring_->producerWalk)
+        b.setInsertionPoint(ring_->producerWalk.getBody()->getTerminator());
+      else
+        b.setInsertionPointToEnd(&producer.getBody().front());
     } else {
       buffers = allocateRings(b, loc, candidates);
       if (sharing == 1)
@@ -736,15 +762,34 @@ private:
       b.createBlock(&producer.getBody());
     }
     const Value full = barriers.full.front(), empty = barriers.empty.front(); // (one pair: every candidate's)
+    // In a walk over tiles the producer walks them too, carrying where its
+    // fills have got to from one tile's loops to the next's.
     IRMapping outer;
+    scf::ForOp producerWalk = continues ? ring_->producerWalk : scf::ForOp();
+    if (producerWalk)
+      outer.map(walk_.getInductionVar(), producerWalk.getInductionVar());
     for (Operation *op : before)
-      b.clone(*op, outer);
+      if (continues || !walk_ || op->getBlock() != walk_.getBody())
+        b.clone(*op, outer);
+    if (walk_ && !continues) {
+      producerWalk = scf::ForOp::create(b, loc, outer.lookupOrDefault(walk_.getLowerBound()),
+                                        outer.lookupOrDefault(walk_.getUpperBound()),
+                                        outer.lookupOrDefault(walk_.getStep()), ValueRange{i32(b, 0), i32(b, 1)});
+      b.setInsertionPointToStart(producerWalk.getBody());
+      outer.map(walk_.getInductionVar(), producerWalk.getInductionVar());
+      for (Operation *op : before)
+        if (op->getBlock() == walk_.getBody())
+          b.clone(*op, outer);
+    }
     SmallVector<Value> inits;
     for (unsigned index : slice.carried)
       inits.push_back(outer.lookupOrDefault(loop_.getInitArgs()[index]));
     const size_t state = inits.size();
-    inits.push_back(continues ? ring_->fillSlot : i32(b, 0));  // the slot to fill
-    inits.push_back(continues ? ring_->fillPhase : i32(b, 1)); // the parity to wait for on its empty barrier: free at first
+    Value firstSlot = continues ? ring_->fillSlot : producerWalk ? producerWalk.getRegionIterArg(0) : i32(b, 0);
+    // (The parity to wait for on its empty barrier: the slots are free at first.)
+    Value firstPhase = continues ? ring_->fillPhase : producerWalk ? producerWalk.getRegionIterArg(1) : i32(b, 1);
+    inits.push_back(firstSlot); // the slot to fill
+    inits.push_back(firstPhase);
     auto fill = scf::ForOp::create(
         b, loc, outer.lookupOrDefault(loop_.getLowerBound()), outer.lookupOrDefault(loop_.getUpperBound()),
         outer.lookupOrDefault(loop_.getStep()), inits,
@@ -764,6 +809,13 @@ private:
           next.push_back(nextPhase(inner, loc, following, phase));
           scf::YieldOp::create(inner, loc, next);
         });
+    if (producerWalk) {
+      ValueRange filled{fill.getResult(state), fill.getResult(state + 1)};
+      if (continues)
+        producerWalk.getBody()->getTerminator()->setOperands(filled);
+      else
+        scf::YieldOp::create(b, loc, filled);
+    }
     if (sharing > 1) {
       // The consumers hand back every slot (the last one after the loop):
       // wait as if filling slots_ more iterations.
@@ -787,6 +839,7 @@ private:
         ring_->barriers = barriers;
         ring_->slots = slots_;
         ring_->producer = producer;
+        ring_->producerWalk = producerWalk;
       }
       ring_->fillSlot = fill.getResult(state);
       ring_->fillPhase = fill.getResult(state + 1);
@@ -827,10 +880,24 @@ private:
     if (previousLoop) {
       const unsigned n = previousLoop.getNumResults();
       readFrom = {previousLoop.getResult(n - 2), previousLoop.getResult(n - 1)};
+    } else if (walk_) {
+      // The consumers' walk carries where their reads have got to from one
+      // tile's loops to the next's.
+      if (!carryReadsThroughWalk(b))
+        return;
+      const unsigned n = ring_->consumerWalk.getNumRegionIterArgs();
+      readFrom = {ring_->consumerWalk.getRegionIterArg(n - 2), ring_->consumerWalk.getRegionIterArg(n - 1)};
+      b.setInsertionPoint(loop_);
     }
     scf::ForOp newLoop = carryMore(b, readFrom, yields, candidates);
     if (!newLoop)
       return;
+    if (walk_) {
+      Operation *walkYield = ring_->consumerWalk.getBody()->getTerminator();
+      const unsigned n = walkYield->getNumOperands(), results = newLoop.getNumResults();
+      walkYield->setOperand(n - 2, newLoop.getResult(results - 2));
+      walkYield->setOperand(n - 1, newLoop.getResult(results - 1));
+    }
     // With a barrier pair per candidate, each waits for its block where it
     // is first read: attention's values after the softmax (in a loop not
     // rotated, see below).
@@ -850,9 +917,10 @@ private:
     const std::optional<std::pair<unsigned, unsigned>> &split = barriers.split;
     const Value emptyFirst = split ? barriers.emptyOf(split->first) : Value();
     const Value emptyLast = split ? barriers.emptyOf(split->second) : empty;
-    if (previousLoop) {
+    if (previousLoop && !walk_) {
       // The previous loop's last slot, once its last dot completed (the wait
-      // after that loop), if it ran.
+      // after that loop), if it ran. (In a walk every loop hands its last
+      // slot back itself, below.)
       auto completed = cast<WarpgroupWaitOp>(previousLoop->getNextNode());
       b.setInsertionPointAfter(completed);
       Value last = previousSlot(b, loc, previousLoop.getResult(previousLoop.getNumResults() - 2));
@@ -868,7 +936,7 @@ private:
     // in-flight dot's at the next iteration's wait for it, a chain's at the
     // next iteration's first dot (whose own wait completes every group).
     if (chain_) {
-      const bool turns = pingPong_ && sharing == 1 && numWarps_ >= 8 && numWarps_ % 4 == 0 &&
+      const bool turns = pingPong_ && sharing == 1 && numWarps_ >= 8 && numWarps_ % 4 == 0 && !walk_ &&
                          !turnMeetsABarrier(newLoop, *chain_);
       // Without turns, a warpgroup's softmax runs under its own last dot
       // (OverlapChain.h), which hands its slots back itself: where the
@@ -883,7 +951,8 @@ private:
       // waits stay where the loop had them.
       if (!turns && sharing == 1 && overlapChain_ && chain_->registerA && onlyLoopOfDots(func, newLoop) &&
           (split || wgmmaReadsRegisterA(chain_->first, numWarps_)) &&
-          overlapChain(b, newLoop, chain_->first, chain_->last, chain_->index, emptyFirst, emptyLast))
+          overlapChain(b, newLoop, chain_->first, chain_->last, chain_->index, emptyFirst, emptyLast,
+                       /*handBackLast=*/static_cast<bool>(walk_)))
         return;
       // Where a ring's wait goes: with a spare slot, every block landed
       // long before it is read, and a wait in the middle of the softmax (a
@@ -898,6 +967,8 @@ private:
           waits[i]->moveBefore(reads[i]);
         }
       keepLastInFlight(b, newLoop, *chain_);
+      if (walk_)
+        handBackLastSlot(b, newLoop, emptyLast);
       b.setInsertionPointAfter(turns ? takeTurns(b, newLoop, continues) : chain_->first.getOperation());
     } else {
       keepInFlight(b, newLoop);
@@ -931,6 +1002,37 @@ private:
         last = arith::TruncIOp::create(b, loc, b.getI32Type(), last);
       MBarrierArriveOp::create(b, loc, empty, last, ran, sharing);
     }
+  }
+
+  /// Gives the walk over tiles around the loop two more carried values,
+  /// the consumers' read slot and parity (from 0 and 0; yielded unchanged
+  /// until a loop's results take their place).
+  bool carryReadsThroughWalk(IRRewriter &b) {
+    b.setInsertionPoint(walk_);
+    Value zero = arith::ConstantOp::create(b, walk_.getLoc(), b.getI32IntegerAttr(0));
+    auto unchanged = [](OpBuilder &, Location, ArrayRef<BlockArgument> args) {
+      return SmallVector<Value>(args.begin(), args.end());
+    };
+    Operation *old = walk_.getOperation();
+    FailureOr<LoopLikeOpInterface> replaced = cast<LoopLikeOpInterface>(old).replaceWithAdditionalYields(
+        b, ValueRange{zero, zero}, /*replaceInitOperandUsesInLoop=*/false, unchanged);
+    if (failed(replaced))
+      return false;
+    walk_ = cast<scf::ForOp>(replaced->getOperation());
+    ring_->consumerWalk = walk_;
+    ring_->replacedWalks.insert(old);
+    return true;
+  }
+
+  /// (In a walk over tiles) Hands the last slot `loop` read back once its
+  /// last dot completed (the wait after the loop), if it ran: the
+  /// producer fills it for a later tile.
+  void handBackLastSlot(IRRewriter &b, scf::ForOp loop, Value emptyLast) {
+    Location loc = loop.getLoc();
+    b.setInsertionPointAfter(loop->getNextNode());
+    Value last = previousSlot(b, loc, loop.getResult(loop.getNumResults() - 2));
+    Value ran = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sgt, loop.getUpperBound(), loop.getLowerBound());
+    MBarrierArriveOp::create(b, loc, emptyLast, last, ran, 1);
   }
 
   void rewrite(ArrayRef<Candidate> candidates, const AddressSlice &slice) {
@@ -1306,6 +1408,7 @@ private:
   const AxisInfoAnalysis &axis_;
   const llvm::DenseSet<Operation *> &rereadable_; ///< scalar loads a producer may issue again (rereadableLoads)
   std::optional<ProducerRing> &ring_; ///< the kernel's producer ring of chained dots, once made
+  scf::ForOp walk_;                   ///< the walk over tiles around the loop (ProgramWalk.h), if any
   int64_t heldBytes_; ///< the held blocks the loop's dots read from shared memory
 };
 
@@ -1351,6 +1454,8 @@ struct PipelineLoops : impl::PipelineLoopsBase<PipelineLoops> {
       const llvm::DenseSet<Operation *> rereadable = rereadableLoads(func);
       storeHeldOperands(func, cc, numWarps);
       for (scf::ForOp loop : loops) {
+        if (ring && ring->replacedWalks.contains(loop.getOperation()))
+          continue; // (erased: only its address is compared)
         const bool producer = cc >= 90 && (warpSpecialize || loop->hasAttr(kWarpSpecializeAttr));
         loop->removeAttr(kWarpSpecializeAttr);
         LoopPipeliner(loop, numStages, cc, numWarps, producer, pingPong, overlapChain, axis, rereadable, ring,

@@ -379,21 +379,29 @@ Value otherFactor(Value v, Value factor) {
   return {};
 }
 
-/// Whether `v` is provably at least 0: a program id, a non-negative
-/// constant, a positive parameter, and products, sums and quotients of
-/// such (a head `pid / group`).
+/// Whether `v` is provably at least 0: a program id or count, a
+/// non-negative constant, a positive parameter, the counter of a loop that
+/// starts at such a value and steps up by one (a persistent program's walk
+/// over tiles), and products, sums, quotients and remainders of such (a
+/// head `pid / group`, a tile's query block `tile % blocks`).
 bool isNonNegative(Value v, tile::FuncOp func, int depth = 0) {
   v = stripExtension(v);
   if (std::optional<int64_t> c = constantOf(v))
     return *c >= 0;
-  if (v.getDefiningOp<tile::ProgramIdOp>() || isPositiveParameter(v, func))
+  if (v.getDefiningOp<tile::ProgramIdOp>() || v.getDefiningOp<tile::NumProgramsOp>() || isPositiveParameter(v, func))
     return true;
   if (depth > 8)
     return false;
+  if (auto counter = dyn_cast<BlockArgument>(v)) {
+    auto loop = dyn_cast<scf::ForOp>(counter.getOwner()->getParentOp());
+    if (!loop || counter != loop.getInductionVar())
+      return false;
+    std::optional<int64_t> step = constantOf(loop.getStep());
+    const bool stepsUp = step ? *step > 0 : loop.getStep().getDefiningOp<tile::NumProgramsOp>() != nullptr;
+    return stepsUp && isNonNegative(loop.getLowerBound(), func, depth + 1);
+  }
   Operation *op = v.getDefiningOp();
-  if (isa_and_nonnull<arith::MulIOp, arith::AddIOp>(op))
-    return isNonNegative(op->getOperand(0), func, depth + 1) && isNonNegative(op->getOperand(1), func, depth + 1);
-  if (isa_and_nonnull<arith::DivSIOp, arith::DivUIOp>(op))
+  if (isa_and_nonnull<arith::MulIOp, arith::AddIOp, arith::DivSIOp, arith::DivUIOp, arith::RemSIOp, arith::RemUIOp>(op))
     return isNonNegative(op->getOperand(0), func, depth + 1) && isNonNegative(op->getOperand(1), func, depth + 1);
   return false;
 }

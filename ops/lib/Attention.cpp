@@ -130,6 +130,10 @@ std::vector<Arg> forwardArguments(const AttentionArgs &a, const AttentionProblem
     args[q.headDim] = Arg(static_cast<int32_t>(p.D));
   if (q.splits >= 0)
     args[q.splits] = Arg(static_cast<int32_t>(splits));
+  if (s.persistent) {
+    args[q.heads] = Arg(static_cast<int32_t>(p.headsQ));
+    args[q.batches] = Arg(static_cast<int32_t>(p.batch));
+  }
   return args;
 }
 
@@ -235,6 +239,11 @@ bool copy_engine_reads_keys(const AttentionArgs &a, const AttentionProblem &p, i
   return keysOnTheCopyEngine(structureOf(a, p), p, blockN);
 }
 
+bool tiles_can_be_walked(const AttentionArgs &a, const AttentionProblem &p) {
+  const Structure s = structureOf(a, p);
+  return !s.varlen && !s.paged && !s.packHeads && s.blockD <= 128;
+}
+
 std::string attention_problem_key(const AttentionArgs &a, const AttentionProblem &p) {
   // (Writing the log-sum-exp or not changes no tile's speed: one key serves
   // both.)
@@ -260,14 +269,22 @@ AttentionLaunch prepare_attention(const AttentionArgs &a, const AttentionProblem
   s.evenK = !s.varlen && !s.paged && p.seqK % BN == 0;
   s.wholeCutBlocks = s.varlen && keysOnTheCopyEngine(s, p, BN);
   const int64_t queryBlocks = cdiv(rowsOf(s, p), BM), columns = s.packHeads ? p.headsKV : p.headsQ;
-  const int64_t splits = splitsFor(a, p, queryBlocks * columns * p.batch, BN, stream);
+  const int64_t tiles = queryBlocks * columns * p.batch;
+  const int64_t splits = splitsFor(a, p, tiles, BN, stream);
   s.split = splits > 1;
+  // (Persistent programs walk dense tiles only: a packed batch's, a paged
+  // cache's and split-KV's programs find their work from their ids.)
+  s.persistent = tile.get("persistent", 0) != 0 && !s.split && tiles_can_be_walked(a, p);
+  if (s.persistent)
+    tile.set("warp_specialize", 1);
+  const Grid grid = s.persistent ? Grid(static_cast<uint32_t>(std::clamp<int64_t>(
+                                            stream.device().multiprocessors(), 1, std::max<int64_t>(tiles, 1))))
+                                 : Grid(static_cast<uint32_t>(queryBlocks * splits), static_cast<uint32_t>(columns),
+                                        static_cast<uint32_t>(p.batch));
 
   const Params q = parameters(s);
   AttentionLaunch launch;
-  AttentionLaunch::Step forward{cached_kernel(s.key(), [&] { return forward_kernel(s, q); }), tile,
-                                Grid(static_cast<uint32_t>(queryBlocks * splits), static_cast<uint32_t>(columns),
-                                     static_cast<uint32_t>(p.batch)),
+  AttentionLaunch::Step forward{cached_kernel(s.key(), [&] { return forward_kernel(s, q); }), tile, grid,
                                 forwardArguments(a, p, s, q, splits), q.partialOut, q.partialLse};
   launch.steps.push_back(std::move(forward));
   if (s.split) {

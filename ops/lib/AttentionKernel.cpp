@@ -43,7 +43,7 @@ std::string Structure::key() const {
          (negativeScale ? "|negative-scale" : "") +
          (lse ? "|lse" : "") + (rowsOfD ? "|rows-of-d" : "") + (tokenRows ? "|token-rows" : "") + (varlen ? "|varlen" : "") + (paged ? "|paged" : "") +
          (shiftPerSequence ? "|own-shift" : "") + (packHeads ? "|pack-heads" : "") + (evenK ? "|even-k" : "") +
-         (wholeCutBlocks ? "|whole-cut-blocks" : "") + (split ? "|split" : "");
+         (wholeCutBlocks ? "|whole-cut-blocks" : "") + (split ? "|split" : "") + (persistent ? "|persistent" : "");
 }
 
 Params parameters(const Structure &s) {
@@ -90,6 +90,10 @@ Params parameters(const Structure &s) {
   }
   if (!s.evenD)
     q.headDim = q.signature.scalar(DType::i32);
+  if (s.persistent) {
+    q.heads = q.signature.scalar(DType::i32);
+    q.batches = q.signature.scalar(DType::i32);
+  }
   // (A packed batch has no batch stride: its sequences start where
   // cu_seqlens says.)
   for (int t = 0; t < TENSORS; ++t)
@@ -108,27 +112,45 @@ struct Running {
   Tensor m, l, acc;
 };
 
-/// One program: BLOCK_M queries of head program_id(1) of batch program_id(2)
-/// (and, split, one run of their keys).
+/// A tile: which block of queries (`order`, of `blocks` in all, counted
+/// from the last where the last are launched first), of which head and
+/// batch.
+struct TileIndex {
+  Tensor order, blocks, head, batch;
+};
+
+/// A program's one tile: the program ids.
+TileIndex launchedTile() { return {program_id(0), num_programs(0), program_id(1), program_id(2)}; }
+
+/// Tile `t` of a persistent walk: query blocks first, as a launch orders
+/// programs, so that the tiles in flight share their heads' keys in L2.
+TileIndex walkedTile(const Tensor &t, const Tensor &blocks, const Tensor &heads) {
+  Tensor rest = t / blocks;
+  return {t % blocks, blocks, rest % heads, rest / heads};
+}
+
+/// One tile: BLOCK_M queries of one head of one batch (and, split, one run
+/// of their keys).
 class QueryBlock {
 public:
-  QueryBlock(const Structure &s, const Params &q, const Config &cfg, const std::vector<Tensor> &args)
-      : s(s), q(q), args(args), BM(cfg["BLOCK_M"]), BN(cfg["BLOCK_N"]) {
-    Tensor batch = program_id(2).to(DType::i64), head = program_id(1);
+  QueryBlock(const Structure &s, const Params &q, const Config &cfg, const std::vector<Tensor> &args,
+             const TileIndex &tile)
+      : s(s), q(q), args(args), BM(cfg["BLOCK_M"]), BN(cfg["BLOCK_N"]), batchId(tile.batch) {
+    Tensor batch = tile.batch.to(DType::i64), head = tile.head;
     Tensor kvHead = s.packHeads ? head.to(DType::i64) : (head / args[q.group]).to(DType::i64);
     seqQ = args[q.seqQ];
     // A packed batch: the sequence's tokens start at cu_seqlens[batch].
     Tensor firstToken[TENSORS];
     if (s.varlen) {
-      Tensor startQ = load(args[q.cuQ] + program_id(2)), startK = load(args[q.cuK] + program_id(2));
-      seqQ = load(args[q.cuQ] + (program_id(2) + 1)) - startQ;
-      seqK = load(args[q.cuK] + (program_id(2) + 1)) - startK;
+      Tensor startQ = load(args[q.cuQ] + tile.batch), startK = load(args[q.cuK] + tile.batch);
+      seqQ = load(args[q.cuQ] + (tile.batch + 1)) - startQ;
+      seqK = load(args[q.cuK] + (tile.batch + 1)) - startK;
       firstToken[Q] = firstToken[OUT] = firstToken[LSE] = startQ.to(DType::i64);
       firstToken[K] = firstToken[V] = startK.to(DType::i64);
       if (s.wholeCutBlocks)
         keyFloor = args[q.firstKey] - startK;
     } else if (s.paged) {
-      seqK = minimum(maximum(load(args[q.cacheSeqlens] + program_id(2)), 0), args[q.tableKeys]);
+      seqK = minimum(maximum(load(args[q.cacheSeqlens] + tile.batch), 0), args[q.tableKeys]);
       tableRow = args[q.table] + batch * args[q.tableStride];
     } else {
       seqK = args[q.seqK];
@@ -159,7 +181,7 @@ public:
       shift = seqK - seqQ;
     else if (q.shift >= 0)
       shift = args[q.shift];
-    Tensor order = s.boundedRight && !s.boundedLeft ? num_programs(0) - 1 - program_id(0) : program_id(0);
+    Tensor order = s.boundedRight && !s.boundedLeft ? tile.blocks - 1 - tile.order : tile.order;
     Tensor queryBlock = order;
     if (s.split) {
       queryBlock = order / args[q.splits];
@@ -240,6 +262,7 @@ private:
   const Params &q;
   const std::vector<Tensor> &args;
   const int64_t BM, BN;
+  const Tensor batchId; ///< the tile's batch
   Tensor base[TENSORS];
   Tensor seqQ, seqK;  ///< this program's sequence lengths
   Tensor keyFloor;    ///< (whole cut blocks) the packed batch's first key, counted from the sequence's
@@ -369,7 +392,7 @@ private:
     Tensor heads = num_programs(1).to(DType::i64), batches = num_programs(2).to(DType::i64);
     if (s.packHeads)
       heads = heads * args[q.group].to(DType::i64);
-    Tensor sequence = (split.to(DType::i64) * batches + program_id(2).to(DType::i64)) * heads + rowHeads;
+    Tensor sequence = (split.to(DType::i64) * batches + batchId.to(DType::i64)) * heads + rowHeads;
     Tensor row = sequence * seqQ.to(DType::i64) + positions.to(DType::i64);
     store(args[q.partialOut] + expand_dims(row * s.blockD, 1) + expand_dims(columns, 0), out,
           expand_dims(rowsIn, 1));
@@ -423,7 +446,17 @@ void mergeRuns(DType dtype, int64_t blockD, bool withLse, const MergeParams &q, 
 
 Kernel forward_kernel(const Structure &s, const Params &q) {
   const std::string key = s.key();
-  auto body = [s, q](const Config &cfg, const std::vector<Tensor> &args) { QueryBlock(s, q, cfg, args).run(); };
+  auto body = [s, q](const Config &cfg, const std::vector<Tensor> &args) {
+    if (!s.persistent) {
+      QueryBlock(s, q, cfg, args, launchedTile()).run();
+      return;
+    }
+    Tensor blocks = cdiv(args[q.seqQ], cfg["BLOCK_M"]).to(DType::i32);
+    Tensor tiles = blocks * args[q.heads] * args[q.batches];
+    for_range(program_id(0), tiles, num_programs(0), [&](const Tensor &t) {
+      QueryBlock(s, q, cfg, args, walkedTile(t, blocks, args[q.heads])).run();
+    });
+  };
   return Kernel("kiln_attention_" + sha256_hex(key).substr(0, 10), q.signature.types(), body).library("attention");
 }
 

@@ -75,6 +75,12 @@ struct Structure {
   /// and the program writes its f32 partial output and log-sum-exp for the
   /// merge kernel instead of out and lse.
   bool split = false;
+  /// Persistent programs: each walks tiles (a block of queries of one head
+  /// of one batch) pid, pid + programs, ... one after another, so that the
+  /// compiler's producer brings a tile's first keys in while the consumers
+  /// finish the one before, and no program's start or end is left exposed.
+  /// (Not with split, varlen, paged or packHeads.)
+  bool persistent = false;
 
   std::string key() const;
 };
@@ -100,6 +106,7 @@ struct Params {
   /// [splits, batch, heads_q, seq_q, blockD] and lse f32 [splits, batch,
   /// heads_q, seq_q]
   int splits = -1, partialOut = -1, partialLse = -1;
+  int heads = -1, batches = -1; ///< (persistent) the tiles' heads and batches (i32)
 };
 
 Params parameters(const Structure &s);

@@ -51,6 +51,13 @@ Config default_attention_tile(const AttentionArgs &a, const AttentionProblem &p,
 /// warpgroup feeds.
 bool copy_engine_reads_keys(const AttentionArgs &a, const AttentionProblem &p, int64_t blockN);
 
+/// Whether a call's programs may walk its tiles (config `persistent`): a
+/// dense batch (not packed, paged or of heads packed into one program's
+/// rows) whose keys and values stream through rings alone (D up to 128:
+/// D 256 holds its queries in shared memory), which the compiler's
+/// producer then fills across tiles. (Split-KV calls stay one program a run.)
+bool tiles_can_be_walked(const AttentionArgs &a, const AttentionProblem &p);
+
 /// The tiles the autotuner searches for a call, and the key of its
 /// problem (its structure, its sizes bucketed).
 ConfigSpace attention_space(const AttentionArgs &a, const AttentionProblem &p, const std::string &arch);

@@ -79,7 +79,14 @@ ConfigSpace attention_space(const AttentionArgs &a, const AttentionProblem &p, c
       // warpgroups that do not take turns; elsewhere the key changes nothing.)
       .axis("overlap_chain", {1, 0})
       .constraint("the softmax is left out from under its own P V only beside a producer, without turns",
-                  [=](const Config &c) { return c["overlap_chain"] || (producerFeeds(c) && !c["ping_pong"]); });
+                  [=](const Config &c) { return c["overlap_chain"] || (producerFeeds(c) && !c["ping_pong"]); })
+      // (Programs walking the tiles: beside a producer, which brings a
+      // tile's first blocks in under the one before; not taking turns.)
+      .axis("persistent", {0, 1})
+      .constraint("programs walk the tiles only of a dense batch up to D 128, beside a producer, without turns",
+                  [=, walkable = tiles_can_be_walked(a, p)](const Config &c) {
+                    return !c["persistent"] || (walkable && producerFeeds(c) && !c["ping_pong"]);
+                  });
   return space;
 }
 
@@ -119,6 +126,8 @@ autotune::Task attention_tuning_task(const AttentionArgs &args, const Stream &st
     seed.set("ping_pong", 0);
   if (!seed.has("overlap_chain"))
     seed.set("overlap_chain", 1);
+  if (!seed.has("persistent"))
+    seed.set("persistent", 0);
   task.seeds.push_back(seed);
   // FlashAttention's count: four multiply-adds a query, key and head
   // dimension; half of them under a causal mask.

@@ -381,6 +381,70 @@ TEST(GpuOps, AttentionEveryMaskLayoutAndHeadDimension) {
   }
 }
 
+TEST(GpuOps, AttentionProgramsWalkingTheTiles) {
+  // Persistent programs (config `persistent`): the compiler's producer
+  // walks the tiles with the consumers, its ring continued from one tile's
+  // loops of keys to the next's. Small calls against the interpreter (a
+  // program a tile on the GPU, one program walking them all there); then
+  // calls of more tiles than the GPU has multiprocessors, each program
+  // walking several, against the same tile launched a program a tile.
+  struct Case {
+    int64_t D;
+    AttentionMask mask;
+    AttentionLayout layout;
+    DType dtype;
+    int64_t batch, heads, seqQ, seqK;
+  };
+  auto run = [](const Case &c, Pair &q, Pair &k, Pair &v, Pair &out, Pair &lse, bool gpu, const Stream &s,
+                int64_t persistent) {
+    auto view = [&](Pair &p) { return gpu ? p.gpu(p.tensor().view()) : p.tensor().view(); };
+    attention({view(q), view(k), view(v), view(out), view(lse), c.layout, c.mask}, s, {{"persistent", persistent}});
+  };
+  auto make = [](const Case &c, kiln::testing::DenseAttention &p) {
+    p.layout = c.layout, p.mask = c.mask, p.batch = c.batch, p.seqQ = c.seqQ, p.seqK = c.seqK, p.headsQ = c.heads;
+    p.headsKV = c.heads / 2, p.D = c.D;
+  };
+  for (const Case &c : {Case{64, AttentionMask::none, AttentionLayout::bshd, DType::bf16, 2, 4, 200, 300},
+                        Case{128, AttentionMask::none, AttentionLayout::bhsd, DType::bf16, 2, 4, 300, 256},
+                        Case{128, AttentionMask::causal_top_left, AttentionLayout::bshd, DType::f16, 2, 4, 257, 256},
+                        Case{40, AttentionMask::causal_bottom_right, AttentionLayout::bshd, DType::bf16, 2, 4, 70, 130}}) {
+    kiln::testing::DenseAttention p;
+    make(c, p);
+    Pair q(HostTensor::random(c.dtype, p.shape(c.seqQ, c.heads), 51));
+    Pair k(HostTensor::random(c.dtype, p.shape(c.seqK, c.heads / 2), 52));
+    Pair v(HostTensor::random(c.dtype, p.shape(c.seqK, c.heads / 2), 53));
+    Pair out(HostTensor::poisoned(c.dtype, p.shape(c.seqQ, c.heads))), lse(HostTensor::poisoned(DType::f32, {2, 4, c.seqQ}));
+    SCOPED_TRACE("D " + std::to_string(c.D) + " " + name(c.mask) + " " + std::to_string(c.seqQ) + "x" +
+                 std::to_string(c.seqK));
+    expect_same({&out, &lse}, [&](bool gpu, const Stream &s) { run(c, q, k, v, out, lse, gpu, s, 1); },
+                toleranceFor(c.dtype));
+  }
+  if (compile_only())
+    return;
+  for (const Case &c : {Case{128, AttentionMask::none, AttentionLayout::bhsd, DType::bf16, 4, 16, 1024, 1024},
+                        Case{64, AttentionMask::causal_bottom_right, AttentionLayout::bshd, DType::bf16, 3, 8, 1500, 2000},
+                        Case{128, AttentionMask::causal_top_left, AttentionLayout::bhsd, DType::f16, 2, 16, 2048, 2048}}) {
+    kiln::testing::DenseAttention p;
+    make(c, p);
+    SCOPED_TRACE("D " + std::to_string(c.D) + " " + name(c.mask) + ", " + std::to_string(c.batch * c.heads) +
+                 " heads of " + std::to_string(c.seqQ));
+    Pair q(HostTensor::random(c.dtype, p.shape(c.seqQ, c.heads), 61));
+    Pair k(HostTensor::random(c.dtype, p.shape(c.seqK, c.heads / 2), 62));
+    Pair v(HostTensor::random(c.dtype, p.shape(c.seqK, c.heads / 2), 63));
+    Pair walked(HostTensor::poisoned(c.dtype, p.shape(c.seqQ, c.heads)));
+    Pair launched(HostTensor::poisoned(c.dtype, p.shape(c.seqQ, c.heads)));
+    Pair walkedLse(HostTensor::poisoned(DType::f32, {c.batch, c.heads, c.seqQ}));
+    Pair launchedLse(HostTensor::poisoned(DType::f32, {c.batch, c.heads, c.seqQ}));
+    Stream stream(Device::cuda(0));
+    run(c, q, k, v, walked, walkedLse, true, stream, 1);
+    run(c, q, k, v, launched, launchedLse, true, stream, 0);
+    stream.synchronize();
+    const HostTensor want = launched.fetched(), wantLse = launchedLse.fetched();
+    walked.fetched().expect_near([&](const std::vector<int64_t> &at) { return want.at(at); }, toleranceFor(c.dtype));
+    walkedLse.fetched().expect_near([&](const std::vector<int64_t> &at) { return wantLse.at(at); }, 1e-5);
+  }
+}
+
 TEST(GpuOps, AttentionOnAPagedCache) {
   // Caches of 1000, 1 and 300 keys in pages of 64 scattered in reverse,
   // grouped-query heads: one query a sequence (decoding: split-KV on the

@@ -372,6 +372,37 @@ TEST(OpsAttention, KeysThatBlocksDivideAreReadWithoutMasks) {
   expectAttention(p);
 }
 
+TEST(OpsAttention, ProgramsWalkingTheTiles) {
+  // Persistent programs (one, on the interpreter, walking every tile):
+  // both layouts, every mask and window, grouped heads, a masked head
+  // dimension, keys that blocks divide and that they do not, no queries.
+  Config walking = small();
+  walking.set("persistent", 1);
+  Problem p;
+  for (AttentionLayout layout : {AttentionLayout::bshd, AttentionLayout::bhsd}) {
+    p.layout = layout;
+    expectAttention(p, walking);
+  }
+  for (int64_t seqK : {48, 45}) {
+    p.seqK = seqK;
+    for (AttentionMask mask : {AttentionMask::causal_top_left, AttentionMask::causal_bottom_right}) {
+      SCOPED_TRACE(std::string(name(mask)) + ", " + std::to_string(seqK) + " keys");
+      p.mask = mask;
+      expectAttention(p, walking);
+      p.windowLeft = 7;
+      expectAttention(p, walking);
+      p.windowLeft = -1;
+    }
+  }
+  p.mask = AttentionMask::none;
+  p.headsQ = 4;
+  p.D = 40;
+  p.softcap = 20;
+  expectAttention(p, walking);
+  p.seqQ = 0;
+  expectAttention(p, walking);
+}
+
 TEST(OpsAttention, SplitKeysAreMergedByTheirLogSumExp) {
   // Runs of one block and of several; more runs than blocks (some runs see
   // no key at all); rows that see no key; with every bound and variant.
@@ -579,6 +610,23 @@ TEST(OpsAttention, TheHopperDefaultTilesCompileWithoutSpilling) {
       EXPECT_LE(kernel.shared_memory, 227 * 1024);
       const bool held = kernel.ptx.find("fence.proxy.async.shared::cta;") != std::string::npos;
       EXPECT_EQ(held, D == 256);
+    }
+  // Programs walking the tiles (D 64 and 128, with and without a causal
+  // mask): the same producer, walking them too.
+  for (int64_t D : {64, 128})
+    for (AttentionMask mask : {AttentionMask::none, AttentionMask::causal_bottom_right}) {
+      SCOPED_TRACE("walking, D " + std::to_string(D) + ", " + name(mask));
+      HostTensor q = HostTensor::random(DType::bf16, {1, 2, 1024, D}, 1);
+      HostTensor out = HostTensor::poisoned(DType::bf16, {1, 2, 1024, D});
+      AttentionArgs args{q.view(), q.view(), q.view(), out.view(), {}, AttentionLayout::bhsd, mask};
+      autotune::Task task = attention_tuning_task(args, cpu(), "sm_90a");
+      Config walking = task.seeds[0];
+      walking.set("persistent", 1);
+      walking.set("ping_pong", 0);
+      EXPECT_EQ(task.space.check(walking), "") << walking.str();
+      CompiledKernel kernel = task.compile(walking);
+      EXPECT_EQ(kernel.num_warps, 12);
+      EXPECT_EQ(kernel.spill_stores, 0) << kernel.ptxas_log;
     }
   // A packed batch (its cut blocks read whole): the same producer.
   std::vector<int32_t> starts{0, 3000, 4100};
