@@ -274,11 +274,18 @@ AttentionLaunch prepare_attention(const AttentionArgs &a, const AttentionProblem
   s.split = splits > 1;
   // (Persistent programs walk dense tiles only: a packed batch's, a paged
   // cache's and split-KV's programs find their work from their ids.)
-  s.persistent = tile.get("persistent", 0) != 0 && !s.split && tiles_can_be_walked(a, p);
+  const int64_t perMultiprocessor = tile.get("persistent", 0);
+  if (perMultiprocessor < 0 || perMultiprocessor > 4)
+    throw Error(kOp + ": persistent is the programs a multiprocessor walking the tiles (0: one program a tile), 0 to "
+                      "4, got " + std::to_string(perMultiprocessor));
+  s.persistent = perMultiprocessor > 0 && !s.split && tiles_can_be_walked(a, p);
   if (s.persistent)
     tile.set("warp_specialize", 1);
+  // (A causal walk takes its tiles two at a time: walkTiles.)
+  const int64_t walked = s.boundedRight && !s.boundedLeft ? cdiv(queryBlocks, 2) * columns * p.batch : tiles;
   const Grid grid = s.persistent ? Grid(static_cast<uint32_t>(std::clamp<int64_t>(
-                                            stream.device().multiprocessors(), 1, std::max<int64_t>(tiles, 1))))
+                                            perMultiprocessor * stream.device().multiprocessors(), 1,
+                                            std::max<int64_t>(walked, 1))))
                                  : Grid(static_cast<uint32_t>(queryBlocks * splits), static_cast<uint32_t>(columns),
                                         static_cast<uint32_t>(p.batch));
 

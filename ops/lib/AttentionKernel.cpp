@@ -113,21 +113,16 @@ struct Running {
 };
 
 /// A tile: which block of queries (`order`, of `blocks` in all, counted
-/// from the last where the last are launched first), of which head and
-/// batch.
+/// from the last where `reversed`: the last are launched first), of which
+/// head and batch; `live` false for a walk's step that computes nothing.
 struct TileIndex {
   Tensor order, blocks, head, batch;
+  bool reversed = true;
+  Tensor live;
 };
 
 /// A program's one tile: the program ids.
 TileIndex launchedTile() { return {program_id(0), num_programs(0), program_id(1), program_id(2)}; }
-
-/// Tile `t` of a persistent walk: query blocks first, as a launch orders
-/// programs, so that the tiles in flight share their heads' keys in L2.
-TileIndex walkedTile(const Tensor &t, const Tensor &blocks, const Tensor &heads) {
-  Tensor rest = t / blocks;
-  return {t % blocks, blocks, rest % heads, rest / heads};
-}
 
 /// One tile: BLOCK_M queries of one head of one batch (and, split, one run
 /// of their keys).
@@ -181,7 +176,7 @@ public:
       shift = seqK - seqQ;
     else if (q.shift >= 0)
       shift = args[q.shift];
-    Tensor order = s.boundedRight && !s.boundedLeft ? tile.blocks - 1 - tile.order : tile.order;
+    Tensor order = s.boundedRight && !s.boundedLeft && tile.reversed ? tile.blocks - 1 - tile.order : tile.order;
     Tensor queryBlock = order;
     if (s.split) {
       queryBlock = order / args[q.splits];
@@ -205,6 +200,10 @@ public:
       rowsIn = rows < seqQ;
       firstQuery = queryBlock * BM;
       lastQuery = firstQuery + (BM - 1);
+    }
+    if (tile.live.valid()) {
+      live = tile.live;
+      rowsIn = rowsIn & live;
     }
     keyOffsets = arange(0, BN);
     columns = arange(0, s.blockD);
@@ -235,6 +234,9 @@ public:
     // work is spent on the padding up to the longest sequence.
     if (s.varlen)
       end = where(firstQuery < seqQ, end, 0);
+    // (A walk's step that computes nothing walks no keys and stores nothing.)
+    if (live.valid())
+      end = where(live, end, 0);
     Tensor a = minimum(maximum(wholeStart, lo), end), b = maximum(minimum(wholeEnd, end), a);
     if (s.split) {
       // This program's run: an equal share of [lo, end)'s blocks. The
@@ -269,6 +271,7 @@ private:
   Tensor shift;       ///< the bounds' diagonal: key i + shift is query i's (with bounds)
   Tensor tableRow;    ///< (paged) the sequence's row of the block table
   Tensor split;       ///< (split) which run of the keys
+  Tensor live;        ///< (a walk's step) whether it computes its tile
   /// Each row's query (its position in the sequence) and head, whether it
   /// is one; the first and last query of the block.
   Tensor positions, rowHeads, rowsIn, firstQuery, lastQuery;
@@ -442,20 +445,46 @@ void mergeRuns(DType dtype, int64_t blockD, bool withLse, const MergeParams &q, 
   }
 }
 
+/// Persistent programs: program pid walks the tiles pid, pid + programs,
+/// ..., query blocks first (as a launch orders programs, so that the tiles
+/// in flight share their heads' keys in L2). Where a query block's keys
+/// grow with it (a causal diagonal, a right edge alone), tiles cost as
+/// much as their block's number, and a static walk would give some
+/// programs the long ones only: the walk takes units of two, a block and
+/// its mirror (the last with the first, ...), which cost the same, the
+/// long one first. (An odd count's middle block is its own mirror: its
+/// second step computes nothing.)
+void walkTiles(const Structure &s, const Params &q, const Config &cfg, const std::vector<Tensor> &args) {
+  const Tensor &heads = args[q.heads];
+  Tensor blocks = cdiv(args[q.seqQ], cfg["BLOCK_M"]).to(DType::i32);
+  Tensor pid = program_id(0), programs = num_programs(0);
+  if (!(s.boundedRight && !s.boundedLeft)) {
+    for_range(pid, blocks * heads * args[q.batches], programs, [&](const Tensor &t) {
+      Tensor rest = t / blocks;
+      QueryBlock(s, q, cfg, args, TileIndex{t % blocks, blocks, rest % heads, rest / heads}).run();
+    });
+    return;
+  }
+  Tensor pairs = (blocks + 1) / 2, units = pairs * heads * args[q.batches];
+  Tensor mine = maximum(cdiv(units - pid, programs), 0);
+  for_range(constant(0, DType::i32), 2 * mine, 1, [&](const Tensor &step) {
+    Tensor unit = pid + step / 2 * programs, second = step % 2 == 1;
+    Tensor pair = unit % pairs, rest = unit / pairs, mirror = blocks - 1 - pair;
+    TileIndex tile{where(second, pair, mirror), blocks, rest % heads, rest / heads, /*reversed=*/false,
+                   !(second & (pair == mirror))};
+    QueryBlock(s, q, cfg, args, tile).run();
+  });
+}
+
 } // namespace
 
 Kernel forward_kernel(const Structure &s, const Params &q) {
   const std::string key = s.key();
   auto body = [s, q](const Config &cfg, const std::vector<Tensor> &args) {
-    if (!s.persistent) {
+    if (s.persistent)
+      walkTiles(s, q, cfg, args);
+    else
       QueryBlock(s, q, cfg, args, launchedTile()).run();
-      return;
-    }
-    Tensor blocks = cdiv(args[q.seqQ], cfg["BLOCK_M"]).to(DType::i32);
-    Tensor tiles = blocks * args[q.heads] * args[q.batches];
-    for_range(program_id(0), tiles, num_programs(0), [&](const Tensor &t) {
-      QueryBlock(s, q, cfg, args, walkedTile(t, blocks, args[q.heads])).run();
-    });
   };
   return Kernel("kiln_attention_" + sha256_hex(key).substr(0, 10), q.signature.types(), body).library("attention");
 }
