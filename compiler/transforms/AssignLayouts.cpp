@@ -17,6 +17,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "compiler/transforms/Passes.h"
+#include "compiler/transforms/ProgramWalk.h"
 
 #include "compiler/analysis/AxisInfo.h"
 #include "compiler/dialect/gpu/KGpu.h"
@@ -277,10 +278,11 @@ private:
   /// vectors where the accumulator's rows give each thread 2 elements side
   /// by side, and the store's addresses computed in the layout they are
   /// stored in. The staging space after the loops overlaps the pipelining
-  /// rings (ConvertKGpuToLLVM); it is not taken where it could not (a store
-  /// inside a loop, a cluster's program, whose barriers live to the end) or
-  /// where it would be more than half of a program's shared memory. Any
-  /// other stored value shares its pointer's class.
+  /// rings (ConvertKGpuToLLVM); in a walk over tiles (ProgramWalk.h) it
+  /// comes before them, which stay in use. It is not taken where it could
+  /// not (a store inside another loop, a cluster's program, whose barriers
+  /// live to the end) or where it would be more than half of a program's
+  /// shared memory. Any other stored value shares its pointer's class.
   void joinStoredValues() {
     llvm::DenseSet<Value> accumulators;
     func_.walk([&](tile::DotOp dot) {
@@ -292,8 +294,11 @@ private:
     for (tile::StoreOp store : stores_) {
       Value value = store.getValue();
       auto type = tensorOf(value);
+      auto loop = store->getParentOfType<LoopLikeOpInterface>();
+      auto walk = dyn_cast_or_null<scf::ForOp>(loop ? loop.getOperation() : nullptr);
       bool staged = type && !clustered && accumulators.contains(leader(value)) &&
-                    !store->getParentOfType<LoopLikeOpInterface>() && storeVectorBytes(store) >= 16 &&
+                    (!loop || (walk && store->getParentOp() == walk && walksTiles(walk))) &&
+                    storeVectorBytes(store) >= 16 &&
                     type.getNumElements() * pointeeBytes(store.getPtr()) <= stagingLimit;
       if (staged)
         staged_.push_back(store);

@@ -18,4 +18,11 @@ scf::ForOp walkAround(scf::ForOp loop) {
 
 bool atProgramTop(scf::ForOp loop) { return isa<tile::FuncOp>(loop->getParentOp()) || walkAround(loop); }
 
+bool walksTiles(scf::ForOp loop) {
+  for (auto inner : loop.getBody()->getOps<scf::ForOp>())
+    if (!inner.getBody()->getOps<tile::DotOp>().empty())
+      return walkAround(inner) == loop;
+  return false;
+}
+
 } // namespace kiln

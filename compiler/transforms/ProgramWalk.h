@@ -29,4 +29,8 @@ mlir::scf::ForOp walkAround(mlir::scf::ForOp loop);
 /// a walk over tiles (walkAround).
 bool atProgramTop(mlir::scf::ForOp loop);
 
+/// Whether `loop` is a walk over tiles: at the kernel's top, holding loops
+/// of dots (and no deeper loops).
+bool walksTiles(mlir::scf::ForOp loop);
+
 } // namespace kiln
