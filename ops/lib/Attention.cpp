@@ -181,6 +181,9 @@ bool keysOnTheCopyEngine(const Structure &s, const AttentionProblem &p, int64_t 
   return (s.rowsOfD || s.tokenRows) && (s.varlen ? p.packedKeys >= blockN : p.seqK % blockN == 0);
 }
 
+/// Whether programs may walk tiles of structure `s` (tiles_can_be_walked).
+bool walkable(const Structure &s) { return !s.varlen && !s.paged && !s.packHeads && s.blockD <= 128; }
+
 /// The untuned tile of a call of structure `s`.
 Config defaultTile(const Structure &s, const AttentionProblem &p, const std::string &arch) {
   const bool bounded = s.boundedLeft || s.boundedRight;
@@ -212,15 +215,25 @@ Config defaultTile(const Structure &s, const AttentionProblem &p, const std::str
   // Hopper) 64 queries on one warpgroup, three stages deep, 128-key steps
   // at D 64, 64 at D 128, whose registers hold the scores without
   // spilling; at D 256 64 x 64 on 8 warps, two stages.
+  // Where a producer feeds 128-key blocks of a dense batch, without a
+  // window's left edge, one program a multiprocessor walks the tiles
+  // (`persistent`): its producer brings a tile's first blocks in under the
+  // one before. (At D 64 below 2048 keys the two programs a multiprocessor
+  // without a producer measured faster.)
+  const bool walk = hopper && !s.boundedLeft && walkable(s) && keysOnTheCopyEngine(s, p, 128);
   if (s.blockD <= 64 && hopper && keysOnTheCopyEngine(s, p, 128) && p.seqK >= 2048)
-    return Config{
-        {"BLOCK_M", 128}, {"BLOCK_N", 128}, {"num_warps", 8}, {"num_stages", 2},
-        {"ping_pong", bounded || !s.varlen ? 0 : 1}};
+    return Config{{"BLOCK_M", 128},
+                  {"BLOCK_N", 128},
+                  {"num_warps", 8},
+                  {"num_stages", 2},
+                  {"ping_pong", bounded || !s.varlen ? 0 : 1},
+                  {"persistent", walk ? 1 : 0}};
   if (s.blockD <= 64)
     return hopper ? Config{{"BLOCK_M", 128}, {"BLOCK_N", 64}, {"num_warps", 8}, {"num_stages", 2}}
                   : Config{{"BLOCK_M", 64}, {"BLOCK_N", 128}, {"num_warps", 4}, {"num_stages", 3}};
   if (s.blockD <= 128)
-    return hopper ? Config{{"BLOCK_M", 128}, {"BLOCK_N", 128}, {"num_warps", 8}, {"num_stages", 2}}
+    return hopper ? Config{{"BLOCK_M", 128}, {"BLOCK_N", 128}, {"num_warps", 8}, {"num_stages", 2},
+                           {"persistent", walk ? 1 : 0}}
                   : Config{{"BLOCK_M", 64}, {"BLOCK_N", 64}, {"num_warps", 4}, {"num_stages", 3}};
   if (hopper)
     return Config{
@@ -240,8 +253,7 @@ bool copy_engine_reads_keys(const AttentionArgs &a, const AttentionProblem &p, i
 }
 
 bool tiles_can_be_walked(const AttentionArgs &a, const AttentionProblem &p) {
-  const Structure s = structureOf(a, p);
-  return !s.varlen && !s.paged && !s.packHeads && s.blockD <= 128;
+  return walkable(structureOf(a, p));
 }
 
 std::string attention_problem_key(const AttentionArgs &a, const AttentionProblem &p) {
@@ -278,7 +290,7 @@ AttentionLaunch prepare_attention(const AttentionArgs &a, const AttentionProblem
   if (perMultiprocessor < 0 || perMultiprocessor > 4)
     throw Error(kOp + ": persistent is the programs a multiprocessor walking the tiles (0: one program a tile), 0 to "
                       "4, got " + std::to_string(perMultiprocessor));
-  s.persistent = perMultiprocessor > 0 && !s.split && tiles_can_be_walked(a, p);
+  s.persistent = perMultiprocessor > 0 && !s.split && walkable(s);
   if (s.persistent)
     tile.set("warp_specialize", 1);
   // (A causal walk takes its tiles two at a time: walkTiles.)

@@ -581,6 +581,29 @@ TEST(OpsAttention, TheTuningSpaceHoldsTheDefaultTile) {
     EXPECT_EQ(task.space.check(task.seeds[0]), "") << task.seeds[0].str();
     EXPECT_EQ(task.seeds[0]["ping_pong"], std::string(arch) == "sm_90a" ? 1 : 0) << arch;
   }
+  // On Hopper, where a producer feeds 128-key blocks of a dense batch
+  // without a window's left edge, one program a multiprocessor walks the
+  // tiles; not at D 64 below 2048 keys (64-key blocks, two programs a
+  // multiprocessor), nor on sm_80.
+  struct Walk {
+    int64_t seq, D;
+    AttentionMask mask;
+    int64_t windowLeft, persistent;
+  };
+  for (Walk w : {Walk{1024, 128, AttentionMask::none, -1, 1}, Walk{1024, 128, AttentionMask::causal_top_left, -1, 1},
+                 Walk{2048, 64, AttentionMask::none, -1, 1}, Walk{1024, 64, AttentionMask::none, -1, 0},
+                 Walk{1024, 128, AttentionMask::none, 100, 0}, Walk{1000, 128, AttentionMask::none, -1, 0}}) {
+    SCOPED_TRACE("N " + std::to_string(w.seq) + ", D " + std::to_string(w.D) + ", " + name(w.mask) +
+                 (w.windowLeft >= 0 ? ", window" : ""));
+    HostTensor x = HostTensor::random(DType::bf16, {1, 2, w.seq, w.D}, 1);
+    HostTensor y = HostTensor::poisoned(DType::bf16, {1, 2, w.seq, w.D});
+    AttentionArgs args{x.view(), x.view(), x.view(), y.view(), {}, AttentionLayout::bhsd, w.mask};
+    args.window_left = w.windowLeft;
+    autotune::Task hopper = attention_tuning_task(args, cpu(), "sm_90a");
+    EXPECT_EQ(hopper.seeds[0]["persistent"], w.persistent);
+    EXPECT_EQ(hopper.space.check(hopper.seeds[0]), "") << hopper.seeds[0].str();
+    EXPECT_EQ(attention_tuning_task(args, cpu(), "sm_80").seeds[0]["persistent"], 0);
+  }
   HostTensor q = HostTensor::random(DType::bf16, {1, 2, 8, 16}, 1);
   AttentionArgs inPlace{q.view(), q.view(), q.view(), q.view(), {}};
   EXPECT_THROW(attention_tuning_task(inPlace, cpu(), "sm_90a"), Error); // the tuner would destroy q
@@ -670,6 +693,14 @@ TEST(OpsAttention, BadArgumentsAreRefusedWithTheirReason) {
           "softcap must be 0 (none)");
   HostTensor shortV = HostTensor::random(DType::bf16, {1, 7, 6, 32}, 7);
   refused({q.view(), k6.view(), shortV.view(), out.view(), {}}, "sequence lengths of k and v differ");
+  Config walking = small();
+  walking.set("persistent", 5);
+  try {
+    attention({q.view(), k6.view(), k6.view(), out.view(), {}}, cpu(), walking);
+    ADD_FAILURE() << "persistent = 5 accepted";
+  } catch (const Error &e) {
+    EXPECT_NE(std::string(e.what()).find("persistent is the programs a multiprocessor"), std::string::npos) << e.what();
+  }
 }
 
 } // namespace
