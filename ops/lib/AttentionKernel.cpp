@@ -24,7 +24,8 @@
 // each and leave partial results that the merge kernel weighs by their
 // log-sum-exp. Where a query block's keys grow with it (a causal diagonal,
 // a right edge alone), the last blocks are launched first, so that the
-// GPU's last programs are short ones.
+// GPU's last programs are short ones. Persistent programs walk tiles one
+// after another instead (walkTiles).
 //
 //===----------------------------------------------------------------------===//
 
