@@ -1,0 +1,53 @@
+// Loops of chained dots inside a walk over tiles (compiler/transforms/ProgramWalk.h): a persistent attention
+// kernel's loop over tiles at the kernel's top, a tile's loops of keys inside. The keys and values come by the
+// copy engine (the walk's counter is non-negative, so a head's offset from it is a box's row); the producer
+// walks the tiles too, its fill slot and parity carried from one tile's loops to the next's; the consumers' walk
+// carries their read slot and parity; every loop hands its last slot back once its last dot completed (the
+// rotated loop after its epilogue's P V; a causal tile's two loops each after their final wait); the tile's
+// result is converted for its coalesced store inside the walk.
+
+// RUN: kiln-opt %S/Inputs/attention-walk-d64.mlir --kgpu-lower-descriptors="num-stages=2 num-warps=8 target=sm_90a warp-specialize=true" --canonicalize --cse --kgpu-assign-layouts="num-warps=8 target=sm_90a" --canonicalize --cse --kgpu-pipeline-loops="num-stages=2 warp-specialize=true overlap-chain=true" --canonicalize --cse | FileCheck %s
+// RUN: kiln-opt %S/Inputs/attention-walk-causal-d64.mlir --kgpu-lower-descriptors="num-stages=2 num-warps=8 target=sm_90a warp-specialize=true" --canonicalize --cse --kgpu-assign-layouts="num-warps=8 target=sm_90a" --canonicalize --cse --kgpu-pipeline-loops="num-stages=2 warp-specialize=true overlap-chain=true" --canonicalize --cse | FileCheck %s --check-prefix=CAUSAL
+
+// The producer's walk: its fill loop starts at the walk's slot and parity (free at first: parity 1) and the walk
+// yields where the loop stopped.
+// CHECK: kgpu.producer {
+// CHECK: %[[PW:[0-9]+]]:2 = scf.for %[[T:arg[0-9]+]] = %{{[0-9]+}} to %{{[0-9]+}} step %{{[0-9]+}} iter_args(%[[PS:arg[0-9]+]] = %c0_i32{{.*}}, %[[PP:arg[0-9]+]] = %c1_i32{{.*}})
+// CHECK: arith.divsi %[[T]],
+// CHECK: %[[FILL:[0-9]+]]:2 = scf.for {{.*}} iter_args(%{{arg[0-9]+}} = %[[PS]], %{{arg[0-9]+}} = %[[PP]])
+// CHECK: kgpu.tma_load
+// CHECK: kgpu.tma_load
+// CHECK: scf.yield %[[FILL]]#0, %[[FILL]]#1 : i32, i32
+// The consumers' walk carries their read slot and parity from 0, 0.
+// CHECK: scf.for %{{arg[0-9]+}} = %{{[0-9]+}} to %{{[0-9]+}} step %{{[0-9]+}} iter_args(%[[RS:arg[0-9]+]] = %c0_i32{{.*}}, %[[RP:arg[0-9]+]] = %c0_i32{{.*}})
+// The rotated loop's prologue reads the walk's slot first.
+// CHECK: scf.if
+// CHECK: kgpu.mbarrier_wait %{{[0-9]+}}[%[[RS]]], %[[RP]]
+// CHECK: %[[LOOP:[0-9]+]]:7 = scf.for
+// The epilogue's P V, then its values' slot handed back.
+// CHECK: scf.if
+// CHECK-NEXT: kgpu.local_load %1[%[[LOOP]]#6]
+// CHECK-NEXT: tile.dot
+// CHECK-NEXT: kgpu.mbarrier_arrive %{{[0-9]+}}[%[[LOOP]]#6] if %true
+// The tile's store, converted for 16-byte stores, and the walk's yield: where the loop stopped.
+// CHECK: kgpu.convert_layout
+// CHECK: tile.store
+// CHECK-NEXT: scf.yield %[[LOOP]]#3, %[[LOOP]]#4 : i32, i32
+
+// A causal tile's two loops: the producer fills them one after the other in its walk, which yields where the
+// second stopped; each consumer loop hands its last slot back after its final wait, if it ran, and the walk
+// yields where the second loop stopped.
+// CAUSAL: kgpu.producer {
+// CAUSAL: scf.for %{{arg[0-9]+}} = {{.*}} iter_args(%[[PS:arg[0-9]+]] = %c0_i32{{.*}}, %[[PP:arg[0-9]+]] = %c1_i32{{.*}})
+// CAUSAL: %[[F1:[0-9]+]]:2 = scf.for {{.*}} iter_args(%{{arg[0-9]+}} = %[[PS]], %{{arg[0-9]+}} = %[[PP]])
+// CAUSAL: %[[F2:[0-9]+]]:2 = scf.for {{.*}} iter_args(%{{arg[0-9]+}} = %[[F1]]#0, %{{arg[0-9]+}} = %[[F1]]#1)
+// CAUSAL: scf.yield %[[F2]]#0, %[[F2]]#1 : i32, i32
+// CAUSAL: scf.for %{{arg[0-9]+}} = {{.*}} iter_args(%[[RS:arg[0-9]+]] = %c0_i32{{.*}}, %[[RP:arg[0-9]+]] = %c0_i32{{.*}})
+// CAUSAL: %[[L1:[0-9]+]]:5 = scf.for {{.*}} iter_args({{.*}}, %{{arg[0-9]+}} = %[[RS]], %{{arg[0-9]+}} = %[[RP]])
+// CAUSAL: kgpu.warpgroup_wait %[[L1]]#2, 0
+// CAUSAL: kgpu.mbarrier_arrive %{{[0-9]+}}[%{{[0-9]+}}] if %{{[0-9]+}}
+// CAUSAL: %[[L2:[0-9]+]]:5 = scf.for {{.*}} iter_args({{.*}}, %{{arg[0-9]+}} = %[[L1]]#3, %{{arg[0-9]+}} = %[[L1]]#4)
+// CAUSAL: kgpu.warpgroup_wait %[[L2]]#2, 0
+// CAUSAL: kgpu.mbarrier_arrive %{{[0-9]+}}[%{{[0-9]+}}] if %{{[0-9]+}}
+// CAUSAL: tile.store
+// CAUSAL-NEXT: scf.yield %[[L2]]#3, %[[L2]]#4 : i32, i32
