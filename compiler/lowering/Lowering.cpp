@@ -343,26 +343,6 @@ Value fromStorage(OpBuilder &b, Location loc, Value v, Type element) {
 
 namespace {
 
-/// Elements a row of a staging buffer takes: rows whose length is a
-/// multiple of 32 bytes would start in the same few banks, so a warp
-/// writing one column of successive rows (an mma.sync accumulator: 8 rows,
-/// 4 lanes each) would conflict; 16 bytes more a row spread them over all
-/// banks and keep 16-byte vectors aligned.
-/// Rows of a staging buffer: every dimension but the last.
-int64_t stagingRows(ArrayRef<int64_t> shape) {
-  int64_t rows = 1;
-  for (int64_t extent : shape.drop_back())
-    rows *= extent;
-  return rows;
-}
-
-int64_t stagingRowLength(ArrayRef<int64_t> shape, int64_t elementBytes) {
-  if (shape.empty())
-    return 1;
-  bool pad = stagingRows(shape) > 1 && (shape.back() * elementBytes) % 32 == 0;
-  return shape.back() + (pad ? std::max<int64_t>(1, 16 / elementBytes) : 0);
-}
-
 /// Index of `coord` in the staging buffer: row-major, rows padded.
 Value stagingIndex(OpBuilder &b, Location loc, ArrayRef<Value> coord, ArrayRef<int64_t> shape, int64_t rowLength) {
   Value row = linearize(b, loc, coord.drop_back(), shape.drop_back());
@@ -403,10 +383,6 @@ bool afterLoop(Operation *op) {
   return false;
 }
 
-int64_t stagingBytes(ArrayRef<int64_t> shape, int64_t elementBytes) {
-  return stagingRows(shape) * stagingRowLength(shape, elementBytes) * elementBytes;
-}
-
 SmallVector<Value> convertRegisters(OpBuilder &b, Location loc, Operation *anchor, ArrayRef<Value> values,
                                     Type llvmElement, const LinearLayout &from, const LinearLayout &to,
                                     int threadsPerWarp) {
@@ -425,7 +401,7 @@ SmallVector<Value> convertRegisters(OpBuilder &b, Location loc, Operation *ancho
   Type stored = storageType(llvmElement);
   ArrayRef<int64_t> shape = from.shape();
   int64_t elementBytes = storageBytes(stored);
-  int64_t rowLength = stagingRowLength(shape, elementBytes);
+  int64_t rowLength = gpu::stagingRowLength(shape, elementBytes);
   Value base = sharedBase(b, loc, anchor);
   // After a loop (an epilogue after the K loop) the thread's coordinates
   // are computed afresh: reused from before the loop, they would stay live
@@ -477,7 +453,7 @@ int64_t scratchBytes(Operation *op, int numWarps, int threadsPerWarp) {
   };
   return llvm::TypeSwitch<Operation *, int64_t>(op)
       .Case([&](gpu::ConvertLayoutOp c) {
-        return stagingBytes(cast<RankedTensorType>(c.getType()).getShape(), bytesOf(c.getType()));
+        return gpu::stagingBytes(cast<RankedTensorType>(c.getType()).getShape(), bytesOf(c.getType()));
       })
       .Case([&](tile::ReduceOp r) {
         // Each warp's partial result per output element, per operand.
@@ -497,7 +473,8 @@ int64_t scratchBytes(Operation *op, int numWarps, int threadsPerWarp) {
         int64_t total = 0;
         for (Value operand : {d.getA(), d.getB()})
           if (!gpu::ringSlotLoad(operand) && !gpu::inMmaOperandLayout(operand))
-            total += stagingBytes(cast<RankedTensorType>(operand.getType()).getShape(), bytesOf(operand.getType()));
+            total +=
+                gpu::stagingBytes(cast<RankedTensorType>(operand.getType()).getShape(), bytesOf(operand.getType()));
         return total;
       })
       .Case<tile::AtomicRMWOp, tile::AtomicCASOp>([&](Operation *o) -> int64_t {

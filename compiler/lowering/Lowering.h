@@ -11,6 +11,7 @@
 #pragma once
 
 #include "compiler/dialect/gpu/KGpu.h"
+#include "compiler/dialect/gpu/Staging.h"
 
 #include <array>
 #include <optional>
@@ -143,7 +144,7 @@ int64_t storageBytes(Type llvmElement);
 
 /// Moves the registers of a block from layout `from` to layout `to`: a
 /// register permutation when their threads agree, otherwise through shared
-/// memory (scratch at offset 0, bracketed by barriers; stagingBytes).
+/// memory (scratch at offset 0, bracketed by barriers; gpu::stagingBytes).
 llvm::SmallVector<Value> convertRegisters(OpBuilder &b, Location loc, mlir::Operation *anchor,
                                           llvm::ArrayRef<Value> values, Type llvmElement,
                                           const gpu::LinearLayout &from, const gpu::LinearLayout &to,
@@ -259,9 +260,6 @@ constexpr const char *kStagingColumnsAttr = "kgpu.staging_columns";
 /// waits for their reads of shared memory before it returns.
 constexpr const char *kBulkStoresAttr = "kgpu.bulk_stores";
 
-/// Shared memory a conversion of a block of `shape` through shared memory
-/// takes (convertRegisters): its rows, padded against bank conflicts.
-int64_t stagingBytes(llvm::ArrayRef<int64_t> shape, int64_t elementBytes);
 /// Shared memory bytes an operation needs as scratch (0 for most).
 int64_t scratchBytes(mlir::Operation *op, int numWarps, int threadsPerWarp);
 

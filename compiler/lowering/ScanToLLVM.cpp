@@ -396,7 +396,7 @@ int64_t scanScratchBytes(tile::ScanOp op, int numWarps, int threadsPerWarp) {
     if (plan.warps > 1)
       exchange += lines * plan.repeats * plan.warps * slotBytes(element);
     if (work != layoutOf(type)) // through shared memory and back, one operand at a time
-      conversion = std::max(conversion, stagingBytes(type.getShape(), std::max<int64_t>(1, slotBytes(element))));
+      conversion = std::max(conversion, gpu::stagingBytes(type.getShape(), std::max<int64_t>(1, slotBytes(element))));
   }
   return std::max(exchange, conversion);
 }

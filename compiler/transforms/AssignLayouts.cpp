@@ -22,6 +22,7 @@
 #include "compiler/analysis/AxisInfo.h"
 #include "compiler/dialect/gpu/KGpu.h"
 #include "compiler/dialect/gpu/Mma.h"
+#include "compiler/dialect/gpu/Staging.h"
 #include "compiler/transforms/HeldOperands.h"
 #include "kiln/target.h"
 
@@ -296,9 +297,14 @@ private:
       auto type = tensorOf(value);
       auto loop = store->getParentOfType<LoopLikeOpInterface>();
       auto walk = dyn_cast_or_null<scf::ForOp>(loop ? loop.getOperation() : nullptr);
+      // (In a walk the staging space comes before rings that may take
+      // their whole budget, and the barriers after it a slot of 1 KiB.)
+      const bool inWalk = walk && store->getParentOp() == walk && walksTiles(walk);
+      const bool besideRings = type && gpu::stagingBytes(type.getShape(), pointeeBytes(store.getPtr())) +
+                                               gpu::kRingBudgetBytes + 1024 <=
+                                           max_shared_memory_per_program(computeCapability_);
       bool staged = type && !clustered && accumulators.contains(leader(value)) &&
-                    (!loop || (walk && store->getParentOp() == walk && walksTiles(walk))) &&
-                    storeVectorBytes(store) >= 16 &&
+                    (!loop || (inWalk && besideRings)) && storeVectorBytes(store) >= 16 &&
                     type.getNumElements() * pointeeBytes(store.getPtr()) <= stagingLimit;
       if (staged)
         staged_.push_back(store);

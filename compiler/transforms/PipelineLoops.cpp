@@ -87,7 +87,11 @@
 // in its own iteration, once that dot completed. Later loops of chained dots
 // (causal attention's diagonal block) continue the same ring
 // (ProducerRing): a second fill loop in the producer, a second consumer
-// loop reading on from the first's slot and parity.
+// loop reading on from the first's slot and parity. Loops of chained dots
+// inside a walk over tiles (a persistent program's loop at the kernel's
+// top, ProgramWalk.h) get the same producer, which walks the tiles too:
+// producer and consumers carry their slot and parity across tiles, and
+// each loop hands its last slot back once its last dot completed.
 //
 //===----------------------------------------------------------------------===//
 
@@ -177,9 +181,8 @@ struct ProducerRing {
   scf::ForOp producerWalk;            ///< (in a walk over tiles) the producer's walk
   Value fillSlot, fillPhase;          ///< after the producer's last loop
   /// (in a walk) The consumers' walk, given the read slot and parity as
-  /// its last two carried values, and the walks it replaced.
+  /// its last two carried values.
   scf::ForOp consumerWalk;
-  llvm::DenseSet<Operation *> replacedWalks;
   scf::ForOp consumer;                ///< the last consumer loop (results: ..., slot, phase)
   PassTurnOp finalPass;               ///< (turns) the pass after the last consumer loop
 };
@@ -191,7 +194,7 @@ public:
                 const llvm::DenseSet<Operation *> &rereadable, std::optional<ProducerRing> &ring, int64_t heldBytes)
       : loop_(loop), stages_(stages), computeCapability_(computeCapability), numWarps_(numWarps),
         warpSpecialize_(warpSpecialize), pingPong_(pingPong), overlapChain_(overlapChain), axis_(axis),
-        rereadable_(rereadable), ring_(ring), walk_(walkAround(loop)), heldBytes_(heldBytes) {}
+        rereadable_(rereadable), ring_(ring), walk_(enclosingWalk(loop)), heldBytes_(heldBytes) {}
 
   void run() {
     SmallVector<Candidate> candidates = findCandidates();
@@ -766,21 +769,32 @@ private:
     // fills have got to from one tile's loops to the next's.
     IRMapping outer;
     scf::ForOp producerWalk = continues ? ring_->producerWalk : scf::ForOp();
-    if (producerWalk)
+    // (What the kernel's top computes is computed once, before the
+    // producer's walk: a scalar load read again in every tile could see
+    // what the consumers stored meanwhile.)
+    auto inWalk = [&](Operation *op) { return walk_ && op->getBlock() == walk_.getBody(); };
+    if (producerWalk) {
       outer.map(walk_.getInductionVar(), producerWalk.getInductionVar());
-    for (Operation *op : before)
-      if (continues || !walk_ || op->getBlock() != walk_.getBody())
-        b.clone(*op, outer);
+      OpBuilder::InsertionGuard guard(b);
+      b.setInsertionPoint(producerWalk);
+      for (Operation *op : before)
+        if (!inWalk(op))
+          b.clone(*op, outer);
+    } else {
+      for (Operation *op : before)
+        if (!inWalk(op))
+          b.clone(*op, outer);
+    }
     if (walk_ && !continues) {
       producerWalk = scf::ForOp::create(b, loc, outer.lookupOrDefault(walk_.getLowerBound()),
                                         outer.lookupOrDefault(walk_.getUpperBound()),
                                         outer.lookupOrDefault(walk_.getStep()), ValueRange{i32(b, 0), i32(b, 1)});
       b.setInsertionPointToStart(producerWalk.getBody());
       outer.map(walk_.getInductionVar(), producerWalk.getInductionVar());
-      for (Operation *op : before)
-        if (op->getBlock() == walk_.getBody())
-          b.clone(*op, outer);
     }
+    for (Operation *op : before)
+      if (inWalk(op))
+        b.clone(*op, outer);
     SmallVector<Value> inits;
     for (unsigned index : slice.carried)
       inits.push_back(outer.lookupOrDefault(loop_.getInitArgs()[index]));
@@ -1013,14 +1027,13 @@ private:
     auto unchanged = [](OpBuilder &, Location, ArrayRef<BlockArgument> args) {
       return SmallVector<Value>(args.begin(), args.end());
     };
-    Operation *old = walk_.getOperation();
-    FailureOr<LoopLikeOpInterface> replaced = cast<LoopLikeOpInterface>(old).replaceWithAdditionalYields(
-        b, ValueRange{zero, zero}, /*replaceInitOperandUsesInLoop=*/false, unchanged);
+    auto walk = cast<LoopLikeOpInterface>(walk_.getOperation());
+    FailureOr<LoopLikeOpInterface> replaced =
+        walk.replaceWithAdditionalYields(b, ValueRange{zero, zero}, /*replaceInitOperandUsesInLoop=*/false, unchanged);
     if (failed(replaced))
       return false;
     walk_ = cast<scf::ForOp>(replaced->getOperation());
     ring_->consumerWalk = walk_;
-    ring_->replacedWalks.insert(old);
     return true;
   }
 
@@ -1446,7 +1459,11 @@ struct PipelineLoops : impl::PipelineLoopsBase<PipelineLoops> {
       const int numWarps = getNumWarps(module);
       SmallVector<scf::ForOp> loops;
       llvm::DenseMap<Operation *, int64_t> heldBytes;
+      // (A walk over tiles is not pipelined itself: its loops are, and the
+      // producer of theirs replaces it with one carrying more values.)
       func.walk([&](scf::ForOp loop) {
+        if (walksTiles(loop))
+          return;
         loops.push_back(loop);
         heldBytes[loop] = heldSharedBytes(loop, cc, numWarps);
       });
@@ -1454,8 +1471,6 @@ struct PipelineLoops : impl::PipelineLoopsBase<PipelineLoops> {
       const llvm::DenseSet<Operation *> rereadable = rereadableLoads(func);
       storeHeldOperands(func, cc, numWarps);
       for (scf::ForOp loop : loops) {
-        if (ring && ring->replacedWalks.contains(loop.getOperation()))
-          continue; // (erased: only its address is compared)
         const bool producer = cc >= 90 && (warpSpecialize || loop->hasAttr(kWarpSpecializeAttr));
         loop->removeAttr(kWarpSpecializeAttr);
         LoopPipeliner(loop, numStages, cc, numWarps, producer, pingPong, overlapChain, axis, rereadable, ring,

@@ -6,7 +6,7 @@ namespace kiln {
 
 using namespace mlir;
 
-scf::ForOp walkAround(scf::ForOp loop) {
+scf::ForOp enclosingWalk(scf::ForOp loop) {
   auto walk = dyn_cast_or_null<scf::ForOp>(loop->getParentOp());
   if (!walk || !isa<tile::FuncOp>(walk->getParentOp()))
     return {};
@@ -16,12 +16,12 @@ scf::ForOp walkAround(scf::ForOp loop) {
   return walk;
 }
 
-bool atProgramTop(scf::ForOp loop) { return isa<tile::FuncOp>(loop->getParentOp()) || walkAround(loop); }
+bool atProgramTop(scf::ForOp loop) { return isa<tile::FuncOp>(loop->getParentOp()) || enclosingWalk(loop); }
 
 bool walksTiles(scf::ForOp loop) {
   for (auto inner : loop.getBody()->getOps<scf::ForOp>())
     if (!inner.getBody()->getOps<tile::DotOp>().empty())
-      return walkAround(inner) == loop;
+      return enclosingWalk(inner) == loop;
   return false;
 }
 

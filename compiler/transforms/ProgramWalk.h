@@ -1,7 +1,8 @@
 //===- ProgramWalk.h - a persistent program's loop over its tiles ---------===//
 //
 // A persistent kernel's program walks tiles in a loop at the kernel's top
-// (for t = program_id; t < tiles; t += num_programs), and each tile walks
+// (for t = program_id; t < tiles; t += num_programs, or over its own steps
+// from 0, each finding its tile), and each tile walks
 // its blocks of keys or K in loops inside: the same loops of dots as a
 // kernel with one program a tile has at its top. LowerDescriptors and
 // PipelineLoops give those inner loops a producer warpgroup all the same:
@@ -23,10 +24,10 @@ namespace kiln {
 /// that loop sits at the top of the kernel and holds no other loop with
 /// loops inside; null otherwise. (What the walk carries, the producer does
 /// not read: its copies' addresses may use the walk's counter only.)
-mlir::scf::ForOp walkAround(mlir::scf::ForOp loop);
+mlir::scf::ForOp enclosingWalk(mlir::scf::ForOp loop);
 
 /// Whether `loop` runs at a program's top: at the kernel's top, or inside
-/// a walk over tiles (walkAround).
+/// a walk over tiles (enclosingWalk).
 bool atProgramTop(mlir::scf::ForOp loop);
 
 /// Whether `loop` is a walk over tiles: at the kernel's top, holding loops

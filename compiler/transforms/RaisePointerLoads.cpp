@@ -381,8 +381,8 @@ Value otherFactor(Value v, Value factor) {
 
 /// Whether `v` is provably at least 0: a program id or count, a
 /// non-negative constant, a positive parameter, the counter of a loop that
-/// starts at such a value and steps up by one (a persistent program's walk
-/// over tiles), and products, sums, quotients and remainders of such (a
+/// starts at such a value and steps up by a positive constant or the
+/// program count (a persistent program's walk over tiles), and products, sums, quotients and remainders of such (a
 /// head `pid / group`, a tile's query block `tile % blocks`).
 bool isNonNegative(Value v, tile::FuncOp func, int depth = 0) {
   v = stripExtension(v);

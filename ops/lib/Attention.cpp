@@ -218,8 +218,9 @@ Config defaultTile(const Structure &s, const AttentionProblem &p, const std::str
   // Where a producer feeds 128-key blocks of a dense batch, without a
   // window's left edge, one program a multiprocessor walks the tiles
   // (`persistent`): its producer brings a tile's first blocks in under the
-  // one before. (At D 64 below 2048 keys the two programs a multiprocessor
-  // without a producer measured faster.)
+  // one before. (At D 64 below 2048 keys, 64-key blocks run two programs a
+  // multiprocessor without a producer, which hide each other's start and
+  // end: a walk, which asks for a producer, would take that away.)
   const bool walk = hopper && !s.boundedLeft && walkable(s) && keysOnTheCopyEngine(s, p, 128);
   if (s.blockD <= 64 && hopper && keysOnTheCopyEngine(s, p, 128) && p.seqK >= 2048)
     return Config{{"BLOCK_M", 128},

@@ -267,7 +267,7 @@ private:
   const int64_t BM, BN;
   const Tensor batchId; ///< the tile's batch
   Tensor base[TENSORS];
-  Tensor seqQ, seqK;  ///< this program's sequence lengths
+  Tensor seqQ, seqK;  ///< the tile's sequence lengths
   Tensor keyFloor;    ///< (whole cut blocks) the packed batch's first key, counted from the sequence's
   Tensor shift;       ///< the bounds' diagonal: key i + shift is query i's (with bounds)
   Tensor tableRow;    ///< (paged) the sequence's row of the block table

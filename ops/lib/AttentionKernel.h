@@ -79,7 +79,7 @@ struct Structure {
   /// of one batch) pid, pid + programs, ... one after another, so that the
   /// compiler's producer brings a tile's first keys in while the consumers
   /// finish the one before, and no program's start or end is left exposed.
-  /// (Not with split, varlen, paged or packHeads.)
+  /// (Not with split, varlen, paged or packHeads, nor at D 256.)
   bool persistent = false;
 
   std::string key() const;

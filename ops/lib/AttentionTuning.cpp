@@ -86,7 +86,8 @@ ConfigSpace attention_space(const AttentionArgs &a, const AttentionProblem &p, c
       .axis("persistent", {0, 1, 2})
       .constraint("programs walk the tiles only of a dense batch up to D 128, beside a producer, without turns",
                   [=, walkable = tiles_can_be_walked(a, p)](const Config &c) {
-                    return !c["persistent"] || (walkable && producerFeeds(c) && !c["ping_pong"]);
+                    return !c["persistent"] ||
+                           (walkable && producerFeeds(c) && c["warp_specialize"] && !c["ping_pong"]);
                   });
   return space;
 }
@@ -122,7 +123,7 @@ autotune::Task attention_tuning_task(const AttentionArgs &args, const Stream &st
                       "out differs from the default tile's");
   // (A seed missing an axis is no point of the space.)
   Config seed = default_attention_tile(args, p, arch);
-  seed.set("warp_specialize", 0);
+  seed.set("warp_specialize", seed.get("persistent", 0) ? 1 : 0); // (a walk's producer)
   if (!seed.has("ping_pong"))
     seed.set("ping_pong", 0);
   if (!seed.has("overlap_chain"))

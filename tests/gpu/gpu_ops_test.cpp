@@ -404,16 +404,20 @@ TEST(GpuOps, AttentionProgramsWalkingTheTiles) {
     p.layout = c.layout, p.mask = c.mask, p.batch = c.batch, p.seqQ = c.seqQ, p.seqK = c.seqK, p.headsQ = c.heads;
     p.headsKV = c.heads / 2, p.D = c.D;
   };
-  for (const Case &c : {Case{64, AttentionMask::none, AttentionLayout::bshd, DType::bf16, 2, 4, 200, 300},
-                        Case{128, AttentionMask::none, AttentionLayout::bhsd, DType::bf16, 2, 4, 300, 256},
-                        Case{128, AttentionMask::causal_top_left, AttentionLayout::bshd, DType::f16, 2, 4, 257, 256},
-                        Case{40, AttentionMask::causal_bottom_right, AttentionLayout::bshd, DType::bf16, 2, 4, 70, 130}}) {
+  const AttentionLayout bshd = AttentionLayout::bshd, bhsd = AttentionLayout::bhsd;
+  const AttentionMask none = AttentionMask::none, topLeft = AttentionMask::causal_top_left;
+  const AttentionMask bottomRight = AttentionMask::causal_bottom_right;
+  for (const Case &c : {Case{64, none, bshd, DType::bf16, 2, 4, 200, 300},
+                        Case{128, none, bhsd, DType::bf16, 2, 4, 300, 256},
+                        Case{128, topLeft, bshd, DType::f16, 2, 4, 257, 256},
+                        Case{40, bottomRight, bshd, DType::bf16, 2, 4, 70, 130}}) {
     kiln::testing::DenseAttention p;
     make(c, p);
     Pair q(HostTensor::random(c.dtype, p.shape(c.seqQ, c.heads), 51));
     Pair k(HostTensor::random(c.dtype, p.shape(c.seqK, c.heads / 2), 52));
     Pair v(HostTensor::random(c.dtype, p.shape(c.seqK, c.heads / 2), 53));
-    Pair out(HostTensor::poisoned(c.dtype, p.shape(c.seqQ, c.heads))), lse(HostTensor::poisoned(DType::f32, {2, 4, c.seqQ}));
+    Pair out(HostTensor::poisoned(c.dtype, p.shape(c.seqQ, c.heads)));
+    Pair lse(HostTensor::poisoned(DType::f32, {2, 4, c.seqQ}));
     SCOPED_TRACE("D " + std::to_string(c.D) + " " + name(c.mask) + " " + std::to_string(c.seqQ) + "x" +
                  std::to_string(c.seqK));
     expect_same({&out, &lse}, [&](bool gpu, const Stream &s) { run(c, q, k, v, out, lse, gpu, s, 1); },
@@ -421,9 +425,9 @@ TEST(GpuOps, AttentionProgramsWalkingTheTiles) {
   }
   if (compile_only())
     return;
-  for (const Case &c : {Case{128, AttentionMask::none, AttentionLayout::bhsd, DType::bf16, 4, 16, 1024, 1024},
-                        Case{64, AttentionMask::causal_bottom_right, AttentionLayout::bshd, DType::bf16, 3, 8, 1500, 2000},
-                        Case{128, AttentionMask::causal_top_left, AttentionLayout::bhsd, DType::f16, 2, 16, 2048, 2048}}) {
+  for (const Case &c : {Case{128, none, bhsd, DType::bf16, 4, 16, 1024, 1024},
+                        Case{64, bottomRight, bshd, DType::bf16, 3, 8, 1500, 2000},
+                        Case{128, topLeft, bhsd, DType::f16, 2, 16, 2048, 2048}}) {
     kiln::testing::DenseAttention p;
     make(c, p);
     SCOPED_TRACE("D " + std::to_string(c.D) + " " + name(c.mask) + ", " + std::to_string(c.batch * c.heads) +
