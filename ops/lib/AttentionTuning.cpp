@@ -80,10 +80,11 @@ ConfigSpace attention_space(const AttentionArgs &a, const AttentionProblem &p, c
       .axis("overlap_chain", {1, 0})
       .constraint("the softmax is left out from under its own P V only beside a producer, without turns",
                   [=](const Config &c) { return c["overlap_chain"] || (producerFeeds(c) && !c["ping_pong"]); })
-      // (Programs walking the tiles, one or two a multiprocessor: beside a
+      // (Programs walking the tiles, one a multiprocessor: beside a
       // producer, which brings a tile's first blocks in under the one
-      // before; not taking turns.)
-      .axis("persistent", {0, 1, 2})
+      // before; not taking turns. A producer's program takes a
+      // multiprocessor's registers, so a second one would only wait.)
+      .axis("persistent", {0, 1})
       .constraint("programs walk the tiles only of a dense batch up to D 128, beside a producer, without turns",
                   [=, walkable = tiles_can_be_walked(a, p)](const Config &c) {
                     return !c["persistent"] ||
