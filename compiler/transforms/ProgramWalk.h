@@ -2,9 +2,9 @@
 //
 // A persistent kernel's program walks tiles in a loop at the kernel's top
 // (for t = program_id; t < tiles; t += num_programs, or over its own steps
-// from 0, each finding its tile), and each tile walks
-// its blocks of keys or K in loops inside: the same loops of dots as a
-// kernel with one program a tile has at its top. LowerDescriptors and
+// from 0, each finding its tile), and each tile walks its blocks of keys
+// or K in loops inside: the same loops of dots as a kernel with one
+// program a tile has at its top. LowerDescriptors and
 // PipelineLoops give those inner loops a producer warpgroup all the same:
 // it walks the tiles too, filling the ring for every tile's loops one after
 // another, so that a tile's first blocks arrive while the consumers still
