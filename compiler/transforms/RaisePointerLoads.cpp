@@ -23,6 +23,7 @@
 #include "compiler/transforms/RaisePointerLoads.h"
 
 #include "compiler/dialect/gpu/KGpu.h"
+#include "compiler/transforms/ProgramWalk.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
@@ -380,10 +381,12 @@ Value otherFactor(Value v, Value factor) {
 }
 
 /// Whether `v` is provably at least 0: a program id or count, a
-/// non-negative constant, a positive parameter, the counter of a loop that
-/// starts at such a value and steps up by a positive constant or the
-/// program count (a persistent program's walk over tiles), and products, sums, quotients and remainders of such (a
-/// head `pid / group`, a tile's query block `tile % blocks`).
+/// non-negative constant, a positive parameter, the counter of a walk over
+/// tiles (ProgramWalk.h) that starts at such a value and steps up by a
+/// positive constant or the program count, and products, sums, quotients
+/// and remainders of such (a head `pid / group`, a tile's query block
+/// `tile % blocks`). (Other loops' counters are not taken: their kernels
+/// read the boxes they read before walks came.)
 bool isNonNegative(Value v, tile::FuncOp func, int depth = 0) {
   v = stripExtension(v);
   if (std::optional<int64_t> c = constantOf(v))
@@ -394,7 +397,7 @@ bool isNonNegative(Value v, tile::FuncOp func, int depth = 0) {
     return false;
   if (auto counter = dyn_cast<BlockArgument>(v)) {
     auto loop = dyn_cast<scf::ForOp>(counter.getOwner()->getParentOp());
-    if (!loop || counter != loop.getInductionVar())
+    if (!loop || counter != loop.getInductionVar() || !walksTiles(loop))
       return false;
     std::optional<int64_t> step = constantOf(loop.getStep());
     const bool stepsUp = step ? *step > 0 : loop.getStep().getDefiningOp<tile::NumProgramsOp>() != nullptr;
