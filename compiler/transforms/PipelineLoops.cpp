@@ -773,18 +773,16 @@ private:
     // producer's walk: a scalar load read again in every tile could see
     // what the consumers stored meanwhile.)
     auto inWalk = [&](Operation *op) { return walk_ && op->getBlock() == walk_.getBody(); };
-    if (producerWalk) {
-      outer.map(walk_.getInductionVar(), producerWalk.getInductionVar());
+    {
       OpBuilder::InsertionGuard guard(b);
-      b.setInsertionPoint(producerWalk);
-      for (Operation *op : before)
-        if (!inWalk(op))
-          b.clone(*op, outer);
-    } else {
+      if (producerWalk)
+        b.setInsertionPoint(producerWalk);
       for (Operation *op : before)
         if (!inWalk(op))
           b.clone(*op, outer);
     }
+    if (producerWalk)
+      outer.map(walk_.getInductionVar(), producerWalk.getInductionVar());
     if (walk_ && !continues) {
       producerWalk = scf::ForOp::create(b, loc, outer.lookupOrDefault(walk_.getLowerBound()),
                                         outer.lookupOrDefault(walk_.getUpperBound()),
@@ -931,17 +929,10 @@ private:
     const std::optional<std::pair<unsigned, unsigned>> &split = barriers.split;
     const Value emptyFirst = split ? barriers.emptyOf(split->first) : Value();
     const Value emptyLast = split ? barriers.emptyOf(split->second) : empty;
-    if (previousLoop && !walk_) {
-      // The previous loop's last slot, once its last dot completed (the wait
-      // after that loop), if it ran. (In a walk every loop hands its last
-      // slot back itself, below.)
-      auto completed = cast<WarpgroupWaitOp>(previousLoop->getNextNode());
-      b.setInsertionPointAfter(completed);
-      Value last = previousSlot(b, loc, previousLoop.getResult(previousLoop.getNumResults() - 2));
-      Value ran = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sgt, previousLoop.getUpperBound(),
-                                        previousLoop.getLowerBound());
-      MBarrierArriveOp::create(b, loc, emptyLast, last, ran, 1);
-    }
+    // The previous loop's last slot. (In a walk every loop hands its last
+    // slot back itself, below.)
+    if (previousLoop && !walk_)
+      handBackLastSlot(b, previousLoop, emptyLast);
     if (chain_ && sharing == 1)
       ring_->consumer = newLoop;
     for (Value map : sharedMaps)
@@ -1037,12 +1028,12 @@ private:
     return true;
   }
 
-  /// (In a walk over tiles) Hands the last slot `loop` read back once its
-  /// last dot completed (the wait after the loop), if it ran: the
-  /// producer fills it for a later tile.
+  /// Hands the last slot consumer loop `loop` read back once its last dot
+  /// completed (the wait after the loop), if it ran: the producer fills it
+  /// for the loop that continues the ring, or a later tile's.
   void handBackLastSlot(IRRewriter &b, scf::ForOp loop, Value emptyLast) {
     Location loc = loop.getLoc();
-    b.setInsertionPointAfter(loop->getNextNode());
+    b.setInsertionPointAfter(cast<WarpgroupWaitOp>(loop->getNextNode()));
     Value last = previousSlot(b, loc, loop.getResult(loop.getNumResults() - 2));
     Value ran = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sgt, loop.getUpperBound(), loop.getLowerBound());
     MBarrierArriveOp::create(b, loc, emptyLast, last, ran, 1);

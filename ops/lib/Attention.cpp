@@ -295,7 +295,7 @@ AttentionLaunch prepare_attention(const AttentionArgs &a, const AttentionProblem
   if (s.persistent)
     tile.set("warp_specialize", 1);
   // (A causal walk takes its tiles two at a time: walkTiles.)
-  const int64_t walked = s.boundedRight && !s.boundedLeft ? cdiv(queryBlocks, 2) * columns * p.batch : tiles;
+  const int64_t walked = s.keysGrowWithQueries() ? cdiv(queryBlocks, 2) * columns * p.batch : tiles;
   const Grid grid = s.persistent ? Grid(static_cast<uint32_t>(std::clamp<int64_t>(
                                             perMultiprocessor * stream.device().multiprocessors(), 1,
                                             std::max<int64_t>(walked, 1))))

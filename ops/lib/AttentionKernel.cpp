@@ -177,7 +177,7 @@ public:
       shift = seqK - seqQ;
     else if (q.shift >= 0)
       shift = args[q.shift];
-    Tensor order = s.boundedRight && !s.boundedLeft && tile.reversed ? tile.blocks - 1 - tile.order : tile.order;
+    Tensor order = s.keysGrowWithQueries() && tile.reversed ? tile.blocks - 1 - tile.order : tile.order;
     Tensor queryBlock = order;
     if (s.split) {
       queryBlock = order / args[q.splits];
@@ -459,7 +459,7 @@ void walkTiles(const Structure &s, const Params &q, const Config &cfg, const std
   const Tensor &heads = args[q.heads];
   Tensor blocks = cdiv(args[q.seqQ], cfg["BLOCK_M"]).to(DType::i32);
   Tensor pid = program_id(0), programs = num_programs(0);
-  if (!(s.boundedRight && !s.boundedLeft)) {
+  if (!s.keysGrowWithQueries()) {
     for_range(pid, blocks * heads * args[q.batches], programs, [&](const Tensor &t) {
       Tensor rest = t / blocks;
       QueryBlock(s, q, cfg, args, TileIndex{t % blocks, blocks, rest % heads, rest / heads}).run();

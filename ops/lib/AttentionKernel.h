@@ -82,6 +82,10 @@ struct Structure {
   /// (Not with split, varlen, paged or packHeads, nor at D 256.)
   bool persistent = false;
 
+  /// Whether a query block's keys grow with its index (a causal diagonal,
+  /// a right edge alone): later blocks cost more.
+  bool keysGrowWithQueries() const { return boundedRight && !boundedLeft; }
+
   std::string key() const;
 };
 
