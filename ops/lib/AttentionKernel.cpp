@@ -210,11 +210,11 @@ public:
     columns = arange(0, s.blockD);
   }
 
-  void run() {
-    Tensor qMask = expand_dims(rowsIn, 1);
-    if (!s.evenD)
-      qMask = qMask & expand_dims(columnsIn(), 0);
-    Tensor queries = load(rowTile(Q), qMask, 0.0);
+  /// The tile's queries (zeros past the sequence's end).
+  Tensor loadQueries() const { return load(rowTile(Q), queryMask(), 0.0); }
+
+  /// Every block of the tile's keys, from `queries`, into a running state.
+  Running attendAll(const Tensor &queries) const {
     Running state{full({BM}, -INFINITY, DType::f32), zeros({BM}, DType::f32), zeros({BM, s.blockD}, DType::f32)};
     // Keys [lo, end) hold every key a query of the program sees; the whole
     // blocks of [wholeStart, wholeEnd) every query sees, the others are cut
@@ -254,11 +254,18 @@ public:
     state = attend(state, queries, a, b, false);
     if (!s.evenK || s.boundedRight) // (evenly divided keys without bounds: b = end)
       state = attend(state, queries, b, end, true);
+    return state;
+  }
+
+  /// Stores the tile's result: its output and log-sum-exp, or its run's.
+  void finish(const Running &state) const {
     if (s.split)
       finishRun(state);
     else
-      finish(state, qMask);
+      finishRows(state);
   }
+
+  void run() { finish(attendAll(loadQueries())); }
 
 private:
   const Structure &s;
@@ -380,9 +387,14 @@ private:
     return {out, lse};
   }
 
-  void finish(const Running &state, const Tensor &outMask) const {
+  Tensor queryMask() const {
+    Tensor mask = expand_dims(rowsIn, 1);
+    return s.evenD ? mask : mask & expand_dims(columnsIn(), 0);
+  }
+
+  void finishRows(const Running &state) const {
     auto [out, lse] = normalized(state);
-    store(rowTile(OUT), out.to(s.dtype), outMask);
+    store(rowTile(OUT), out.to(s.dtype), queryMask());
     if (s.lse) {
       Tensor offsets = positions.to(DType::i64) * stride(LSE, 2);
       store(base[LSE] + (s.packHeads ? offsets + rowHeads * stride(LSE, 1) : offsets), lse, rowsIn);
@@ -446,6 +458,25 @@ void mergeRuns(DType dtype, int64_t blockD, bool withLse, const MergeParams &q, 
   }
 }
 
+/// A walk over steps first, first + stride, ... < end, computing tile
+/// `at(step)` each (`at` marks a step at or past `end` not live). A tile's
+/// queries are loaded under the tile before's last `P V` and store, so
+/// that a tile starts at its first `Q Kᵀ` (its first keys the producer
+/// brought in meanwhile): loaded at the tile's start, they were what its
+/// warps waited for there.
+template <class At>
+void walk(const Structure &s, const Params &q, const Config &cfg, const std::vector<Tensor> &args,
+          const Tensor &first, const Tensor &end, const Tensor &stride, At at) {
+  Tensor queries = QueryBlock(s, q, cfg, args, at(first)).loadQueries();
+  for_range(first, end, stride, carry(queries), [&](const Tensor &step, const Tensor &these) {
+    QueryBlock tile(s, q, cfg, args, at(step));
+    Running state = tile.attendAll(these);
+    Tensor next = QueryBlock(s, q, cfg, args, at(step + stride)).loadQueries();
+    tile.finish(state);
+    return next;
+  });
+}
+
 /// Persistent programs: program pid walks the tiles pid, pid + programs,
 /// ..., query blocks first (as a launch orders programs, so that the tiles
 /// in flight share their heads' keys in L2). Where a query block's keys
@@ -458,22 +489,25 @@ void mergeRuns(DType dtype, int64_t blockD, bool withLse, const MergeParams &q, 
 void walkTiles(const Structure &s, const Params &q, const Config &cfg, const std::vector<Tensor> &args) {
   const Tensor &heads = args[q.heads];
   Tensor blocks = cdiv(args[q.seqQ], cfg["BLOCK_M"]).to(DType::i32);
+  // (Divisors at least 1: with no queries the walk takes no step, but the
+  // first step's tile is still computed, its loads masked.)
+  Tensor someBlocks = maximum(blocks, 1);
   Tensor pid = program_id(0), programs = num_programs(0);
   if (!s.keysGrowWithQueries()) {
-    for_range(pid, blocks * heads * args[q.batches], programs, [&](const Tensor &t) {
-      Tensor rest = t / blocks;
-      QueryBlock(s, q, cfg, args, TileIndex{t % blocks, blocks, rest % heads, rest / heads}).run();
+    Tensor tiles = blocks * heads * args[q.batches];
+    walk(s, q, cfg, args, pid, tiles, programs, [&](const Tensor &t) {
+      Tensor rest = t / someBlocks;
+      return TileIndex{t % someBlocks, blocks, rest % heads, rest / heads, /*reversed=*/true, t < tiles};
     });
     return;
   }
-  Tensor pairs = (blocks + 1) / 2, units = pairs * heads * args[q.batches];
-  Tensor mine = maximum(cdiv(units - pid, programs), 0);
-  for_range(constant(0, DType::i32), 2 * mine, 1, [&](const Tensor &step) {
+  Tensor pairs = (blocks + 1) / 2, units = pairs * heads * args[q.batches], somePairs = maximum(pairs, 1);
+  Tensor steps = 2 * maximum(cdiv(units - pid, programs), 0);
+  walk(s, q, cfg, args, constant(0, DType::i32), steps, constant(1, DType::i32), [&](const Tensor &step) {
     Tensor unit = pid + step / 2 * programs, second = step % 2 == 1;
-    Tensor pair = unit % pairs, rest = unit / pairs, mirror = blocks - 1 - pair;
-    TileIndex tile{where(second, pair, mirror), blocks, rest % heads, rest / heads, /*reversed=*/false,
-                   !(second & (pair == mirror))};
-    QueryBlock(s, q, cfg, args, tile).run();
+    Tensor pair = unit % somePairs, rest = unit / somePairs, mirror = blocks - 1 - pair;
+    return TileIndex{where(second, pair, mirror), blocks, rest % heads, rest / heads, /*reversed=*/false,
+                     (step < steps) & !(second & (pair == mirror))};
   });
 }
 
