@@ -383,9 +383,9 @@ Value otherFactor(Value v, Value factor) {
 /// Whether `v` is provably at least 0: a program id or count, a
 /// non-negative constant, a positive parameter, the counter of a walk over
 /// tiles (ProgramWalk.h) that starts at such a value and steps up by a
-/// positive constant or the program count, and products, sums, quotients
-/// and remainders of such (a head `pid / group`, a tile's query block
-/// `tile % blocks`). (Other loops' counters are not taken: their kernels
+/// positive constant or the program count, and products, sums, quotients,
+/// remainders and minimums of such (a head `pid / group`, a tile's query
+/// block `tile % blocks`), and a maximum with such (`max(blocks, 1)`). (Other loops' counters are not taken: their kernels
 /// read the boxes they read before walks came.)
 bool isNonNegative(Value v, tile::FuncOp func, int depth = 0) {
   v = stripExtension(v);
@@ -404,8 +404,12 @@ bool isNonNegative(Value v, tile::FuncOp func, int depth = 0) {
     return stepsUp && isNonNegative(loop.getLowerBound(), func, depth + 1);
   }
   Operation *op = v.getDefiningOp();
-  if (isa_and_nonnull<arith::MulIOp, arith::AddIOp, arith::DivSIOp, arith::DivUIOp, arith::RemSIOp, arith::RemUIOp>(op))
+  if (isa_and_nonnull<arith::MulIOp, arith::AddIOp, arith::DivSIOp, arith::DivUIOp, arith::RemSIOp, arith::RemUIOp,
+                      arith::MinSIOp>(op))
     return isNonNegative(op->getOperand(0), func, depth + 1) && isNonNegative(op->getOperand(1), func, depth + 1);
+  // (A signed maximum is at least each operand: a divisor kept at 1 or more.)
+  if (isa_and_nonnull<arith::MaxSIOp>(op))
+    return isNonNegative(op->getOperand(0), func, depth + 1) || isNonNegative(op->getOperand(1), func, depth + 1);
   return false;
 }
 
