@@ -58,10 +58,14 @@ Collapsed collapse(const std::vector<int64_t> &sizes, const std::vector<std::vec
     if (sizes[i] == 1)
       continue;
     bool merges = !out.sizes.empty();
-    for (size_t t = 0; merges && t < strides.size(); ++t)
-      merges = strides[t][i] == out.strides[t].front() * out.sizes.front();
-    if (merges) {
-      out.sizes.front() *= sizes[i];
+    for (size_t t = 0; merges && t < strides.size(); ++t) {
+      // (A run's extent past int64 is no stride a tensor steps by.)
+      int64_t run = 0;
+      merges = !__builtin_mul_overflow(out.strides[t].front(), out.sizes.front(), &run) && strides[t][i] == run;
+    }
+    int64_t merged = 0;
+    if (merges && !__builtin_mul_overflow(out.sizes.front(), sizes[i], &merged)) {
+      out.sizes.front() = merged;
       continue;
     }
     out.sizes.insert(out.sizes.begin(), sizes[i]);
