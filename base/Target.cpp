@@ -70,19 +70,45 @@ std::optional<Target> parse_target(std::string_view name) {
   return std::nullopt;
 }
 
-Target check_target(std::string_view name) {
+namespace {
+
+/// The target `name` spells; throws when it spells none.
+Target parsed(std::string_view name) {
   std::optional<Target> target = parse_target(name);
   if (!target)
     throw Error("'" + std::string(name) +
                 "' is not a GPU target (NVIDIA targets read sm_XY with an optional 'a' or 'f', as sm_80 or sm_90a; "
                 "AMD ones gfxNNN, as gfx90a)");
-  if (target->vendor == GpuVendor::amd)
-    throw Error(target->name + " is an AMD GPU: the AMD back end is not built yet");
-  if (target->compute_capability() < kMinimumComputeCapability)
-    throw Error(target->name + " (compute capability " + std::to_string(target->major) + "." +
-                std::to_string(target->minor) + ") is older than Kiln supports: its NVIDIA lowering needs sm_" +
-                std::to_string(kMinimumComputeCapability) + " or newer");
   return *target;
+}
+
+} // namespace
+
+Target check_layout_target(std::string_view name) {
+  Target target = parsed(name);
+  if (target.vendor == GpuVendor::nvidia)
+    return check_target(name);
+  for (const char *known : kAmdTargets)
+    if (target.name == known)
+      return target;
+  std::string known;
+  for (const char *amd : kAmdTargets)
+    known += (known.empty() ? "" : ", ") + std::string(amd);
+  throw Error(target.name + " is an AMD GPU Kiln does not plan kernels for (it plans them for " + known + ")");
+}
+
+int threads_per_warp(const Target &target) { return target.vendor == GpuVendor::amd && target.major < 10 ? 64 : 32; }
+
+Target check_target(std::string_view name) {
+  Target target = parsed(name);
+  if (target.vendor == GpuVendor::amd)
+    throw Error(target.name + " is an AMD GPU: Kiln lays its kernels out for it (the stages up to gpu) but does not "
+                               "lower them to machine code yet");
+  if (target.compute_capability() < kMinimumComputeCapability)
+    throw Error(target.name + " (compute capability " + std::to_string(target.major) + "." +
+                std::to_string(target.minor) + ") is older than Kiln supports: its NVIDIA lowering needs sm_" +
+                std::to_string(kMinimumComputeCapability) + " or newer");
+  return target;
 }
 
 int compute_capability_of(std::string_view name) {

@@ -99,8 +99,11 @@ namespace {
 /// Runs the passes that take `module` from the stage before `first` through
 /// `last` (both at most Stage::llvm, where the pipeline leaves MLIR).
 void runStages(Module &module, Stage first, Stage last, const CompileOptions &options) {
-  if (last >= Stage::gpu)
+  // (AMD targets are laid out, not yet lowered: check_layout_target.)
+  if (last >= Stage::llvm)
     check_target(options.arch);
+  else if (last >= Stage::gpu)
+    check_layout_target(options.arch);
   mlir::MLIRContext &context = *module.impl().context;
   mlir::PassManager pm(&context);
   auto wanted = [&](Stage stage) { return first <= stage && stage <= last; };

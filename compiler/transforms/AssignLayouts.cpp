@@ -706,6 +706,8 @@ struct AssignLayouts : impl::AssignLayoutsBase<AssignLayouts> {
   void runOnOperation() override {
     ModuleOp module = getOperation();
     Builder b(module.getContext());
+    std::optional<Target> parsed = parse_target(target);
+    const int threadsPerWarp = parsed ? threads_per_warp(*parsed) : 32;
     module->setAttr(kNumWarpsAttr, b.getI32IntegerAttr(numWarps));
     module->setAttr(kThreadsPerWarpAttr, b.getI32IntegerAttr(threadsPerWarp));
     module->setAttr(kTargetAttr, b.getStringAttr(target));

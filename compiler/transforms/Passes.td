@@ -49,8 +49,8 @@ def AssignLayouts : Pass<"kgpu-assign-layouts", "mlir::ModuleOp"> {
   }];
   let options = [
     Option<"numWarps", "num-warps", "int", "4", "warps per program">,
-    Option<"threadsPerWarp", "threads-per-warp", "int", "32", "threads per warp">,
-    Option<"target", "target", "std::string", "\"sm_90a\"", "GPU target">
+    Option<"target", "target", "std::string", "\"sm_90a\"",
+           "GPU target (its warp's threads: 64 on AMD's gfx9, else 32)">
   ];
   let dependentDialects = ["::kiln::gpu::KGpuDialect"];
 }

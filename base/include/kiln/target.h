@@ -39,10 +39,26 @@ constexpr int kMinimumComputeCapability = 75;
 /// The target `name` spells, or nullopt when it spells none.
 std::optional<Target> parse_target(std::string_view name);
 
-/// The target `name` spells, when Kiln can compile for it; otherwise throws
-/// kiln::Error saying why (not a target name, an NVIDIA GPU older than
-/// kMinimumComputeCapability, an AMD GPU: that back end is not built yet).
+/// The target `name` spells, when Kiln can compile for it to machine code;
+/// otherwise throws kiln::Error saying why (not a target name, an NVIDIA
+/// GPU older than kMinimumComputeCapability, an AMD GPU: Kiln lays out its
+/// kernels but does not lower them yet).
 Target check_target(std::string_view name);
+
+/// The AMD GPUs Kiln plans kernels for: gfx90a and gfx942 (CDNA 2 and 3,
+/// 64-lane wavefronts, matrix cores) and gfx1100 (RDNA 3, 32 lanes).
+constexpr const char *kAmdTargets[] = {"gfx90a", "gfx942", "gfx1100"};
+
+/// The target `name` spells, when Kiln can lay its kernels out over the
+/// GPU's threads (the pipeline's stages up to `gpu`): every target
+/// check_target takes, and the AMD GPUs of kAmdTargets. Otherwise throws
+/// kiln::Error saying why.
+Target check_layout_target(std::string_view name);
+
+/// Threads a warp (an AMD wavefront) of `target` runs in lockstep: 32 on
+/// NVIDIA GPUs and on AMD's RDNA (gfx10 and newer, in their default wave32
+/// mode), 64 on AMD's GCN and CDNA (gfx9: gfx90a, gfx942).
+int threads_per_warp(const Target &target);
 
 /// The compute capability of an NVIDIA target name: 90 for "sm_90a", 80 for
 /// "sm_80"; 0 for anything else (passes run without a target plan for the

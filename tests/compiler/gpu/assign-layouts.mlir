@@ -1,11 +1,16 @@
 // Layout assignment: coalesced anchors, propagation across shape changes,
 // loop-carried classes, conversions only where relations disagree.
 // RUN: kiln-opt %s --kgpu-assign-layouts --split-input-file | FileCheck %s
+// RUN: kiln-opt %s --kgpu-assign-layouts="target=gfx942" --split-input-file | FileCheck %s --check-prefix=WAVE64
 
 // 16-byte aligned pointers and a divisible bound: 4 f32 per thread.
 // CHECK: #[[B:.*]] = #kgpu.blocked<{sizePerThread = [4], threadsPerWarp = [32], warpsPerCTA = [4], order = [0]}>
 // CHECK: module attributes {kgpu.num_warps = 4 : i32, kgpu.target = "sm_90a", kgpu.threads_per_warp = 32 : i32}
 // CHECK-LABEL: tile.func @coalesced
+// An AMD gfx9 target's wavefronts: 64 lanes, the same 16-byte vectors.
+// WAVE64: #[[B:.*]] = #kgpu.blocked<{sizePerThread = [4], threadsPerWarp = [64], warpsPerCTA = [4], order = [0]}>
+// WAVE64: module attributes {kgpu.num_warps = 4 : i32, kgpu.target = "gfx942", kgpu.threads_per_warp = 64 : i32}
+// WAVE64: tile.load %{{.*}}, %{{.*}} : tensor<1024x!tile.ptr<f32>, #[[B]]>
 // CHECK: tile.load %{{.*}}, %{{.*}} : tensor<1024x!tile.ptr<f32>, #[[B]]>
 // CHECK-NOT: kgpu.convert_layout
 tile.func @coalesced(%x: !tile.ptr<f32> {tile.divisibility = 16 : i32}, %y: !tile.ptr<f32> {tile.divisibility = 16 : i32}, %n: i32 {tile.divisibility = 16 : i32}) {
