@@ -3,6 +3,9 @@
 #include <kiln/error.h>
 #include <kiln/target.h>
 
+#include <algorithm>
+#include <iterator>
+
 namespace kiln {
 
 namespace {
@@ -88,9 +91,8 @@ Target check_layout_target(std::string_view name) {
   Target target = parsed(name);
   if (target.vendor == GpuVendor::nvidia)
     return check_target(name);
-  for (const char *known : kAmdTargets)
-    if (target.name == known)
-      return target;
+  if (std::ranges::find(kAmdTargets, target.name) != std::end(kAmdTargets))
+    return target;
   std::string known;
   for (const char *amd : kAmdTargets)
     known += (known.empty() ? "" : ", ") + std::string(amd);

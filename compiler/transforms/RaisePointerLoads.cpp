@@ -385,8 +385,9 @@ Value otherFactor(Value v, Value factor) {
 /// tiles (ProgramWalk.h) that starts at such a value and steps up by a
 /// positive constant or the program count, and products, sums, quotients,
 /// remainders and minimums of such (a head `pid / group`, a tile's query
-/// block `tile % blocks`), and a maximum with such (`max(blocks, 1)`). (Other loops' counters are not taken: their kernels
-/// read the boxes they read before walks came.)
+/// block `tile % blocks`), and a maximum with such (`max(blocks, 1)`).
+/// (Other loops' counters are not taken: their kernels read the boxes they
+/// read before walks came.)
 bool isNonNegative(Value v, tile::FuncOp func, int depth = 0) {
   v = stripExtension(v);
   if (std::optional<int64_t> c = constantOf(v))

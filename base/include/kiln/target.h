@@ -47,7 +47,7 @@ Target check_target(std::string_view name);
 
 /// The AMD GPUs Kiln plans kernels for: gfx90a and gfx942 (CDNA 2 and 3,
 /// 64-lane wavefronts, matrix cores) and gfx1100 (RDNA 3, 32 lanes).
-constexpr const char *kAmdTargets[] = {"gfx90a", "gfx942", "gfx1100"};
+inline constexpr const char *kAmdTargets[] = {"gfx90a", "gfx942", "gfx1100"};
 
 /// The target `name` spells, when Kiln can lay its kernels out over the
 /// GPU's threads (the pipeline's stages up to `gpu`): every target
