@@ -104,12 +104,14 @@ std::string compiled_kernel_metadata(const CompiledKernel &kernel,
   nlohmann::json meta = {{"name", kernel.name},
                          {"arch", kernel.arch},
                          {"num_warps", kernel.num_warps},
+                         {"threads_per_warp", kernel.threads_per_warp},
                          {"shared_memory", kernel.shared_memory},
                          {"cluster_size", kernel.cluster_size},
                          {"registers", kernel.registers},
                          {"spill_stores", kernel.spill_stores},
                          {"spill_loads", kernel.spill_loads},
                          {"stack_frame", kernel.stack_frame},
+                         {"resources", kernel.resources},
                          {"tensor_maps", nlohmann::json::array()}};
   for (const TensorMapSpec &map : kernel.tensor_maps)
     meta["tensor_maps"].push_back(tensorMapJson(map));
@@ -126,12 +128,16 @@ CompiledKernel compiled_kernel_from_metadata(std::string_view metadata) {
   kernel.name = stringField(meta, "name");
   kernel.arch = stringField(meta, "arch");
   kernel.num_warps = integerField(meta, "num_warps", 1, 32);
+  kernel.threads_per_warp = integerField(meta, "threads_per_warp", 32, 64);
+  if (kernel.threads_per_warp != 32 && kernel.threads_per_warp != 64)
+    throw Error("compiled kernel metadata: threads_per_warp is neither 32 nor 64");
   kernel.shared_memory = integerField(meta, "shared_memory", 0, 1 << 20);
   kernel.cluster_size = integerField(meta, "cluster_size", 1, 16);
   kernel.registers = integerField(meta, "registers", 0, 1 << 16);
   kernel.spill_stores = integerField(meta, "spill_stores", 0, 1 << 30);
   kernel.spill_loads = integerField(meta, "spill_loads", 0, 1 << 30);
   kernel.stack_frame = integerField(meta, "stack_frame", 0, 1 << 30);
+  kernel.resources = stringField(meta, "resources");
   for (const auto &map : arrayField(meta, "tensor_maps"))
     kernel.tensor_maps.push_back(tensorMapFrom(map));
   return kernel;

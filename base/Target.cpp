@@ -87,25 +87,18 @@ Target parsed(std::string_view name) {
 
 } // namespace
 
-Target check_layout_target(std::string_view name) {
-  Target target = parsed(name);
-  if (target.vendor == GpuVendor::nvidia)
-    return check_target(name);
-  if (std::ranges::find(kAmdTargets, target.name) != std::end(kAmdTargets))
-    return target;
-  std::string known;
-  for (const char *amd : kAmdTargets)
-    known += (known.empty() ? "" : ", ") + std::string(amd);
-  throw Error(target.name + " is an AMD GPU Kiln does not plan kernels for (it plans them for " + known + ")");
-}
-
 int threads_per_warp(const Target &target) { return target.vendor == GpuVendor::amd && target.major < 10 ? 64 : 32; }
 
 Target check_target(std::string_view name) {
   Target target = parsed(name);
-  if (target.vendor == GpuVendor::amd)
-    throw Error(target.name + " is an AMD GPU: Kiln lays its kernels out for it (the stages up to gpu) but does not "
-                               "lower them to machine code yet");
+  if (target.vendor == GpuVendor::amd) {
+    if (std::ranges::find(kAmdTargets, target.name) != std::end(kAmdTargets))
+      return target;
+    std::string known;
+    for (const char *amd : kAmdTargets)
+      known += (known.empty() ? "" : ", ") + std::string(amd);
+    throw Error(target.name + " is an AMD GPU Kiln does not compile for (it compiles for " + known + ")");
+  }
   if (target.compute_capability() < kMinimumComputeCapability)
     throw Error(target.name + " (compute capability " + std::to_string(target.major) + "." +
                 std::to_string(target.minor) + ") is older than Kiln supports: its NVIDIA lowering needs sm_" +

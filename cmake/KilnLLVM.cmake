@@ -46,6 +46,9 @@ add_link_options("-Wl,--as-needed")
 set(KILN_LLVM_COMPONENTS
   Core Support Passes Analysis TransformUtils IPO Target MC CodeGen
   NVPTXCodeGen NVPTXDesc NVPTXInfo)
+if(KILN_AMDGPU)
+  list(APPEND KILN_LLVM_COMPONENTS AMDGPUCodeGen AMDGPUDesc AMDGPUInfo)
+endif()
 
 if(KILN_STATIC_LLVM)
   # Debian's MLIR targets name the LLVM dylib ("LLVM") in their link

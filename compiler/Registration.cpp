@@ -10,6 +10,7 @@
 #include "mlir/Dialect/ControlFlow/IR/ControlFlow.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/LLVMIR/NVVMDialect.h"
+#include "mlir/Dialect/LLVMIR/ROCDLDialect.h"
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/IR/DialectRegistry.h"
@@ -21,7 +22,7 @@ namespace kiln {
 void registerKilnDialects(mlir::DialectRegistry &registry) {
   registry.insert<tile::TileDialect, gpu::KGpuDialect, mlir::arith::ArithDialect,
                   mlir::math::MathDialect, mlir::scf::SCFDialect, mlir::cf::ControlFlowDialect,
-                  mlir::LLVM::LLVMDialect, mlir::NVVM::NVVMDialect>();
+                  mlir::LLVM::LLVMDialect, mlir::NVVM::NVVMDialect, mlir::ROCDL::ROCDLDialect>();
 }
 
 void loadKilnDialects(mlir::MLIRContext &context) {

@@ -35,9 +35,10 @@ usage: kilnc [options] [input.mlir]
                          'd' divisible by 16 (pointers: 16-byte aligned), '8' by 8 only, '1' equal to 1,
                          '.' nothing more (integers: positive); an integer of zero or less: 'z'
                          divisible by 16, 'y' by 8 only, 'n' neither
-  --emit STAGE           traced, tile, gpu, llvm, llvm-ir, ptx or cubin-info (default: tile)
+  --emit STAGE           traced, tile, gpu, llvm, llvm-ir, then for NVIDIA ptx or cubin-info, for AMD
+                         amdgcn or code-object-info (default: tile)
   --arch ARCH            GPU target: NVIDIA sm_75 or newer (sm_80, sm_90a, sm_100, ...; default sm_90a),
-                         or AMD gfx90a, gfx942, gfx1100 (laid out: stages up to gpu)
+                         or AMD gfx90a, gfx942, gfx1100
   --locations            print source locations of operations
   -o FILE                write to FILE instead of stdout
   --help                 this text
@@ -198,7 +199,7 @@ int main(int argc, char **argv) {
     Options o = parse(argc, argv);
     if (o.list)
       return listKernels();
-    kiln::check_layout_target(o.arch);
+    kiln::check_target(o.arch);
     auto stage = kiln::parse_stage(o.emit);
     if (!stage) {
       std::string names;

@@ -12,6 +12,7 @@
 #include "mlir/Conversion/ControlFlowToLLVM/ControlFlowToLLVM.h"
 #include "mlir/Conversion/MathToLLVM/MathToLLVM.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/LLVMIR/ROCDLDialect.h"
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/Math/Transforms/Approximation.h"
 #include "mlir/Dialect/Math/Transforms/Passes.h"
@@ -199,7 +200,15 @@ struct ConvertKGpuToLLVM : impl::ConvertKGpuToLLVMBase<ConvertKGpuToLLVM> {
     }
     // More than the target gives a program would fail only at launch, and
     // less plainly (or, on a GPU with more, only there).
-    if (const int64_t limit = max_shared_memory_per_program(computeCapability); shared > limit) {
+    const bool amd = targetsAmd(module);
+    if (constexpr int64_t kLds = 64 * 1024; amd && shared > kLds) {
+      module.emitError() << "the kernel needs " << shared << " bytes of shared memory; " << arch
+                         << " gives a workgroup at most " << kLds
+                         << " bytes of LDS (fewer pipeline stages or smaller blocks need less)";
+      signalPassFailure();
+      return;
+    }
+    if (const int64_t limit = max_shared_memory_per_program(computeCapability); !amd && shared > limit) {
       module.emitError() << "the kernel needs " << shared << " bytes of shared memory; a GPU of compute capability "
                          << computeCapability / 10 << "." << computeCapability % 10 << " gives a program at most "
                          << limit << " (fewer pipeline stages or smaller blocks need less)";
@@ -210,11 +219,11 @@ struct ConvertKGpuToLLVM : impl::ConvertKGpuToLLVMBase<ConvertKGpuToLLVM> {
 
     gpu::AxisInfoAnalysis axis(module);
     KilnTypeConverter types(context);
-    LoweringContext lowering{types, numWarps, threadsPerWarp, arch, computeCapability, axis,
+    LoweringContext lowering{types, numWarps, threadsPerWarp, arch, computeCapability, axis, amd,
                              gpu::getProducerWarps(module), minBlocksPerSm};
 
     ConversionTarget target(*context);
-    target.addLegalDialect<LLVM::LLVMDialect, NVVM::NVVMDialect>();
+    target.addLegalDialect<LLVM::LLVMDialect, NVVM::NVVMDialect, ROCDL::ROCDLDialect>();
     target.addIllegalDialect<tile::TileDialect, gpu::KGpuDialect>();
     target.addLegalOp<ModuleOp>();
     target.addDynamicallyLegalDialect<arith::ArithDialect, math::MathDialect>(
@@ -242,7 +251,7 @@ struct ConvertKGpuToLLVM : impl::ConvertKGpuToLLVMBase<ConvertKGpuToLLVM> {
     // warp-specialized program asks for one, the register cap at entry
     // that setmaxnreg needs.
     const int blocks = minBlocksPerSm > 0 ? minBlocksPerSm : lowering.producerWarps > 0 ? 1 : 0;
-    if (blocks > 0)
+    if (blocks > 0 && !amd)
       module.walk([&](LLVM::LLVMFuncOp func) {
         if (func->hasAttr(NVVM::NVVMDialect::getKernelFuncAttrName()))
           func->setAttr(NVVM::NVVMDialect::getMinctasmAttrName(),
@@ -313,16 +322,15 @@ struct FinalizeLLVM : impl::FinalizeLLVMBase<FinalizeLLVM> {
     {
       RewritePatternSet patterns(context);
       constexpr double log2e = 1.4426950408889634, ln2 = 0.6931471805599453;
-      // (.ftz: a result below 2^-126 is 0; without it ptxas wraps every
-      // ex2 in a range test and two multiplies, three more instructions
-      // for each exponential of attention's softmax.)
-      patterns.add<FastMath<math::ExpOp>>(context, "llvm.nvvm.ex2.approx.ftz.f32", log2e, 1.0);
-      patterns.add<FastMath<math::Exp2Op>>(context, "llvm.nvvm.ex2.approx.ftz.f32", 1.0, 1.0);
-      patterns.add<FastMath<math::LogOp>>(context, "llvm.nvvm.lg2.approx.f", 1.0, ln2);
-      patterns.add<FastMath<math::Log2Op>>(context, "llvm.nvvm.lg2.approx.f", 1.0, 1.0);
-      patterns.add<FastMath<math::RsqrtOp>>(context, "llvm.nvvm.rsqrt.approx.f", 1.0, 1.0);
+      const bool amd = targetsAmd(module);
+      const ApproximateMath approx = approximateMath(amd);
+      patterns.add<FastMath<math::ExpOp>>(context, approx.exp2, log2e, 1.0);
+      patterns.add<FastMath<math::Exp2Op>>(context, approx.exp2, 1.0, 1.0);
+      patterns.add<FastMath<math::LogOp>>(context, approx.log2, 1.0, ln2);
+      patterns.add<FastMath<math::Log2Op>>(context, approx.log2, 1.0, 1.0);
+      patterns.add<FastMath<math::RsqrtOp>>(context, approx.rsqrt, 1.0, 1.0);
       populatePolynomialApproximateTanhPattern(patterns);
-      populateErfPatterns(patterns);
+      populateErfPatterns(patterns, amd);
       populateMathPolynomialApproximationPatterns(patterns,
                                                   [](StringRef name) { return name == "math.sin" || name == "math.cos"; });
       math::populateExpansionPatterns(patterns, {"powf"});
@@ -332,7 +340,7 @@ struct FinalizeLLVM : impl::FinalizeLLVMBase<FinalizeLLVM> {
 
     LLVMTypeConverter types(context);
     ConversionTarget target(*context);
-    target.addLegalDialect<LLVM::LLVMDialect, NVVM::NVVMDialect>();
+    target.addLegalDialect<LLVM::LLVMDialect, NVVM::NVVMDialect, ROCDL::ROCDLDialect>();
     target.addLegalOp<ModuleOp>();
     RewritePatternSet patterns(context);
     patterns.add<SaturatingFloatToInt<arith::FPToSIOp>, SaturatingFloatToInt<arith::FPToUIOp>>(types, /*benefit=*/2);

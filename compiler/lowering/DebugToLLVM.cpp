@@ -94,6 +94,9 @@ std::string escapePercent(StringRef text) {
 struct PrintLowering : KilnPattern<tile::PrintOp> {
   using KilnPattern::KilnPattern;
   LogicalResult matchAndRewrite(tile::PrintOp op, OpAdaptor adaptor, ConversionPatternRewriter &rewriter) const override {
+    if (ctx.amd)
+      return op.emitOpError("prints through CUDA's vprintf, which AMD GPUs lack: Kiln does not print from AMD "
+                            "kernels yet (the interpreter prints)");
     Location loc = op.getLoc();
     ThreadIds ids = threadIds(rewriter, loc, ctx.threadsPerWarp);
     SmallVector<Value> pid{NVVM::BlockIdXOp::create(rewriter, loc, rewriter.getI32Type()),
@@ -151,6 +154,9 @@ struct PrintLowering : KilnPattern<tile::PrintOp> {
 struct AssertLowering : KilnPattern<tile::AssertOp> {
   using KilnPattern::KilnPattern;
   LogicalResult matchAndRewrite(tile::AssertOp op, OpAdaptor adaptor, ConversionPatternRewriter &rewriter) const override {
+    if (ctx.amd)
+      return op.emitOpError("reports through CUDA's __assertfail, which AMD GPUs lack: Kiln does not check "
+                            "device asserts in AMD kernels yet (the interpreter does)");
     Location loc = op.getLoc();
     Value all = LLVM::ConstantOp::create(rewriter, loc, rewriter.getI1Type(), rewriter.getBoolAttr(true));
     for (Value v : registersOf(rewriter, loc, adaptor.getCondition()))

@@ -6,8 +6,9 @@
 // with P (degree 5) and Q (degree 8, in u = t - 2.5) Chebyshev fits, made
 // for Kiln with mpmath, of erf(x)/x on x^2 in [0, 1] and of log2(erfc(t)) on
 // t in [1, 4]. Both are evaluated (Horner, FMAs) and selected: no branch, no
-// division; 2^Q is ex2.approx.ftz (Q >= -27 here, so flushing denormals
-// changes nothing and saves the instruction's range fix-up). Measured
+// division; 2^Q is the target's approximate exp2 (ex2.approx.ftz on NVIDIA,
+// v_exp_f32 on AMD; Q >= -27 here, so flushing denormals changes nothing
+// and saves the instruction's range fix-up). Measured on NVIDIA
 // against mpmath on 100k points: at
 // most 2.4 ulp from the coefficients' rounding, plus ex2.approx's ~0.6 ulp
 // for |x| >= 1. (MLIR's generic approximation divides, which dominated
@@ -57,15 +58,16 @@ Value horner(OpBuilder &b, Location loc, ArrayRef<float> coefficients, Value at)
   return acc;
 }
 
-/// An f32 -> f32 NVVM intrinsic (ex2.approx, rcp.approx).
-Value nvvmIntrinsic(OpBuilder &b, Location loc, const char *name, Value v) {
+/// An f32 -> f32 intrinsic (the approximate exp2 and reciprocal).
+Value intrinsic(OpBuilder &b, Location loc, const char *name, Value v) {
   return LLVM::CallIntrinsicOp::create(b, loc, b.getF32Type(), b.getStringAttr(name), ValueRange{v}).getResult(0);
 }
 
 /// An f32 math op's rewrite, ahead of the generic lowering (benefit 2);
 /// other types are left to it.
 template <class Op> struct F32Rewrite : OpRewritePattern<Op> {
-  F32Rewrite(MLIRContext *context) : OpRewritePattern<Op>(context, /*benefit=*/2) {}
+  F32Rewrite(MLIRContext *context, ApproximateMath approx)
+      : OpRewritePattern<Op>(context, /*benefit=*/2), approx(approx) {}
   LogicalResult matchAndRewrite(Op op, PatternRewriter &rewriter) const final {
     if (!op.getType().isF32())
       return failure();
@@ -74,6 +76,7 @@ template <class Op> struct F32Rewrite : OpRewritePattern<Op> {
   }
   /// Replaces `op` (f32).
   virtual void rewriteF32(Op op, PatternRewriter &b, Location loc) const = 0;
+  ApproximateMath approx;
 };
 
 constexpr float kSmall[] = {-0.0005648059886880219f, 0.004921761807054281f, -0.026715055108070374f,
@@ -91,7 +94,7 @@ struct ErfF32 : F32Rewrite<math::ErfOp> {
     Value small = arith::MulFOp::create(b, loc, horner(b, loc, kSmall, arith::MulFOp::create(b, loc, x, x)), x);
     Value clamped = arith::MinimumFOp::create(b, loc, arith::MaximumFOp::create(b, loc, t, c(1.0f)), c(4.0f));
     Value q = horner(b, loc, kLarge, arith::SubFOp::create(b, loc, clamped, c(2.5f)));
-    Value power = nvvmIntrinsic(b, loc, "llvm.nvvm.ex2.approx.ftz.f32", q);
+    Value power = intrinsic(b, loc, approx.exp2, q);
     Value large = math::CopySignOp::create(b, loc, arith::SubFOp::create(b, loc, c(1.0f), power), x);
     // |x| < 1, or NaN (unordered): `small` carries a NaN through (x * P(x^2)).
     Value useSmall = arith::CmpFOp::create(b, loc, arith::CmpFPredicate::ULT, t, c(1.0f));
@@ -145,7 +148,7 @@ struct ErfcF32 : F32Rewrite<math::ErfcOp> {
     const double log2e = 1.4426950408889634;
     Value absX = math::AbsFOp::create(b, loc, x);
     // t = 1 / (1 + a/2) in (0, 1]; at a = inf it is 0 and the exponent -inf, so e = 0.
-    Value t = nvvmIntrinsic(b, loc, "llvm.nvvm.rcp.approx.ftz.f",
+    Value t = intrinsic(b, loc, approx.reciprocal,
                             math::FmaOp::create(b, loc, absX, c(static_cast<float>(0.5 * std::fabs(scale))), c(1.0f)));
     const bool fast = bitEnumContainsAll(op.getFastmath(), arith::FastMathFlags::afn);
     SmallVector<float> tail(fast ? ArrayRef<float>(kErfcTailFast) : ArrayRef<float>(kErfcTail));
@@ -154,7 +157,7 @@ struct ErfcF32 : F32Rewrite<math::ErfcOp> {
     // -a^2 log2(e) + R(t), as (-|x| s^2 log2(e)) |x| + R(t)
     Value slope = arith::MulFOp::create(b, loc, absX, c(static_cast<float>(-scale * scale * log2e)));
     Value exponent = math::FmaOp::create(b, loc, slope, absX, r);
-    Value e = arith::MulFOp::create(b, loc, t, nvvmIntrinsic(b, loc, "llvm.nvvm.ex2.approx.ftz.f32", exponent));
+    Value e = arith::MulFOp::create(b, loc, t, intrinsic(b, loc, approx.exp2, exponent));
     // x s < 0: 2 - e; NaN stays NaN through e.
     Value negative = arith::CmpFOp::create(b, loc, scale > 0 ? arith::CmpFPredicate::OLT : arith::CmpFPredicate::OGT,
                                            x, c(0.0f));
@@ -168,8 +171,8 @@ struct ErfcF32 : F32Rewrite<math::ErfcOp> {
 
 } // namespace
 
-void populateErfPatterns(RewritePatternSet &patterns) {
-  patterns.add<ErfF32, ErfcF32>(patterns.getContext());
+void populateErfPatterns(RewritePatternSet &patterns, bool amd) {
+  patterns.add<ErfF32, ErfcF32>(patterns.getContext(), approximateMath(amd));
 }
 
 } // namespace kiln::lowering

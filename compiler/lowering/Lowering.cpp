@@ -4,7 +4,11 @@
 
 #include "compiler/dialect/gpu/Mma.h"
 
+#include <kiln/target.h>
+
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/LLVMIR/ROCDLDialect.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/IRMapping.h"
 #include "mlir/Interfaces/LoopLikeInterface.h"
@@ -108,6 +112,57 @@ SmallVector<Value> combineWith(OpBuilder &b, Region &region, ArrayRef<Value> acc
 
 namespace {
 
+/// The module `b` inserts into, if any.
+ModuleOp moduleOf(OpBuilder &b) {
+  Block *block = b.getInsertionBlock();
+  Operation *at = block ? block->getParentOp() : nullptr;
+  return !at ? ModuleOp() : isa<ModuleOp>(at) ? cast<ModuleOp>(at) : at->getParentOfType<ModuleOp>();
+}
+
+bool amdModule(ModuleOp module) {
+  auto target = module ? module->getAttrOfType<StringAttr>(gpu::kTargetAttr) : StringAttr();
+  std::optional<Target> parsed = target ? parse_target(target.getValue().str()) : std::nullopt;
+  return parsed && parsed->vendor == GpuVendor::amd;
+}
+
+} // namespace
+
+bool targetsAmd(Operation *op) {
+  return amdModule(isa<ModuleOp>(op) ? cast<ModuleOp>(op) : op->getParentOfType<ModuleOp>());
+}
+
+bool targetsAmd(OpBuilder &b) { return amdModule(moduleOf(b)); }
+
+void ifThen(OpBuilder &b, Location loc, Value predicate, llvm::function_ref<void()> then) {
+  auto branch = scf::IfOp::create(b, loc, predicate, /*withElseRegion=*/false);
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPoint(branch.thenBlock()->getTerminator());
+  then();
+}
+
+Value ifThenElse(OpBuilder &b, Location loc, Value predicate, Type type, llvm::function_ref<Value()> then,
+                 llvm::function_ref<Value()> otherwise) {
+  auto branch = scf::IfOp::create(b, loc, TypeRange{type}, predicate, /*addThenBlock=*/true, /*addElseBlock=*/true);
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPointToStart(branch.thenBlock());
+  scf::YieldOp::create(b, loc, then());
+  b.setInsertionPointToStart(branch.elseBlock());
+  scf::YieldOp::create(b, loc, otherwise());
+  return branch.getResult(0);
+}
+
+ApproximateMath approximateMath(bool amd) {
+  // (.ftz: a result below 2^-126 is 0; without it ptxas wraps every ex2 in
+  // a range test and two multiplies. AMD's v_exp_f32, v_log_f32, v_rsq_f32
+  // and v_rcp_f32 are the raw instructions, about 1 ulp.)
+  if (amd)
+    return {"llvm.amdgcn.exp2", "llvm.amdgcn.log", "llvm.amdgcn.rsq", "llvm.amdgcn.rcp"};
+  return {"llvm.nvvm.ex2.approx.ftz.f32", "llvm.nvvm.lg2.approx.f", "llvm.nvvm.rsqrt.approx.f",
+          "llvm.nvvm.rcp.approx.ftz.f"};
+}
+
+namespace {
+
 /// Moves any scalar through `move32`, a shuffle of one 32-bit value.
 Value shuffleAny(OpBuilder &b, Location loc, Value v, const std::function<Value(Value)> &move32) {
   Type t = v.getType();
@@ -135,7 +190,45 @@ Value shuffleAny(OpBuilder &b, Location loc, Value v, const std::function<Value(
 
 } // namespace
 
+namespace {
+
+/// The value of `x` (32 bits) in lane `source` of the wavefront
+/// (ds_bpermute, which addresses lanes in bytes).
+Value amdLaneValue(OpBuilder &b, Location loc, Value x, Value source) {
+  Value address = LLVM::ShlOp::create(b, loc, source, i32Const(b, loc, 2));
+  return ROCDL::DsBpermuteOp::create(b, loc, b.getI32Type(), address, x);
+}
+
+/// This thread's lane in its wavefront.
+Value amdLane(OpBuilder &b, Location loc) {
+  Value tid = ROCDL::ThreadIdXOp::create(b, loc, b.getI32Type());
+  return LLVM::URemOp::create(b, loc, tid, i32Const(b, loc, gpu::getThreadsPerWarp(moduleOf(b))));
+}
+
+} // namespace
+
 Value shuffle(OpBuilder &b, Location loc, Value v, NVVM::ShflKind kind, int offset) {
+  if (targetsAmd(b)) {
+    const int lanes = gpu::getThreadsPerWarp(moduleOf(b));
+    Value lane = amdLane(b, loc), delta = i32Const(b, loc, offset);
+    Value source, inside;
+    switch (kind) {
+    case NVVM::ShflKind::bfly: source = LLVM::XOrOp::create(b, loc, lane, delta); break;
+    case NVVM::ShflKind::up:
+      source = LLVM::SubOp::create(b, loc, lane, delta);
+      inside = LLVM::ICmpOp::create(b, loc, LLVM::ICmpPredicate::uge, lane, delta);
+      break;
+    case NVVM::ShflKind::down:
+      source = LLVM::AddOp::create(b, loc, lane, delta);
+      inside = LLVM::ICmpOp::create(b, loc, LLVM::ICmpPredicate::ult, source, i32Const(b, loc, lanes));
+      break;
+    case NVVM::ShflKind::idx: source = delta; break;
+    }
+    return shuffleAny(b, loc, v, [&](Value x) {
+      Value moved = amdLaneValue(b, loc, x, source);
+      return inside ? LLVM::SelectOp::create(b, loc, inside, moved, x).getResult() : moved;
+    });
+  }
   // shfl.sync's c operand: the segment mask and clamp; up clamps at lane 0.
   int clamp = kind == NVVM::ShflKind::up ? 0 : 0x1f;
   return shuffleAny(b, loc, v, [&](Value x) {
@@ -146,6 +239,8 @@ Value shuffle(OpBuilder &b, Location loc, Value v, NVVM::ShflKind kind, int offs
 }
 
 Value shuffleIndex(OpBuilder &b, Location loc, Value v, Value lane) {
+  if (targetsAmd(b))
+    return shuffleAny(b, loc, v, [&](Value x) { return amdLaneValue(b, loc, x, lane); });
   return shuffleAny(b, loc, v, [&](Value x) {
     return NVVM::ShflOp::create(b, loc, b.getI32Type(), i32Const(b, loc, -1), x, lane, i32Const(b, loc, 0x1f),
                                 NVVM::ShflKind::idx, UnitAttr())
@@ -154,13 +249,16 @@ Value shuffleIndex(OpBuilder &b, Location loc, Value v, Value lane) {
 }
 
 ThreadIds threadIds(OpBuilder &b, Location loc, int threadsPerWarp) {
-  Value tid = NVVM::ThreadIdXOp::create(b, loc, b.getI32Type());
+  Value tid = targetsAmd(b) ? ROCDL::ThreadIdXOp::create(b, loc, b.getI32Type()).getResult()
+                            : NVVM::ThreadIdXOp::create(b, loc, b.getI32Type()).getResult();
   Value lane = LLVM::URemOp::create(b, loc, tid, i32Const(b, loc, threadsPerWarp));
   Value warp = LLVM::UDivOp::create(b, loc, tid, i32Const(b, loc, threadsPerWarp));
   return {tid, lane, warp};
 }
 
 ThreadIds freshThreadIds(OpBuilder &b, Location loc, int threadsPerWarp) {
+  if (targetsAmd(b)) // (the NVIDIA register-pressure device below is PTX)
+    return threadIds(b, loc, threadsPerWarp);
   // (A side effect keeps LLVM from merging the read with others.)
   Value tid = ptx(b, loc, b.getI32Type(), "mov.u32 $0, %tid.x;", "=r", {}, /*sideEffects=*/true);
   Value lane = LLVM::URemOp::create(b, loc, tid, i32Const(b, loc, threadsPerWarp));
@@ -228,9 +326,21 @@ Value sharedBase(OpBuilder &b, Location loc, Operation *anchor) {
   if (!global) {
     OpBuilder::InsertionGuard guard(b);
     b.setInsertionPointToStart(module.getBody());
-    auto type = LLVM::LLVMArrayType::get(b.getI8Type(), 0);
-    global = LLVM::GlobalOp::create(b, loc, type, /*isConstant=*/false, LLVM::Linkage::External, name,
-                                    Attribute(), /*alignment=*/1024, /*addrSpace=*/3);
+    if (targetsAmd(module)) {
+      // AMD: LDS of the size the program needs, allocated with the
+      // workgroup (the code object records it; a launch passes none).
+      auto bytes = module->getAttrOfType<IntegerAttr>("kgpu.shared_memory");
+      auto type = LLVM::LLVMArrayType::get(b.getI8Type(), bytes ? std::max<int64_t>(bytes.getInt(), 1) : 1);
+      global = LLVM::GlobalOp::create(b, loc, type, /*isConstant=*/false, LLVM::Linkage::Internal, name,
+                                      Attribute(), /*alignment=*/16, /*addrSpace=*/3);
+      Block *init = b.createBlock(&global.getInitializerRegion());
+      b.setInsertionPointToStart(init);
+      LLVM::ReturnOp::create(b, loc, LLVM::UndefOp::create(b, loc, type).getResult());
+    } else {
+      auto type = LLVM::LLVMArrayType::get(b.getI8Type(), 0);
+      global = LLVM::GlobalOp::create(b, loc, type, /*isConstant=*/false, LLVM::Linkage::External, name,
+                                      Attribute(), /*alignment=*/1024, /*addrSpace=*/3);
+    }
   }
   return LLVM::AddressOfOp::create(b, loc, global);
 }
@@ -240,11 +350,15 @@ Value gep(OpBuilder &b, Location loc, Value base, Type elementType, Value index)
 }
 
 void barrier(OpBuilder &b, Location loc) {
+  ModuleOp module = moduleOf(b);
+  if (amdModule(module)) { // (HIP's __syncthreads: the workgroup's memory, then s_barrier)
+    LLVM::FenceOp::create(b, loc, LLVM::AtomicOrdering::release, "workgroup");
+    ROCDL::SBarrierOp::create(b, loc);
+    LLVM::FenceOp::create(b, loc, LLVM::AtomicOrdering::acquire, "workgroup");
+    return;
+  }
   // In a warp-specialized program the producer warpgroup never meets the
   // consumers' barriers: count only the consumers' threads.
-  Block *block = b.getInsertionBlock();
-  Operation *at = block ? block->getParentOp() : nullptr;
-  auto module = !at ? ModuleOp() : isa<ModuleOp>(at) ? cast<ModuleOp>(at) : at->getParentOfType<ModuleOp>();
   if (!module || gpu::getProducerWarps(module) == 0) {
     NVVM::Barrier0Op::create(b, loc);
     return;
@@ -264,6 +378,10 @@ Value ptx(OpBuilder &b, Location loc, Type resultType, StringRef text, StringRef
 }
 
 void storeSharedIf(OpBuilder &b, Location loc, Value address, Value value, Value predicate) {
+  if (targetsAmd(b)) {
+    ifThen(b, loc, predicate, [&] { LLVM::StoreOp::create(b, loc, value, address, storageBytes(value.getType())); });
+    return;
+  }
   Type t = value.getType();
   unsigned bits = isa<LLVM::LLVMPointerType>(t) ? 64 : t.getIntOrFloatBitWidth();
   if (isa<LLVM::LLVMPointerType>(t))
@@ -290,6 +408,10 @@ void storeShared(OpBuilder &b, Location loc, Value address, Value value, Value p
   auto vector = dyn_cast<VectorType>(value.getType());
   if (!vector) {
     storeSharedIf(b, loc, address, value, predicate);
+    return;
+  }
+  if (targetsAmd(b)) {
+    ifThen(b, loc, predicate, [&] { LLVM::StoreOp::create(b, loc, value, address, alignment); });
     return;
   }
   const int64_t bits = vector.getNumElements() * vector.getElementType().getIntOrFloatBitWidth();

@@ -4,7 +4,9 @@
 // member per register of its layout (LinearLayout::registers()). These
 // helpers move between those structs and per-register values, compute which
 // element a register holds, and reach the GPU's threads, shared memory and
-// PTX.
+// PTX. The same helpers serve AMD targets (a module whose kgpu.target is a
+// gfx name): there they emit ROCDL and plain LLVM memory operations
+// instead of NVVM and inline PTX.
 //
 //===----------------------------------------------------------------------===//
 
@@ -51,6 +53,7 @@ struct LoweringContext {
   std::string arch;              ///< "sm_90a"
   int computeCapability;         ///< 90
   const gpu::AxisInfoAnalysis &axis;
+  bool amd = false;              ///< an AMD target (gfx...): ROCDL, no inline PTX
   int producerWarps = 0;         ///< warps past numWarps that run kgpu.producer
   int minBlocksPerSm = 0;        ///< programs a multiprocessor must hold at once (0: no bound)
 
@@ -69,6 +72,21 @@ Value pack(OpBuilder &b, Location loc, Type structType, llvm::ArrayRef<Value> va
 llvm::SmallVector<Value> registersOf(OpBuilder &b, Location loc, Value lowered);
 
 gpu::LinearLayout layoutOf(Type tensorType);
+
+//===----------------------------------------------------------------------===//
+// Targets
+//===----------------------------------------------------------------------===//
+
+/// Whether the module holding `op` targets an AMD GPU (its kgpu.target).
+bool targetsAmd(mlir::Operation *op);
+/// The same for the module the builder inserts into.
+bool targetsAmd(OpBuilder &b);
+
+/// Runs `then` under `predicate` (an scf.if, branches once lowered).
+void ifThen(OpBuilder &b, Location loc, Value predicate, llvm::function_ref<void()> then);
+/// `then()` where `predicate` holds, else `otherwise()` (values of `type`).
+Value ifThenElse(OpBuilder &b, Location loc, Value predicate, Type type, llvm::function_ref<Value()> then,
+                 llvm::function_ref<Value()> otherwise);
 
 //===----------------------------------------------------------------------===//
 // Threads and coordinates
@@ -131,7 +149,8 @@ void storeSharedIf(OpBuilder &b, Location loc, Value address, Value value, Value
 /// data race in the memory model, however equal their values.
 void storeShared(OpBuilder &b, Location loc, Value address, Value value, Value predicate, int64_t alignment);
 
-/// Inline PTX; `resultType` may be null (no result) or a struct of several.
+/// Inline PTX (NVIDIA targets only); `resultType` may be null (no result)
+/// or a struct of several.
 Value ptx(OpBuilder &b, Location loc, Type resultType, llvm::StringRef text,
           llvm::StringRef constraints, mlir::ValueRange operands, bool sideEffects = true);
 
@@ -157,7 +176,9 @@ llvm::SmallVector<Value> combineWith(OpBuilder &b, mlir::Region &region, llvm::A
 
 /// A warp shuffle of any scalar (in 32-bit pieces): `kind` bfly (lane ^
 /// offset), up (lane - offset), down (lane + offset) or idx (lane `offset`
-/// given as a value through `lane`).
+/// given as a value through `lane`). Up and down leave a lane whose source
+/// lies outside the warp its own value. (AMD: ds_bpermute over the whole
+/// wavefront.)
 Value shuffle(OpBuilder &b, Location loc, Value v, mlir::NVVM::ShflKind kind, int offset);
 Value shuffleIndex(OpBuilder &b, Location loc, Value v, Value lane);
 
@@ -280,8 +301,16 @@ void populateSharedPatterns(mlir::RewritePatternSet &patterns, const LoweringCon
 void populateTmaPatterns(mlir::RewritePatternSet &patterns, const LoweringContext &context);
 void populateDebugPatterns(mlir::RewritePatternSet &patterns, const LoweringContext &context);
 /// math.erf on f32 without division (ErfToLLVM.cpp); applied before the
-/// math dialect's generic approximations.
-void populateErfPatterns(mlir::RewritePatternSet &patterns);
+/// math dialect's generic approximations. `amd`: with AMD's approximate
+/// exp2 and reciprocal instead of NVIDIA's.
+void populateErfPatterns(mlir::RewritePatternSet &patterns, bool amd);
+
+/// The approximate f32 instructions of the target's vendor, as LLVM
+/// intrinsics (FinalizeLLVM, the erf patterns).
+struct ApproximateMath {
+  const char *exp2, *log2, *rsqrt, *reciprocal;
+};
+ApproximateMath approximateMath(bool amd);
 
 /// Base of Kiln's lowering patterns: the op, its converted operands, and the
 /// lowering context.

@@ -1,11 +1,14 @@
-//===- MemoryToLLVM.cpp - loads, stores and atomics as PTX ----------------===//
+//===- MemoryToLLVM.cpp - loads, stores and atomics -----------------------===//
 //
-// Global memory accesses are inline PTX: one predicated ld/st per vector of
-// up to 16 bytes of registers that hold consecutive elements (the layout's
-// contiguous registers, bounded by axis info: pointer contiguity and
-// alignment, mask constancy). Masked-off vectors keep `other`. Threads
-// holding duplicates of an element (broadcast layouts) leave stores and
-// atomics to one owner.
+// Global memory accesses are one access per vector of up to 16 bytes of
+// registers that hold consecutive elements (the layout's contiguous
+// registers, bounded by axis info: pointer contiguity and alignment, mask
+// constancy). Masked-off vectors keep `other`. Threads holding duplicates
+// of an element (broadcast layouts) leave stores and atomics to one owner.
+// On NVIDIA GPUs each access is a predicated ld/st/atom in inline PTX,
+// with the cache hints PTX has; on AMD GPUs a plain LLVM load, store or
+// atomicrmw of address space 1 under a branch where masked (the AMDGPU back
+// end picks global_load_dwordx4 and the like; cache hints are not passed).
 //
 //===----------------------------------------------------------------------===//
 
@@ -127,7 +130,7 @@ std::string cacheSuffix(tile::CacheModifier cache, tile::EvictionPolicy evict, b
 /// eviction or older targets): L1 priorities alone leave L2, where data
 /// read twice by one program waits between its walks, unaffected.
 Value l2Policy(OpBuilder &b, Location loc, const LoweringContext &ctx, tile::EvictionPolicy evict) {
-  if (evict == tile::EvictionPolicy::normal || ctx.computeCapability < 80)
+  if (evict == tile::EvictionPolicy::normal || ctx.computeCapability < 80 || ctx.amd)
     return Value();
   std::string priority = evict == tile::EvictionPolicy::evict_first ? "evict_first" : "evict_last";
   return ptx(b, loc, b.getI64Type(), "createpolicy.fractional.L2::" + priority + ".b64 $0, 1.0;", "=l", {},
@@ -172,6 +175,47 @@ std::string wordList(unsigned first, unsigned count) {
   return text + (count > 1 ? "}" : "");
 }
 
+/// (AMD) The elements of registers [k, k + width) as one value to store:
+/// an element, or a vector of them (i1 widened to i8).
+Value amdStoredValue(OpBuilder &b, Location loc, ArrayRef<Value> values, int64_t width) {
+  auto stored = [&](Value v) { return v.getType().isInteger(1) ? LLVM::ZExtOp::create(b, loc, b.getI8Type(), v) : v; };
+  if (width == 1)
+    return stored(values[0]);
+  Value vector = LLVM::PoisonOp::create(b, loc, VectorType::get({width}, stored(values[0]).getType()));
+  for (int64_t j = 0; j < width; ++j)
+    vector = LLVM::InsertElementOp::create(b, loc, vector, stored(values[j]), i32Const(b, loc, j));
+  return vector;
+}
+
+/// (AMD) The elements of a value amdStoredValue made.
+SmallVector<Value> amdElements(OpBuilder &b, Location loc, Value loaded, int64_t width, Type element) {
+  SmallVector<Value> elements;
+  for (int64_t j = 0; j < width; ++j) {
+    Value v = width == 1 ? loaded : LLVM::ExtractElementOp::create(b, loc, loaded, i32Const(b, loc, j)).getResult();
+    if (element.isInteger(1))
+      v = LLVM::ICmpOp::create(b, loc, LLVM::ICmpPredicate::ne, v, intConst(b, loc, v.getType(), 0));
+    elements.push_back(v);
+  }
+  return elements;
+}
+
+/// (AMD) A load of `width` elements from `address`, where `mask` (if any)
+/// holds; `other` (registers, if any) elsewhere, else zeros.
+SmallVector<Value> amdLoad(OpBuilder &b, Location loc, Value address, Type element, int64_t width, Value mask,
+                           ArrayRef<Value> other, bool isVolatile) {
+  Type stored = storageType(element);
+  Type type = width == 1 ? stored : VectorType::get({width}, stored);
+  const int64_t alignment = width * storageBytes(element);
+  auto load = [&] {
+    return LLVM::LoadOp::create(b, loc, type, address, alignment, isVolatile).getResult();
+  };
+  if (!mask)
+    return amdElements(b, loc, load(), width, element);
+  Value otherwise = !other.empty() ? amdStoredValue(b, loc, other, width)
+                                   : LLVM::ZeroOp::create(b, loc, type).getResult();
+  return amdElements(b, loc, ifThenElse(b, loc, mask, type, load, [&] { return otherwise; }), width, element);
+}
+
 struct LoadLowering : KilnPattern<tile::LoadOp> {
   using KilnPattern::KilnPattern;
   LogicalResult matchAndRewrite(tile::LoadOp op, OpAdaptor adaptor, ConversionPatternRewriter &rewriter) const override {
@@ -185,6 +229,15 @@ struct LoadLowering : KilnPattern<tile::LoadOp> {
     if (adaptor.getOther())
       others = registersOf(rewriter, loc, adaptor.getOther());
     int64_t width = accessWidth(ctx, op.getPtr(), op.getMask(), element);
+    SmallVector<Value> result;
+    if (ctx.amd) {
+      for (size_t k = 0; k < ptrs.size(); k += width)
+        llvm::append_range(result, amdLoad(rewriter, loc, ptrs[k], element, width, masks.empty() ? Value() : masks[k],
+                                           others.empty() ? ArrayRef<Value>() : ArrayRef(others).slice(k, width),
+                                           op.getIsVolatile()));
+      replaceWithRegisters(rewriter, op, result);
+      return success();
+    }
     auto [wordBits, wordCount] = wordsFor(width, bytes);
     Value policy = op.getIsVolatile() ? Value() : l2Policy(rewriter, loc, ctx, op.getEvict());
     std::string suffix = op.getIsVolatile() ? "" : cacheSuffix(op.getCache(), op.getEvict(), true, bool(policy));
@@ -192,7 +245,6 @@ struct LoadLowering : KilnPattern<tile::LoadOp> {
                          (wordCount > 1 ? ".v" + std::to_string(wordCount) : "") +
                          (bytes * width == 1 ? ".b8" : wordBits == 16 ? ".b16" : ".b32");
     Type wordType = rewriter.getIntegerType(wordBits);
-    SmallVector<Value> result;
     for (size_t k = 0; k < ptrs.size(); k += width) {
       // Operands: address, [predicate, other words...]; results: the words.
       SmallVector<Value> operands{ptrs[k]};
@@ -248,11 +300,15 @@ struct LoadLowering : KilnPattern<tile::LoadOp> {
       for (Value v : bits)
         result.push_back(fromBits(rewriter, loc, v, element));
     }
+    replaceWithRegisters(rewriter, op, result);
+    return success();
+  }
+
+  void replaceWithRegisters(ConversionPatternRewriter &rewriter, tile::LoadOp op, ArrayRef<Value> result) const {
     if (isa<RankedTensorType>(op.getType()))
-      rewriter.replaceOp(op, pack(rewriter, loc, getTypeConverter()->convertType(op.getType()), result));
+      rewriter.replaceOp(op, pack(rewriter, op.getLoc(), getTypeConverter()->convertType(op.getType()), result));
     else
       rewriter.replaceOp(op, result[0]);
-    return success();
   }
 };
 
@@ -275,6 +331,15 @@ struct StoreLowering : KilnPattern<tile::StoreOp> {
     else // a scalar store: the first thread
       owner = LLVM::ICmpOp::create(rewriter, loc, LLVM::ICmpPredicate::eq, ids.thread, i32Const(rewriter, loc, 0));
     int64_t width = accessWidth(ctx, op.getPtr(), op.getMask(), element);
+    if (ctx.amd) {
+      for (size_t k = 0; k < ptrs.size(); k += width) {
+        Value predicate = masks.empty() ? owner : LLVM::AndOp::create(rewriter, loc, owner, masks[k]).getResult();
+        Value value = amdStoredValue(rewriter, loc, ArrayRef(values).slice(k, width), width);
+        ifThen(rewriter, loc, predicate, [&] { LLVM::StoreOp::create(rewriter, loc, value, ptrs[k], width * bytes); });
+      }
+      rewriter.eraseOp(op);
+      return success();
+    }
     auto [wordBits, wordCount] = wordsFor(width, bytes);
     Value policy = l2Policy(rewriter, loc, ctx, op.getEvict());
     std::string access = "st.global" + cacheSuffix(op.getCache(), op.getEvict(), false, bool(policy)) +
@@ -315,6 +380,36 @@ std::string semanticsText(tile::MemSemantic sem, tile::MemScope scope) {
   return "." + tile::stringifyMemSemantic(sem).str() + "." + tile::stringifyMemScope(scope).str();
 }
 
+/// (AMD) An atomic's ordering, and its failure ordering for a compare and
+/// swap (which may not release).
+LLVM::AtomicOrdering amdOrdering(tile::MemSemantic sem, bool onFailure = false) {
+  switch (sem) {
+  case tile::MemSemantic::relaxed: return LLVM::AtomicOrdering::monotonic;
+  case tile::MemSemantic::acquire: return LLVM::AtomicOrdering::acquire;
+  case tile::MemSemantic::release: return onFailure ? LLVM::AtomicOrdering::monotonic : LLVM::AtomicOrdering::release;
+  case tile::MemSemantic::acq_rel: return onFailure ? LLVM::AtomicOrdering::acquire : LLVM::AtomicOrdering::acq_rel;
+  }
+  llvm_unreachable("four semantics");
+}
+
+/// (AMD) The synchronization scope: a workgroup, the device ("agent"), the
+/// system (LLVM's default scope).
+StringRef amdScope(tile::MemScope scope) {
+  switch (scope) {
+  case tile::MemScope::cta: return "workgroup";
+  case tile::MemScope::gpu: return "agent";
+  case tile::MemScope::sys: return "";
+  }
+  llvm_unreachable("three scopes");
+}
+
+/// (AMD) `v` as the integer of its width (floats), or itself.
+Value asInteger(OpBuilder &b, Location loc, Value v) {
+  Type t = v.getType();
+  return isa<FloatType>(t) ? LLVM::BitcastOp::create(b, loc, b.getIntegerType(t.getIntOrFloatBitWidth()), v).getResult()
+                           : v;
+}
+
 /// One atomic per element, by its owner; the old values of elements other
 /// threads also hold (or of a scalar atomic) go round through shared memory.
 template <class Op> struct AtomicLowering : KilnPattern<Op> {
@@ -322,6 +417,8 @@ template <class Op> struct AtomicLowering : KilnPattern<Op> {
 
   /// The PTX of one atomic: result $0, address $1, predicate $2, operands $3...
   virtual FailureOr<std::string> instruction(Op op, unsigned bits, bool isFloat) const = 0;
+  /// (AMD) One atomic at `address` on `operands` (elements): the old value.
+  virtual Value amdAtomic(Op op, OpBuilder &b, Location loc, Value address, ArrayRef<Value> operands) const = 0;
   virtual SmallVector<Value> operandsOf(typename Op::Adaptor adaptor, OpBuilder &b, Location loc) const = 0;
 
   LogicalResult matchAndRewrite(Op op, typename Op::Adaptor adaptor,
@@ -330,7 +427,7 @@ template <class Op> struct AtomicLowering : KilnPattern<Op> {
     Type element = this->ctx.types.elementType(op.getType());
     unsigned bits = storageBytes(element) * 8;
     FailureOr<std::string> text = instruction(op, bits, isa<FloatType>(element));
-    if (failed(text))
+    if (failed(text) && !this->ctx.amd)
       return rewriter.notifyMatchFailure(op, "no PTX atomic for this type");
     SmallVector<Value> ptrs = registersOf(rewriter, loc, adaptor.getPtr());
     SmallVector<SmallVector<Value>> operands;
@@ -352,6 +449,15 @@ template <class Op> struct AtomicLowering : KilnPattern<Op> {
       Value predicate = owner;
       if (!masks.empty())
         predicate = LLVM::AndOp::create(rewriter, loc, predicate, masks[k]);
+      if (this->ctx.amd) {
+        SmallVector<Value> elements;
+        for (auto &o : operands)
+          elements.push_back(o.size() == 1 ? o[0] : o[k]);
+        results.push_back(ifThenElse(
+            rewriter, loc, predicate, element, [&] { return amdAtomic(op, rewriter, loc, ptrs[k], elements); },
+            [&] { return LLVM::ZeroOp::create(rewriter, loc, element).getResult(); }));
+        continue;
+      }
       SmallVector<Value> args{ptrs[k], LLVM::ZExtOp::create(rewriter, loc, rewriter.getI32Type(), predicate)};
       std::string constraints = "=" + reg + ",l,r";
       for (auto &o : operands) {
@@ -447,6 +553,41 @@ struct AtomicRMWLowering : AtomicLowering<tile::AtomicRMWOp> {
     }
     return failure();
   }
+  Value amdAtomic(tile::AtomicRMWOp op, OpBuilder &b, Location loc, Value address,
+                  ArrayRef<Value> operands) const override {
+    using K = tile::AtomicRMWKind;
+    using B = LLVM::AtomicBinOp;
+    auto rmw = [&](B kind, Value v) {
+      return LLVM::AtomicRMWOp::create(b, loc, kind, address, v, amdOrdering(op.getSem()), amdScope(op.getScope()))
+          .getResult();
+    };
+    Value v = operands[0];
+    switch (op.getKind()) {
+    case K::add: return rmw(B::add, v);
+    case K::fadd: return rmw(B::fadd, v);
+    case K::umax: return rmw(B::umax, v);
+    case K::umin: return rmw(B::umin, v);
+    case K::and_: return rmw(B::_and, v);
+    case K::or_: return rmw(B::_or, v);
+    case K::xor_: return rmw(B::_xor, v);
+    case K::xchg: return rmw(B::xchg, v);
+    case K::max:
+    case K::min: {
+      const bool isMax = op.getKind() == K::max;
+      if (!isa<FloatType>(v.getType()))
+        return rmw(isMax ? B::max : B::min, v);
+      // As on NVIDIA: IEEE floats order like sign-magnitude integers.
+      Value bits = asInteger(b, loc, v);
+      Value zero = intConst(b, loc, bits.getType(), 0);
+      Value positive = LLVM::ICmpOp::create(b, loc, LLVM::ICmpPredicate::sge, bits, zero);
+      Value old = ifThenElse(
+          b, loc, positive, bits.getType(), [&] { return rmw(isMax ? B::max : B::min, bits); },
+          [&] { return rmw(isMax ? B::umin : B::umax, bits); });
+      return LLVM::BitcastOp::create(b, loc, v.getType(), old);
+    }
+    }
+    llvm_unreachable("every atomic kind");
+  }
   SmallVector<Value> operandsOf(OpAdaptor adaptor, OpBuilder &, Location) const override {
     return {adaptor.getVal()};
   }
@@ -457,6 +598,17 @@ struct AtomicCASLowering : AtomicLowering<tile::AtomicCASOp> {
   FailureOr<std::string> instruction(tile::AtomicCASOp op, unsigned bits, bool) const override {
     return "@p atom" + semanticsText(op.getSem(), op.getScope()) + ".global.cas.b" + std::to_string(bits) +
            " $0, [$1], $3, $4;";
+  }
+  Value amdAtomic(tile::AtomicCASOp op, OpBuilder &b, Location loc, Value address,
+                  ArrayRef<Value> operands) const override {
+    // (cmpxchg takes integers and pointers: floats as their bits.)
+    Value swapped =
+        LLVM::AtomicCmpXchgOp::create(b, loc, address, asInteger(b, loc, operands[0]), asInteger(b, loc, operands[1]),
+                                      amdOrdering(op.getSem()), amdOrdering(op.getSem(), /*onFailure=*/true),
+                                      amdScope(op.getScope()));
+    Value old = LLVM::ExtractValueOp::create(b, loc, swapped, ArrayRef<int64_t>{0});
+    Type type = operands[0].getType();
+    return old.getType() == type ? old : LLVM::BitcastOp::create(b, loc, type, old).getResult();
   }
   SmallVector<Value> operandsOf(OpAdaptor adaptor, OpBuilder &, Location) const override {
     return {adaptor.getCmp(), adaptor.getVal()};

@@ -6,6 +6,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "compiler/ModuleImpl.h"
+#include "compiler/backend/amdgpu/AMDGPU.h"
 #include "compiler/backend/nvptx/NVPTX.h"
 #include "compiler/dialect/gpu/KGpu.h"
 #include "compiler/dialect/tile/Tile.h"
@@ -29,8 +30,8 @@ namespace kiln {
 
 namespace {
 
-constexpr std::array<std::string_view, 7> stageNames = {"traced", "tile", "gpu", "llvm",
-                                                       "llvm-ir", "ptx", "cubin-info"};
+constexpr std::array<std::string_view, 9> stageNames = {"traced", "tile",       "gpu",    "llvm",
+                                                       "llvm-ir", "ptx", "cubin-info", "amdgcn", "code-object-info"};
 
 void addTilePasses(mlir::PassManager &pm) {
   pm.addPass(mlir::createInlinerPass());
@@ -99,11 +100,8 @@ namespace {
 /// Runs the passes that take `module` from the stage before `first` through
 /// `last` (both at most Stage::llvm, where the pipeline leaves MLIR).
 void runStages(Module &module, Stage first, Stage last, const CompileOptions &options) {
-  // (AMD targets are laid out, not yet lowered: check_layout_target.)
-  if (last >= Stage::llvm)
+  if (last >= Stage::gpu)
     check_target(options.arch);
-  else if (last >= Stage::gpu)
-    check_layout_target(options.arch);
   mlir::MLIRContext &context = *module.impl().context;
   mlir::PassManager pm(&context);
   auto wanted = [&](Stage stage) { return first <= stage && stage <= last; };
@@ -125,8 +123,26 @@ void runStages(Module &module, Stage first, Stage last, const CompileOptions &op
                 " failed:\n" + message);
 }
 
-nvptx::FloatRounding rounding(const CompileOptions &options) {
+backend::FloatRounding rounding(const CompileOptions &options) {
   return {.fpFusion = options.fp_fusion, .approxDiv = options.approx_div};
+}
+
+bool forAmd(const CompileOptions &options) {
+  std::optional<Target> target = parse_target(options.arch);
+  return target && target->vendor == GpuVendor::amd;
+}
+
+/// Refuses a stage of the other vendor's back end: PTX for an AMD target,
+/// AMDGCN for an NVIDIA one.
+void checkVendorStage(Stage stage, const CompileOptions &options) {
+  const bool amdStage = stage == Stage::amdgcn || stage == Stage::code_object_info;
+  const bool nvidiaStage = stage == Stage::ptx || stage == Stage::cubin_info;
+  if (forAmd(options) && nvidiaStage)
+    throw Error("the " + std::string(name(stage)) + " stage is NVIDIA's; for the AMD target " + options.arch +
+                " ask for amdgcn or code-object-info");
+  if (!forAmd(options) && amdStage)
+    throw Error("the " + std::string(name(stage)) + " stage is AMD's; for the NVIDIA target " + options.arch +
+                " ask for ptx or cubin-info");
 }
 
 } // namespace
@@ -148,11 +164,19 @@ void lower(Module &module, Stage requested, const CompileOptions &options) {
 }
 
 std::string emit(const Module &module, Stage stage, const CompileOptions &options) {
+  checkVendorStage(stage, options);
   Module working(module.impl().clone());
   lower(working, stage, options);
   switch (stage) {
   case Stage::llvm_ir:
-    return nvptx::toLLVMIR(*working.impl().module, options.arch, rounding(options));
+    return forAmd(options) ? amdgpu::toLLVMIR(*working.impl().module, options.arch, rounding(options))
+                           : nvptx::toLLVMIR(*working.impl().module, options.arch, rounding(options));
+  case Stage::amdgcn:
+    return amdgpu::compile(*working.impl().module, options.arch, rounding(options)).assembly;
+  case Stage::code_object_info: {
+    CompiledKernel kernel = compile(module, options);
+    return "kernel " + kernel.name + " for " + kernel.arch + ": " + kernel.resources + "\n";
+  }
   case Stage::ptx:
     return nvptx::toPTX(*working.impl().module, options.arch, rounding(options));
   case Stage::cubin_info: {
@@ -173,7 +197,27 @@ void dump(const std::string &dir, const std::string &file, const std::string &te
   if (dir.empty())
     return;
   llvm::sys::fs::create_directories(dir);
-  std::ofstream(dir + "/" + file) << text;
+  std::ofstream(dir + "/" + file, std::ios::binary) << text;
+}
+
+/// The AMD back end's part of compile(): AMDGCN, its resources, and, with
+/// ld.lld, the code object.
+void compileForAmd(CompiledKernel &kernel, mlir::ModuleOp llvmModule, const CompileOptions &options,
+                   const std::string &dir) {
+  amdgpu::Compiled compiled = amdgpu::compile(llvmModule, options.arch, rounding(options), !dir.empty());
+  dump(dir, "4-llvm-ir.ll", compiled.llvmIR);
+  dump(dir, "5-kernel.amdgcn", compiled.assembly);
+  const amdgpu::Resources resources = amdgpu::resourcesOf(compiled.assembly);
+  kernel.amdgcn = std::move(compiled.assembly);
+  kernel.registers = resources.vgprs;
+  kernel.stack_frame = resources.scratchBytes;
+  kernel.spill_stores = kernel.spill_loads = 4 * resources.vgprSpills;
+  kernel.resources = amdgpu::describe(resources);
+  dump(dir, "6-resources.txt", kernel.resources + "\n");
+  if (!amdgpu::findLinker().empty()) {
+    kernel.code_object = amdgpu::link(compiled.object);
+    dump(dir, "7-kernel.hsaco", std::string(kernel.code_object.begin(), kernel.code_object.end()));
+  }
 }
 } // namespace
 
@@ -215,6 +259,11 @@ CompiledKernel compile(const Module &module, const CompileOptions &options) {
       }
       kernel.tensor_maps.push_back(spec);
     }
+  kernel.threads_per_warp = gpu::getThreadsPerWarp(llvmModule);
+  if (forAmd(options)) {
+    compileForAmd(kernel, llvmModule, options, dir);
+    return kernel;
+  }
   std::string llvmIR;
   kernel.ptx = nvptx::toPTX(llvmModule, options.arch, rounding(options), dir.empty() ? nullptr : &llvmIR);
   dump(dir, "4-llvm-ir.ll", llvmIR);

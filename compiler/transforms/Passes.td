@@ -115,9 +115,11 @@ def ConvertKGpuToLLVM : Pass<"kgpu-to-llvm", "mlir::ModuleOp"> {
   let summary = "Lower the GPU level to per-thread LLVM and NVVM";
   let description = [{
     Every block becomes, in each thread, a struct of its registers; kernels
-    become llvm.func kernels of num_warps * 32 threads; memory accesses,
-    shuffles, barriers and conversions become inline PTX and NVVM
-    operations. Scalar arith/math operations stay for kiln-finalize-llvm.
+    become llvm.func kernels of num_warps warps; memory accesses, shuffles,
+    barriers and conversions become inline PTX and NVVM operations, or, for
+    an AMD target (kgpu.target gfx...), ROCDL operations and LLVM loads,
+    stores and atomics. Scalar arith/math operations stay for
+    kiln-finalize-llvm.
     Records the shared memory a program needs as `kgpu.shared_memory`.
   }];
   let options = [
@@ -126,19 +128,20 @@ def ConvertKGpuToLLVM : Pass<"kgpu-to-llvm", "mlir::ModuleOp"> {
            "programs each multiprocessor must hold at once (nvvm.minctasm: ptxas caps registers to fit); 0: no bound">
   ];
   let dependentDialects = ["::mlir::LLVM::LLVMDialect", "::mlir::NVVM::NVVMDialect",
-                           "::mlir::scf::SCFDialect"];
+                           "::mlir::ROCDL::ROCDLDialect", "::mlir::scf::SCFDialect"];
 }
 
 def FinalizeLLVM : Pass<"kiln-finalize-llvm", "mlir::ModuleOp"> {
   let summary = "Lower the remaining scalar arith, math and control flow to LLVM";
   let description = [{
     f32 exp/exp2/log/log2/rsqrt become the GPU's approximate instructions
-    (ex2/lg2/rsqrt.approx: a few ulps); tanh, erf, sin and cos polynomial
+    (ex2/lg2/rsqrt.approx on NVIDIA, v_exp/v_log/v_rsq on AMD: a few ulps); tanh, erf, sin and cos polynomial
     approximations; pow expands to exp and log. Float to integer conversions
     saturate (NaN gives 0). Transcendental math on f64 is reported as
     unsupported.
   }];
-  let dependentDialects = ["::mlir::LLVM::LLVMDialect", "::mlir::NVVM::NVVMDialect"];
+  let dependentDialects = ["::mlir::LLVM::LLVMDialect", "::mlir::NVVM::NVVMDialect",
+                           "::mlir::ROCDL::ROCDLDialect"];
 }
 
 def TestAxisInfo : Pass<"kgpu-test-axis-info", "mlir::ModuleOp"> {

@@ -118,11 +118,16 @@ CompileOptions compile_options(const Config &config, const std::string &arch) {
 
 std::string target_for(const Device &device) {
   if (const char *target = std::getenv("KILN_TARGET"); target && *target) {
+    Target checked;
     try { // e.g. sm_80 on a Hopper GPU, to run an older target's code
-      return check_target(target).name;
+      checked = check_target(target);
     } catch (const Error &error) {
       throw Error(std::string("KILN_TARGET: ") + error.what());
     }
+    if (checked.vendor != GpuVendor::nvidia)
+      throw Error("KILN_TARGET: " + checked.name + " is an AMD GPU; Kiln launches kernels on NVIDIA GPUs only (it "
+                  "compiles for AMD ones but has no HIP runtime yet)");
+    return checked.name;
   }
   int cc = device.compute_capability();
   return "sm_" + std::to_string(cc) + (cc == 90 ? "a" : "");
@@ -148,8 +153,11 @@ CompiledKernel compileThroughDiskCache(const Module &module, const Config &confi
       try {
         CompiledKernel kernel = compiled_kernel_from_metadata(entry->metadata);
         kernel.cubin = entry->files["kernel.cubin"];
+        kernel.code_object = entry->files["kernel.hsaco"];
         auto &ptx = entry->files["kernel.ptx"];
         kernel.ptx.assign(ptx.begin(), ptx.end());
+        auto &amdgcn = entry->files["kernel.amdgcn"];
+        kernel.amdgcn.assign(amdgcn.begin(), amdgcn.end());
         return kernel;
       } catch (const Error &) {
         // metadata of another shape: compile afresh below
@@ -159,9 +167,14 @@ CompiledKernel compileThroughDiskCache(const Module &module, const Config &confi
   BlobStore::Entry entry;
   entry.metadata = compiled_kernel_metadata(
       kernel, {{"config", config.str()}, {"specialization", spec.str()}, {"kiln", version()}});
-  entry.files["kernel.ptx"] = std::vector<char>(kernel.ptx.begin(), kernel.ptx.end());
+  if (!kernel.ptx.empty())
+    entry.files["kernel.ptx"] = std::vector<char>(kernel.ptx.begin(), kernel.ptx.end());
   if (!kernel.cubin.empty())
     entry.files["kernel.cubin"] = kernel.cubin;
+  if (!kernel.amdgcn.empty())
+    entry.files["kernel.amdgcn"] = std::vector<char>(kernel.amdgcn.begin(), kernel.amdgcn.end());
+  if (!kernel.code_object.empty())
+    entry.files["kernel.hsaco"] = kernel.code_object;
   if (store)
     store->store(key, entry);
   return kernel;
@@ -226,8 +239,9 @@ std::shared_ptr<const Program> Kernel::programFor(const Config &config_in, const
   }
   if (!program && interpreted) {
     program = interpret(traceMerged(config, spec, nullptr), signature());
-    // KILN_CHECK_PTX=sm_90a,sm_80: also compile each kernel the
-    // interpreter runs for those GPUs, through ptxas (CI has no GPU).
+    // KILN_CHECK_PTX=sm_90a,sm_80,gfx942: also compile each kernel the
+    // interpreter runs for those GPUs, through ptxas or ld.lld (CI has no
+    // GPU).
     for (const Target &check : checkPtxTargets())
       // (Clusters exist from sm_90: a cluster kernel has no older target.)
       if (config.cluster_size() == 1 || check.compute_capability() >= 90)

@@ -122,28 +122,18 @@ TEST(Target, CheckingSaysWhyKilnCannotCompileForATarget) {
                                  "'f', as sm_80 or sm_90a; AMD ones gfxNNN, as gfx90a)");
   EXPECT_EQ(refusal("sm_20"),
             "sm_20 (compute capability 2.0) is older than Kiln supports: its NVIDIA lowering needs sm_75 or newer");
-  EXPECT_EQ(refusal("gfx90a"), "gfx90a is an AMD GPU: Kiln lays its kernels out for it (the stages up to gpu) but "
-                                "does not lower them to machine code yet");
+  EXPECT_EQ(refusal("gfx90a"), "accepted");
+  EXPECT_EQ(refusal("gfx1030"), "gfx1030 is an AMD GPU Kiln does not compile for (it compiles for gfx90a, gfx942, "
+                                "gfx1100)");
 }
 
-TEST(Target, AmdTargetsAreLaidOutWithTheirWavefronts) {
-  // The layouts (the pipeline up to its gpu stage) take the AMD GPUs Kiln
-  // plans for, with their wavefronts' lanes; others are refused by name.
+TEST(Target, AmdTargetsAreCompiledForWithTheirWavefronts) {
   for (const char *name : {"gfx90a", "gfx942"}) {
-    EXPECT_EQ(check_layout_target(name).name, name);
+    EXPECT_EQ(check_target(name).name, name);
     EXPECT_EQ(threads_per_warp(*parse_target(name)), 64) << name;
   }
-  EXPECT_EQ(threads_per_warp(check_layout_target("gfx1100")), 32);
-  EXPECT_EQ(threads_per_warp(check_layout_target("sm_90a")), 32);
-  try {
-    check_layout_target("gfx1030");
-    ADD_FAILURE() << "gfx1030 should be refused";
-  } catch (const Error &e) {
-    EXPECT_STREQ(e.what(), "gfx1030 is an AMD GPU Kiln does not plan kernels for (it plans them for gfx90a, gfx942, "
-                           "gfx1100)");
-  }
-  EXPECT_THROW(check_layout_target("sm_20"), Error);
-  EXPECT_THROW(check_layout_target("bogus"), Error);
+  EXPECT_EQ(threads_per_warp(check_target("gfx1100")), 32);
+  EXPECT_EQ(threads_per_warp(check_target("sm_90a")), 32);
 }
 
 TEST(Target, ComparesComputeCapabilities) {

@@ -41,11 +41,13 @@ struct TensorMapSpec {
   friend bool operator==(const TensorMapSpec &, const TensorMapSpec &) = default;
 };
 
-/// A kernel compiled for an NVIDIA GPU, with what launching it needs.
+/// A kernel compiled for a GPU, with what launching it needs: PTX and a
+/// cubin for an NVIDIA GPU, AMDGCN and a code object for an AMD one.
 struct CompiledKernel {
   std::string name;           ///< the kernel function's symbol
-  std::string arch;           ///< "sm_90a"
-  int num_warps = 4;          ///< threads per program: num_warps * 32 (a producer warpgroup included)
+  std::string arch;           ///< "sm_90a", "gfx942"
+  int num_warps = 4;          ///< threads per program: num_warps * threads_per_warp (a producer warpgroup included)
+  int threads_per_warp = 32;  ///< 32; an AMD wavefront's 64 on gfx90a and gfx942
   int shared_memory = 0;      ///< dynamic shared memory bytes per program
   int cluster_size = 1;       ///< programs launched together as a cluster, consecutive along grid x
   std::string ptx;
@@ -54,6 +56,14 @@ struct CompiledKernel {
   int spill_stores = 0, spill_loads = 0, stack_frame = 0; ///< bytes, from ptxas
   std::string ptxas_log;
   std::vector<TensorMapSpec> tensor_maps; ///< descriptors read by the copy engine
+  /// (AMD) The kernel's assembly, its code object (an ELF that ld.lld
+  /// linked; empty when there was no ld.lld), and what it takes of the GPU
+  /// as its metadata says (registers, LDS, scratch, spills, occupancy). On
+  /// AMD, `registers` counts VGPRs, `stack_frame` the scratch bytes a
+  /// work-item, and the spill fields 4 bytes a spilled VGPR.
+  std::string amdgcn;
+  std::vector<char> code_object;
+  std::string resources;
 };
 
 /// The kernel without its code (PTX, cubin, ptxas log) as JSON text, with

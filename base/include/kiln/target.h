@@ -39,21 +39,15 @@ constexpr int kMinimumComputeCapability = 75;
 /// The target `name` spells, or nullopt when it spells none.
 std::optional<Target> parse_target(std::string_view name);
 
-/// The target `name` spells, when Kiln can compile for it to machine code;
-/// otherwise throws kiln::Error saying why (not a target name, an NVIDIA
-/// GPU older than kMinimumComputeCapability, an AMD GPU: Kiln lays out its
-/// kernels but does not lower them yet).
-Target check_target(std::string_view name);
-
-/// The AMD GPUs Kiln plans kernels for: gfx90a and gfx942 (CDNA 2 and 3,
+/// The AMD GPUs Kiln compiles for: gfx90a and gfx942 (CDNA 2 and 3,
 /// 64-lane wavefronts, matrix cores) and gfx1100 (RDNA 3, 32 lanes).
 inline constexpr const char *kAmdTargets[] = {"gfx90a", "gfx942", "gfx1100"};
 
-/// The target `name` spells, when Kiln can lay its kernels out over the
-/// GPU's threads (the pipeline's stages up to `gpu`): every target
-/// check_target takes, and the AMD GPUs of kAmdTargets. Otherwise throws
-/// kiln::Error saying why.
-Target check_layout_target(std::string_view name);
+/// The target `name` spells, when Kiln can compile for it to machine code;
+/// otherwise throws kiln::Error saying why (not a target name, an NVIDIA
+/// GPU older than kMinimumComputeCapability, an AMD GPU not in
+/// kAmdTargets).
+Target check_target(std::string_view name);
 
 /// Threads a warp (an AMD wavefront) of `target` runs in lockstep: 32 on
 /// NVIDIA GPUs and on AMD's RDNA (gfx10 and newer, in their default wave32

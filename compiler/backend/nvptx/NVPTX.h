@@ -2,6 +2,8 @@
 
 #pragma once
 
+#include "compiler/backend/FloatRounding.h"
+
 #include <string>
 #include <vector>
 
@@ -11,16 +13,7 @@ class ModuleOp;
 
 namespace kiln::nvptx {
 
-/// How the GPU code may round floats (CompileOptions' fp_fusion and
-/// approx_div).
-struct FloatRounding {
-  /// Contract float multiplies and adds into fmas (else LLVM marks them
-  /// .rn, so that ptxas does not either).
-  bool fpFusion = true;
-  /// f32 division as div.full.f32 (at most 2 ulp from the IEEE quotient),
-  /// else the IEEE div.rn.f32.
-  bool approxDiv = true;
-};
+using backend::FloatRounding;
 
 /// LLVM IR of an LLVM-dialect module, as text, after O3 for `arch`.
 std::string toLLVMIR(mlir::ModuleOp module, const std::string &arch, FloatRounding rounding = {});

@@ -17,9 +17,12 @@ namespace kiln {
 /// Stages of the pipeline, in order. `traced`: as the front end built it;
 /// `tile`: after tile-level cleanups (inline, canonicalize, combine, CSE);
 /// `gpu`: every block has a layout over the GPU's threads; `llvm`: LLVM
-/// and NVVM dialects, per thread; `llvm-ir`: LLVM IR after O3; `ptx`;
-/// `cubin-info`: what ptxas reports (registers, spills, shared memory).
-enum class Stage { traced, tile, gpu, llvm, llvm_ir, ptx, cubin_info };
+/// and NVVM (or ROCDL) dialects, per thread; `llvm-ir`: LLVM IR after O3.
+/// Then an NVIDIA target's `ptx` and `cubin-info` (what ptxas reports:
+/// registers, spills, shared memory), or an AMD target's `amdgcn` (the
+/// assembly) and `code-object-info` (what its metadata reports: registers,
+/// LDS, scratch, spills, occupancy).
+enum class Stage { traced, tile, gpu, llvm, llvm_ir, ptx, cubin_info, amdgcn, code_object_info };
 
 std::string_view name(Stage stage);
 std::optional<Stage> parse_stage(std::string_view text);
@@ -60,8 +63,9 @@ struct CompileOptions {
 /// with every rebuild, so caches never reuse code from another build.
 const std::string &build_id();
 
-/// Compiles a traced module to PTX and, with ptxas, to a cubin. Throws
-/// kiln::Error naming the failing stage.
+/// Compiles a traced module to PTX and, with ptxas, to a cubin (an NVIDIA
+/// target), or to AMDGCN and, with ld.lld, a code object (an AMD target).
+/// Throws kiln::Error naming the failing stage.
 CompiledKernel compile(const Module &module, const CompileOptions &options);
 
 /// Runs a copy of `module` through the pipeline up to `stage` and returns
