@@ -100,8 +100,16 @@ namespace {
 /// Runs the passes that take `module` from the stage before `first` through
 /// `last` (both at most Stage::llvm, where the pipeline leaves MLIR).
 void runStages(Module &module, Stage first, Stage last, const CompileOptions &options) {
-  if (last >= Stage::gpu)
-    check_target(options.arch);
+  if (last >= Stage::gpu) {
+    const Target target = check_target(options.arch);
+    // (NVIDIA's limit, 32 warps of 32 threads, is the config's own.)
+    constexpr int kAmdWorkgroupLimit = 1024;
+    const int lanes = threads_per_warp(target), workItems = options.num_warps * lanes;
+    if (target.vendor == GpuVendor::amd && workItems > kAmdWorkgroupLimit)
+      throw Error("num_warps " + std::to_string(options.num_warps) + " makes a workgroup of " +
+                  std::to_string(workItems) + " work-items on " + target.name + " (" + std::to_string(lanes) +
+                  "-lane wavefronts); an AMD GPU runs at most " + std::to_string(kAmdWorkgroupLimit));
+  }
   mlir::MLIRContext &context = *module.impl().context;
   mlir::PassManager pm(&context);
   auto wanted = [&](Stage stage) { return first <= stage && stage <= last; };

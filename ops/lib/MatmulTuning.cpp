@@ -15,6 +15,8 @@
 #include "ops/lib/MatmulPlan.h"
 #include "ops/lib/Tuned.h"
 
+#include <kiln/target.h>
+
 #include <cmath>
 #include <memory>
 
@@ -131,6 +133,10 @@ std::string matmul_problem_key(const MatmulArgs &m) {
 }
 
 autotune::Task tuning_task(const MatmulArgs &args, const Stream &stream, const std::string &target) {
+  // (Its dots would run on FMAs with tiles made for tensor cores, which
+  // spill and take LLVM minutes each: docs/amd.md.)
+  if (std::optional<Target> amd = parse_target(target); amd && amd->vendor == GpuVendor::amd)
+    throw Error("matmul: no plans for AMD GPUs (" + target + ") until dots run on their matrix cores");
   if (overlaps(args.out, args.a) || overlaps(args.out, args.b) || overlaps(args.out, args.residual))
     throw Error("matmul: tuning runs every config on the same tensors, so out must not overlap a, b or residual");
   autotune::Task task;

@@ -13,6 +13,8 @@
 #include "ops/lib/NormalizationPlan.h"
 #include "ops/lib/Tuned.h"
 
+#include <kiln/target.h>
+
 #include <memory>
 
 namespace kiln::ops {
@@ -35,9 +37,15 @@ std::string problemKey(Normalization op, const NormalizationArgs &a) {
   return key;
 }
 
-/// The plan space of `op` on these tensors: what the autotuner searches,
-/// and what a stored plan must be a point of to be used.
-ConfigSpace planSpace(Normalization op, const NormalizationArgs &args) {
+/// The plan space of `op` on these tensors for target `arch`: what the
+/// autotuner searches, and what a stored plan must be a point of to be
+/// used. Its thread counts follow the target's warps: an AMD wavefront of
+/// 64 lanes takes twice a warp's values at once, and a workgroup holds at
+/// most 1024 work-items (16 wavefronts).
+ConfigSpace planSpace(Normalization op, const NormalizationArgs &args, const std::string &arch) {
+  const std::optional<Target> target = parse_target(arch);
+  const int64_t lanes = target ? threads_per_warp(*target) : 32;
+  const bool amd = target && target->vendor == GpuVendor::amd;
   const int64_t N = args.x.shape.empty() ? 1 : args.x.shape.back();
   const int64_t whole = next_pow2(N);
   int64_t rows = 1;
@@ -50,6 +58,8 @@ ConfigSpace planSpace(Normalization op, const NormalizationArgs &args) {
   ConfigSpace space;
   space.axis("ONE_PASS", {1, 0})
       .axis("num_warps", {4, 8, 16, 32})
+      .constraint("a program holds at most 1024 threads",
+                  [=](const Config &c) { return c["num_warps"] * lanes <= 1024; })
       .axis("BLOCK_M", {1, 2, 4, 8, 16, 32})
       .axis("BLOCK_N", chunks)
       .constraint("one pass holds the whole row: BLOCK_N is its power of two",
@@ -59,13 +69,16 @@ ConfigSpace planSpace(Normalization op, const NormalizationArgs &args) {
       .constraint("two walks step through a row in chunks shorter than it",
                   [=](const Config &c) { return c["ONE_PASS"] || c["BLOCK_N"] < whole; })
       .constraint("at most 64 values a thread (registers)",
-                  [](const Config &c) { return c["BLOCK_M"] * c["BLOCK_N"] <= 64 * 32 * c["num_warps"]; })
-      .constraint("every thread holds a value", [](const Config &c) { return c["BLOCK_M"] * c["BLOCK_N"] >= 32 * c["num_warps"]; })
+                  [=](const Config &c) { return c["BLOCK_M"] * c["BLOCK_N"] <= 64 * lanes * c["num_warps"]; })
+      .constraint("every thread holds a value",
+                  [=](const Config &c) { return c["BLOCK_M"] * c["BLOCK_N"] >= lanes * c["num_warps"]; })
       .constraint("no more rows a program than the problem has",
                   [=](const Config &c) { return c["BLOCK_M"] <= autotune::bucket(rows); })
       .axis("min_blocks_per_sm", {0, 2, 3, 4})
       .constraint("the programs asked to share a multiprocessor fit its 2048 threads",
-                  [](const Config &c) { return c["min_blocks_per_sm"] * c["num_warps"] * 32 <= 2048; });
+                  [=](const Config &c) { return c["min_blocks_per_sm"] * c["num_warps"] * lanes <= 2048; })
+      .constraint("AMD targets take no occupancy bound (min_blocks_per_sm) yet",
+                  [=](const Config &c) { return !amd || c["min_blocks_per_sm"] == 0; });
   if (op == Normalization::layer_norm)
     space.axis("SHIFTED", {0, 1});
   space.axis("AHEAD", {1, 0})
@@ -80,9 +93,8 @@ autotune::Task tuning_task(Normalization op, const NormalizationArgs &args, cons
   autotune::Task task;
   task.op = name(op);
   task.key = problemKey(op, args);
-  task.space = planSpace(op, args);
-
   std::string arch = !target.empty() ? target : target_of(stream);
+  task.space = planSpace(op, args, arch);
   if (!arch.empty())
     task.compile = [op, args, stream, arch](const Config &c) {
       return prepare_normalization(op, args, stream, c).compile(arch);
@@ -108,7 +120,8 @@ autotune::Task tuning_task(Normalization op, const NormalizationArgs &args, cons
 
 Config chosen_plan(Normalization op, const NormalizationArgs &args, const Stream &stream) {
   return chosen_config(name(op), problemKey(op, args), stream, !overlaps(args.x, args.y),
-                       [&] { return planSpace(op, args); }, [&] { return tuning_task(op, args, stream); });
+                       [&] { return planSpace(op, args, target_of(stream)); },
+                       [&] { return tuning_task(op, args, stream); });
 }
 
 } // namespace kiln::ops

@@ -57,8 +57,9 @@ TEST(AmdCodeObjects, EveryRegisteredKernelCompilesForEveryAmdTarget) {
       EXPECT_TRUE(has(kernel.resources, "(wave" + std::to_string(lanes) + ")")) << kernel.resources;
       EXPECT_TRUE(has(kernel.resources, std::to_string(kernel.num_warps * lanes) + " work-items"))
           << kernel.resources;
-      if (!dots) // (the memory-bound kernels: no scratch)
+      if (!dots) { // (the memory-bound kernels: no scratch)
         EXPECT_EQ(kernel.stack_frame, 0) << kernel.resources;
+      }
       // ld.lld's code object: a shared ELF for the AMDGPU machine (EM_AMDGPU, 224).
       ASSERT_GT(kernel.code_object.size(), 64u) << "no ld.lld?";
       EXPECT_EQ(std::string(kernel.code_object.data(), 4), "\x7f" "ELF");
