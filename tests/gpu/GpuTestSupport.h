@@ -25,6 +25,27 @@ inline bool &compile_only() {
   return value;
 }
 
+/// The targets a compile-only run compiles every kernel the interpreter
+/// runs for (KILN_CHECK_PTX, set by gpu_main).
+inline constexpr const char *kCheckedTargets = "sm_90a,sm_80";
+
+/// While it lives, a compile-only run also compiles every kernel the
+/// interpreter runs for AMD's gfx942 and gfx90a, with the interpreter's
+/// plans (the ops whose plans fit those targets: docs/amd.md).
+class AlsoForAmdTargets {
+public:
+  AlsoForAmdTargets() {
+    if (compile_only())
+      setenv("KILN_CHECK_PTX", (std::string(kCheckedTargets) + ",gfx942,gfx90a").c_str(), 1);
+  }
+  ~AlsoForAmdTargets() {
+    if (compile_only())
+      setenv("KILN_CHECK_PTX", kCheckedTargets, 1);
+  }
+  AlsoForAmdTargets(const AlsoForAmdTargets &) = delete;
+  AlsoForAmdTargets &operator=(const AlsoForAmdTargets &) = delete;
+};
+
 /// Whether a ptxas can be found (Kernel::compile then emits cubins).
 inline bool ptxas_available() {
   if (const char *path = std::getenv("KILN_PTXAS"); path && *path)

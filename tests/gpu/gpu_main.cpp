@@ -27,7 +27,7 @@ int main(int argc, char **argv) {
     return 77;
   }
   if (kiln::testing::compile_only())
-    setenv("KILN_CHECK_PTX", "sm_90a,sm_80", 1);
+    setenv("KILN_CHECK_PTX", kiln::testing::kCheckedTargets, 1);
   if (!listing && !kiln::testing::compile_only() && !kiln::Device::cuda_available()) {
     std::printf("skipped: %s\n", kiln::Device::cuda_unavailable_reason().c_str());
     return 77;

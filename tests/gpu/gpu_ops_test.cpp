@@ -2,7 +2,8 @@
 // inputs: fused pointwise, every reduction (split ones included) and the
 // normalizations in both plans, at odd sizes, strided, in f32/f16/bf16.
 // With --compile-only only the interpreter runs, and every kernel it runs
-// is compiled for sm_90a and sm_80 through ptxas.
+// is compiled for sm_90a and sm_80 through ptxas (pointwise and reduction
+// kernels for AMD's gfx942 and gfx90a too).
 #include "GpuTestSupport.h"
 #include "tests/common/AttentionReference.h"
 #include "tests/common/OpsTestSupport.h"
@@ -90,6 +91,7 @@ autotune::Report tuneQuickly(const autotune::Task &task, const Stream &stream) {
 } // namespace
 
 TEST(GpuOps, FusedPointwiseAtOddShapesAndStrides) {
+  kiln::testing::AlsoForAmdTargets amd;
   for (DType t : {DType::f32, DType::f16, DType::bf16})
     for (auto [M, N] : std::vector<std::pair<int64_t, int64_t>>{{1, 1}, {7, 3}, {300, 1000}, {65, 4097}}) {
       Pair x(HostTensor::random(t, {M, N}, 1)), w(HostTensor::random(t, {N}, 2)), b(HostTensor::random(t, {N}, 3));
@@ -117,6 +119,7 @@ TEST(GpuOps, FusedPointwiseAtOddShapesAndStrides) {
 }
 
 TEST(GpuOps, ReductionsAlongRowsColumnsAndSplits) {
+  kiln::testing::AlsoForAmdTargets amd;
   for (DType t : {DType::f32, DType::bf16})
     for (auto shape : std::vector<std::vector<int64_t>>{{33, 1000}, {4, 200003}, {5000, 9}})
       for (int dim : {0, 1})
