@@ -188,10 +188,6 @@ Value shuffleAny(OpBuilder &b, Location loc, Value v, const std::function<Value(
   return isa<FloatType>(t) ? LLVM::BitcastOp::create(b, loc, t, narrow).getResult() : narrow;
 }
 
-} // namespace
-
-namespace {
-
 /// The value of `x` (32 bits) in lane `source` of the wavefront
 /// (ds_bpermute, which addresses lanes in bytes).
 Value amdLaneValue(OpBuilder &b, Location loc, Value x, Value source) {
