@@ -86,6 +86,8 @@ void addLLVMPasses(mlir::PassManager &pm, const CompileOptions &options) {
 
 std::string_view name(Stage stage) { return stageNames[static_cast<size_t>(stage)]; }
 
+bool has_amd_back_end() { return amdgpu::built(); }
+
 std::optional<Stage> parse_stage(std::string_view text) {
   for (size_t i = 0; i < stageNames.size(); ++i)
     if (stageNames[i] == text)

@@ -88,6 +88,14 @@ void compileGuarded(backend::LLVMState &state, mlir::ModuleOp module, const std:
 
 } // namespace
 
+bool built() {
+#ifdef KILN_HAVE_AMDGPU
+  return true;
+#else
+  return false;
+#endif
+}
+
 std::string toLLVMIR(mlir::ModuleOp module, const std::string &arch, FloatRounding rounding) {
   backend::LLVMState state;
   std::string text;

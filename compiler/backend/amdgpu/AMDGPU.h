@@ -23,6 +23,9 @@ namespace kiln::amdgpu {
 
 using backend::FloatRounding;
 
+/// Whether this build has LLVM's AMDGPU back end (KILN_AMDGPU).
+bool built();
+
 /// LLVM IR of an LLVM-dialect module, as text, after O3 for `arch`.
 std::string toLLVMIR(mlir::ModuleOp module, const std::string &arch, FloatRounding rounding = {});
 

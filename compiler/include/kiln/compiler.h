@@ -59,6 +59,10 @@ struct CompileOptions {
   std::string dump_dir;
 };
 
+/// Whether this build of Kiln compiles for AMD GPUs (its AMDGPU back end is
+/// left out when configured with KILN_AMDGPU=OFF).
+bool has_amd_back_end();
+
 /// The build ID of the library holding Kiln's compiler (hex): it changes
 /// with every rebuild, so caches never reuse code from another build.
 const std::string &build_id();
