@@ -73,6 +73,11 @@ std::optional<Target> parse_target(std::string_view name) {
   return std::nullopt;
 }
 
+bool targets_amd(std::string_view name) {
+  std::optional<Target> target = parse_target(name);
+  return target && target->vendor == GpuVendor::amd;
+}
+
 namespace {
 
 /// The target `name` spells; throws when it spells none.

@@ -121,8 +121,7 @@ ModuleOp moduleOf(OpBuilder &b) {
 
 bool amdModule(ModuleOp module) {
   auto target = module ? module->getAttrOfType<StringAttr>(gpu::kTargetAttr) : StringAttr();
-  std::optional<Target> parsed = target ? parse_target(target.getValue().str()) : std::nullopt;
-  return parsed && parsed->vendor == GpuVendor::amd;
+  return target && targets_amd(target.getValue());
 }
 
 } // namespace

@@ -137,10 +137,7 @@ backend::FloatRounding rounding(const CompileOptions &options) {
   return {.fpFusion = options.fp_fusion, .approxDiv = options.approx_div};
 }
 
-bool forAmd(const CompileOptions &options) {
-  std::optional<Target> target = parse_target(options.arch);
-  return target && target->vendor == GpuVendor::amd;
-}
+bool forAmd(const CompileOptions &options) { return targets_amd(options.arch); }
 
 /// Refuses a stage of the other vendor's back end: PTX for an AMD target,
 /// AMDGCN for an NVIDIA one.

@@ -97,7 +97,7 @@ ConfigSpace attention_space(const AttentionArgs &a, const AttentionProblem &p, c
 autotune::Task attention_tuning_task(const AttentionArgs &args, const Stream &stream, const std::string &target) {
   // (Its dots would run on FMAs with tiles made for tensor cores, which
   // spill and take LLVM minutes each: docs/amd.md.)
-  if (std::optional<Target> amd = parse_target(target); amd && amd->vendor == GpuVendor::amd)
+  if (targets_amd(target))
     throw Error("attention: no plans for AMD GPUs (" + target + ") until dots run on their matrix cores");
   if (!tunable(args))
     throw Error("attention: tuning runs every tile on the same tensors, so out and lse must not overlap q, k or v");

@@ -45,7 +45,7 @@ std::string problemKey(Normalization op, const NormalizationArgs &a) {
 ConfigSpace planSpace(Normalization op, const NormalizationArgs &args, const std::string &arch) {
   const std::optional<Target> target = parse_target(arch);
   const int64_t lanes = target ? threads_per_warp(*target) : 32;
-  const bool amd = target && target->vendor == GpuVendor::amd;
+  const bool amd = targets_amd(arch);
   const int64_t N = args.x.shape.empty() ? 1 : args.x.shape.back();
   const int64_t whole = next_pow2(N);
   int64_t rows = 1;

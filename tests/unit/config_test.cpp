@@ -134,6 +134,11 @@ TEST(Target, AmdTargetsAreCompiledForWithTheirWavefronts) {
   }
   EXPECT_EQ(threads_per_warp(check_target("gfx1100")), 32);
   EXPECT_EQ(threads_per_warp(check_target("sm_90a")), 32);
+  EXPECT_TRUE(targets_amd("gfx942"));
+  EXPECT_TRUE(targets_amd("gfx1030")); // AMD's, though Kiln does not compile for it
+  EXPECT_FALSE(targets_amd("sm_90a"));
+  EXPECT_FALSE(targets_amd("gfx"));
+  EXPECT_FALSE(targets_amd(""));
 }
 
 TEST(Target, ComparesComputeCapabilities) {

@@ -39,6 +39,9 @@ constexpr int kMinimumComputeCapability = 75;
 /// The target `name` spells, or nullopt when it spells none.
 std::optional<Target> parse_target(std::string_view name);
 
+/// Whether `name` spells an AMD target (gfx...), known to Kiln or not.
+bool targets_amd(std::string_view name);
+
 /// The AMD GPUs Kiln compiles for: gfx90a and gfx942 (CDNA 2 and 3,
 /// 64-lane wavefronts, matrix cores) and gfx1100 (RDNA 3, 32 lanes).
 inline constexpr const char *kAmdTargets[] = {"gfx90a", "gfx942", "gfx1100"};
