@@ -219,7 +219,9 @@ struct ConvertKGpuToLLVM : impl::ConvertKGpuToLLVMBase<ConvertKGpuToLLVM> {
 
     gpu::AxisInfoAnalysis axis(module);
     KilnTypeConverter types(context);
-    LoweringContext lowering{types, numWarps, threadsPerWarp, arch, computeCapability, axis, amd,
+    // (An AMD module has no NVIDIA capability, whatever the option says:
+    // no NVIDIA instruction may be chosen for it.)
+    LoweringContext lowering{types, numWarps, threadsPerWarp, arch, amd ? 0 : int(computeCapability), axis, amd,
                              gpu::getProducerWarps(module), minBlocksPerSm};
 
     ConversionTarget target(*context);
@@ -238,6 +240,7 @@ struct ConvertKGpuToLLVM : impl::ConvertKGpuToLLVMBase<ConvertKGpuToLLVM> {
     populateScanPatterns(patterns, lowering);
     populateDotPatterns(patterns, lowering);
     populateMmaPatterns(patterns, lowering);
+    populateMfmaPatterns(patterns, lowering);
     populateWgmmaPatterns(patterns, lowering);
     populateSharedPatterns(patterns, lowering);
     populateTmaPatterns(patterns, lowering);

@@ -240,17 +240,22 @@ SwizzledTile stageColumns(OpBuilder &b, Location loc, mlir::Operation *anchor, l
                           Type element, const gpu::LinearLayout &layout, int64_t firstColumn, int64_t columns,
                           int64_t offset, int threadsPerWarp);
 
-/// The shared tiles a tensor-core dot reads: for a (K is dimension 1) and b
+/// The instruction a dot's staged operand tiles are read by.
+enum class DotReader {
+  mmaSync, ///< ldmatrix: tiles along the operands' own contiguous dimension
+  wgmma,   ///< K-major tiles, fenced for the async proxy
+  mfma,    ///< K-major tiles: each lane reads its K run as one vector
+};
+
+/// The shared tiles a matrix-core dot reads: for a (K is dimension 1) and b
 /// (K is dimension 0), the ring slot when the operand is a whole-slot
 /// kgpu.local_load, none when it is already in an mma operand layout
 /// (registers), else its registers stored to scratch one after the other,
-/// between barriers. For wgmma (`forWgmma`) staged operands are stored
-/// K-major and fenced for the async proxy; otherwise along their own
-/// contiguous dimension. `aFromRegisters`: the instruction reads A from
-/// registers (wgmma), so only B gets a tile.
+/// between barriers, in the form `reader` wants. `aFromRegisters`: the
+/// instruction reads A from registers (wgmma), so only B gets a tile.
 std::array<std::optional<SwizzledTile>, 2> dotOperandTiles(mlir::ConversionPatternRewriter &rewriter, Location loc,
                                                            tile::DotOp op, Value loweredA, Value loweredB,
-                                                           Type element, bool forWgmma, int threadsPerWarp,
+                                                           Type element, DotReader reader, int threadsPerWarp,
                                                            bool aFromRegisters = false);
 
 /// Slot `slot` (i32) of a lowered kgpu.shared buffer `buffer` of `type`.
@@ -296,6 +301,7 @@ void populateReducePatterns(mlir::RewritePatternSet &patterns, const LoweringCon
 void populateScanPatterns(mlir::RewritePatternSet &patterns, const LoweringContext &context);
 void populateDotPatterns(mlir::RewritePatternSet &patterns, const LoweringContext &context);
 void populateMmaPatterns(mlir::RewritePatternSet &patterns, const LoweringContext &context);
+void populateMfmaPatterns(mlir::RewritePatternSet &patterns, const LoweringContext &context);
 void populateWgmmaPatterns(mlir::RewritePatternSet &patterns, const LoweringContext &context);
 void populateSharedPatterns(mlir::RewritePatternSet &patterns, const LoweringContext &context);
 void populateTmaPatterns(mlir::RewritePatternSet &patterns, const LoweringContext &context);

@@ -233,8 +233,8 @@ struct MmaDotLowering : KilnPattern<tile::DotOp> {
 
     // Operand tiles: a ring slot, or the registers staged in scratch; none
     // for operands already in the instruction's registers.
-    auto tiles = dotOperandTiles(rewriter, loc, op, adaptor.getA(), adaptor.getB(), element,
-                                 /*forWgmma=*/false, ctx.threadsPerWarp);
+    auto tiles = dotOperandTiles(rewriter, loc, op, adaptor.getA(), adaptor.getB(), element, DotReader::mmaSync,
+                                 ctx.threadsPerWarp);
     SmallVector<Value> aRegs, bRegs; // operands already in registers
     if (!tiles[0])
       aRegs = toRegisters(rewriter, loc, unpack(rewriter, loc, adaptor.getA()));

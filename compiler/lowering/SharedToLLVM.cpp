@@ -70,8 +70,9 @@ std::optional<int64_t> SwizzledTile::registerDelta(const LinearLayout &layout, i
 
 std::array<std::optional<SwizzledTile>, 2> dotOperandTiles(ConversionPatternRewriter &rewriter, Location loc,
                                                            tile::DotOp op, Value loweredA, Value loweredB,
-                                                           Type element, bool forWgmma, int threadsPerWarp,
+                                                           Type element, DotReader reader, int threadsPerWarp,
                                                            bool aFromRegisters) {
+  const bool kMajor = reader != DotReader::mmaSync;
   auto staged = [](Value operand) { return !gpu::ringSlotLoad(operand) && !gpu::inMmaOperandLayout(operand); };
   bool staging = (!aFromRegisters && staged(op.getA())) || staged(op.getB());
   if (staging)
@@ -85,7 +86,7 @@ std::array<std::optional<SwizzledTile>, 2> dotOperandTiles(ConversionPatternRewr
       return bufferSlot(rewriter, loc, rewriter.getRemappedValue(local.getBuffer()), local.getBuffer().getType(),
                         element, rewriter.getRemappedValue(local.getSlot()));
     SwizzledTile t = stageSwizzled(rewriter, loc, op, unpack(rewriter, loc, lowered), element, layoutOf(type),
-                                   /*contiguousDim=*/forWgmma ? kDim : -1, /*fallbackDim=*/kDim, scratch,
+                                   /*contiguousDim=*/kMajor ? kDim : -1, /*fallbackDim=*/kDim, scratch,
                                    threadsPerWarp);
     scratch += type.getNumElements() * (element.getIntOrFloatBitWidth() / 8);
     return t;
@@ -93,7 +94,7 @@ std::array<std::optional<SwizzledTile>, 2> dotOperandTiles(ConversionPatternRewr
   std::optional<SwizzledTile> a = aFromRegisters ? std::nullopt : tileOf(op.getA(), loweredA, 1);
   std::array<std::optional<SwizzledTile>, 2> tiles{a, tileOf(op.getB(), loweredB, 0)};
   if (staging) {
-    if (forWgmma) // this thread's stores before the async proxy reads them, for everyone
+    if (reader == DotReader::wgmma) // this thread's stores before the async proxy reads them, for everyone
       ptx(rewriter, loc, Type(), "fence.proxy.async.shared::cta;", "", {});
     barrier(rewriter, loc);
   }

@@ -120,7 +120,7 @@ struct WgmmaDotLowering : KilnPattern<tile::DotOp> {
     // A already in the registers wgmma reads it from (a computed operand,
     // or one loaded once: layout assignment put it there) is not staged.
     const bool registerA = gpu::wgmmaReadsRegisterA(op, ctx.numWarps);
-    auto tiles = dotOperandTiles(rewriter, loc, op, adaptor.getA(), adaptor.getB(), element, /*forWgmma=*/true,
+    auto tiles = dotOperandTiles(rewriter, loc, op, adaptor.getA(), adaptor.getB(), element, DotReader::wgmma,
                                  ctx.threadsPerWarp, registerA);
     const SwizzledTile &b = *tiles[1];
     // B N-major: 128-byte atoms of 64 columns x BLOCK_K rows side by side

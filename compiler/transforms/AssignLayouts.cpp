@@ -7,7 +7,8 @@
 // 2. Memory accesses anchor their classes to a coalesced layout: 16-byte
 //    vectors along the pointer's most contiguous dimension (axis info),
 //    threads spread along it first. Larger accesses win. Tensor-core dots
-//    anchor their accumulators to the MMA layout above all else (Mma.h).
+//    anchor their accumulators to the MMA layout above all else (Mma.h;
+//    AMD matrix cores: Mfma.h).
 // 3. Layouts flow from assigned classes to neighbours across the operations
 //    that change shapes (broadcast, expand_dims, reduce, trans, reshape,
 //    join, split); classes still without one get the default blocked layout.
@@ -21,6 +22,7 @@
 
 #include "compiler/analysis/AxisInfo.h"
 #include "compiler/dialect/gpu/KGpu.h"
+#include "compiler/dialect/gpu/Mfma.h"
 #include "compiler/dialect/gpu/Mma.h"
 #include "compiler/dialect/gpu/Staging.h"
 #include "compiler/transforms/HeldOperands.h"
@@ -159,9 +161,9 @@ void unshareIndexBlocks(tile::FuncOp func) {
 
 class Assigner {
 public:
-  Assigner(tile::FuncOp func, int numWarps, int threadsPerWarp, int computeCapability)
-      : func_(func), context_(func.getContext()), numWarps_(numWarps),
-        threadsPerWarp_(threadsPerWarp), computeCapability_(computeCapability), axis_(func) {}
+  Assigner(tile::FuncOp func, int numWarps, int threadsPerWarp, std::string target)
+      : func_(func), context_(func.getContext()), numWarps_(numWarps), threadsPerWarp_(threadsPerWarp),
+        computeCapability_(compute_capability_of(target)), target_(std::move(target)), axis_(func) {}
 
   void run() {
     collect();
@@ -339,9 +341,15 @@ private:
     // wgmma A operands read from registers: (class leader, register layout).
     SmallVector<std::pair<Value, Attribute>> registerOperands;
     func_.walk([&](tile::DotOp dot) {
+      auto shape = tensorOf(dot.getC()).getShape();
+      if (std::optional<MfmaShape> mfma = mfmaShape(dot, target_)) {
+        anchors_[leader(dot.getC())] = {
+            LinearEncodingAttr::get(context_, mfmaAccumulatorLayout(shape[0], shape[1], numWarps_, *mfma)),
+            std::numeric_limits<int64_t>::max()};
+        return;
+      }
       if (!usesMma(dot, computeCapability_))
         return;
-      auto shape = tensorOf(dot.getC()).getShape();
       // A loaded beside the dot streams through shared memory (a ring in a
       // loop); any other 16-bit A (computed, as attention's P, or loaded
       // once before the loop, as its Q) is read from registers, unless the
@@ -663,6 +671,7 @@ private:
   tile::FuncOp func_;
   MLIRContext *context_;
   int numWarps_, threadsPerWarp_, computeCapability_;
+  std::string target_;
   AxisInfoAnalysis axis_;
   llvm::EquivalenceClasses<Value> classes_;
   llvm::MapVector<Value, size_t> order_; ///< every tensor value, in program order
@@ -713,7 +722,7 @@ struct AssignLayouts : impl::AssignLayoutsBase<AssignLayouts> {
     module->setAttr(kTargetAttr, b.getStringAttr(target));
     for (auto func : module.getOps<tile::FuncOp>()) {
       unshareIndexBlocks(func); // before the axis analysis the assigner runs
-      Assigner(func, numWarps, threadsPerWarp, compute_capability_of(target)).run();
+      Assigner(func, numWarps, threadsPerWarp, target).run();
       if (failed(verifyLayouts(func)))
         return signalPassFailure();
     }

@@ -17,6 +17,13 @@ bool stores_b_k_major(const TensorView &b) {
   return b.rank() >= 2 && b.effective_strides()[b.rank() - 2] == 1 && b.shape[b.rank() - 1] > 1;
 }
 
+namespace {
+/// The tile of products on FMAs (ieee f32).
+Config fmaTile() {
+  return Config{{"BLOCK_M", 32}, {"BLOCK_N", 32}, {"BLOCK_K", 16}, {"GROUP_M", 8}, {"num_warps", 4}, {"num_stages", 1}};
+}
+} // namespace
+
 /// The default tile for a problem, the fastest of the measured ones
 /// (docs/ops.md, "Matrix products"): 16-row tiles with long K steps
 /// for M <= 16; up to M = 128, 64x128 tiles while they make at most ~one
@@ -36,7 +43,7 @@ bool stores_b_k_major(const TensorView &b) {
 Config default_matmul_config(DType operands, Precision precision, bool kMajorB, int64_t batches, int64_t M,
                              int64_t N, int64_t K) {
   if (!on_tensor_cores(operands, precision))
-    return Config{{"BLOCK_M", 32}, {"BLOCK_N", 32}, {"BLOCK_K", 16}, {"GROUP_M", 8}, {"num_warps", 4}, {"num_stages", 1}};
+    return fmaTile();
   constexpr int64_t kWave = 128; // programs that about fill a Hopper GPU (132 multiprocessors) once
   auto tile = [](int64_t bm, int64_t bn, int64_t bk, int64_t warps, int64_t stages) {
     return Config{{"BLOCK_M", bm}, {"BLOCK_N", bn}, {"BLOCK_K", bk}, {"GROUP_M", 8}, {"num_warps", warps},
@@ -63,6 +70,13 @@ Config default_matmul_config(DType operands, Precision precision, bool kMajorB, 
   if (split > 1)
     c.set("SPLIT_K", split);
   return c;
+}
+
+Config default_amd_matmul_config(DType operands, int64_t M) {
+  if (operands == DType::f32)
+    return fmaTile();
+  return Config{{"BLOCK_M", M <= 64 ? 64 : 128}, {"BLOCK_N", 128}, {"BLOCK_K", 32}, {"GROUP_M", 8},
+                {"num_warps", 4},           {"num_stages", 1}};
 }
 
 bool copy_engine_tile(int64_t blockM, int64_t M) {

@@ -47,6 +47,14 @@ bool stores_b_k_major(const TensorView &b);
 Config default_matmul_config(DType operands, Precision precision, bool kMajorB, int64_t batches, int64_t M,
                              int64_t N, int64_t K);
 
+/// The tile a problem gets without tuning on an AMD GPU with matrix cores
+/// (gfx90a, gfx942): one stage (no asynchronous copies there yet), four
+/// 64-lane wavefronts, 128x128x32 tiles of 16-bit operands (each
+/// wavefront 2x2 pieces of v_mfma 32x32, 64 accumulator registers), 64-row
+/// ones for products of at most 64 rows; f32 (any precision: no xf32 path
+/// yet) on FMAs with the small tiles it takes elsewhere.
+Config default_amd_matmul_config(DType operands, int64_t M);
+
 /// Whether tiles of `blockM` rows of an M-row product read their operands
 /// through the copy engine by default (on Hopper, where it can): tiles of
 /// 128 rows or more, and 64-row tiles of products taller than 64 rows.

@@ -56,6 +56,9 @@ ConfigSpace matmulSpace(const MatmulArgs &args, const std::string &arch) {
   const bool tensorCores = on_tensor_cores(args.a.dtype, args.precision);
   const int64_t rowsAtMost = std::max<int64_t>(16, next_pow2(sz.M));
   const bool hopper = compute_capability_of(arch) >= 90;
+  const bool amd = targets_amd(arch);
+  const std::optional<Target> target = parse_target(arch);
+  const int64_t lanes = target ? threads_per_warp(*target) : 32;
   ConfigSpace space;
   space.axis("BLOCK_M", {16, 32, 64, 128, 256})
       .axis("BLOCK_N", {32, 64, 128, 256})
@@ -72,7 +75,7 @@ ConfigSpace matmulSpace(const MatmulArgs &args, const std::string &arch) {
                     return c["num_stages"] * (c["BLOCK_M"] + c["BLOCK_N"]) * c["BLOCK_K"] * bytes <= 192 * 1024;
                   })
       .constraint("at most 128 accumulator values a thread (registers)",
-                  [](const Config &c) { return c["BLOCK_M"] * c["BLOCK_N"] <= 128 * 32 * c["num_warps"]; })
+                  [=](const Config &c) { return c["BLOCK_M"] * c["BLOCK_N"] <= 128 * lanes * c["num_warps"]; })
       .constraint("every warp owns at least a 16x16 piece of the tile",
                   [](const Config &c) { return c["BLOCK_M"] * c["BLOCK_N"] >= 256 * c["num_warps"]; })
       .constraint("no taller tile than the problem's rows (rounded up to a power of two)",
@@ -97,7 +100,22 @@ ConfigSpace matmulSpace(const MatmulArgs &args, const std::string &arch) {
                   [=](const Config &c) {
                     return c["cluster_size"] == 1 || (hopper && c["PERSISTENT"] > 0 && c["warp_specialize"] == 1);
                   });
-  if (tensorCores)
+  if (amd) {
+    space.constraint("AMD: one stage (no asynchronous copies there yet), no producer warps, persistent programs or "
+                     "clusters",
+                     [](const Config &c) {
+                       return c["num_stages"] == 1 && c["PERSISTENT"] == 0 && c["warp_specialize"] == 0 &&
+                              c["cluster_size"] == 1;
+                     });
+    space.constraint("AMD: the staged A and B tiles take at most half of the 64 KB of LDS (the rest: their rows' "
+                     "padding, the epilogue, a second workgroup)",
+                     [=](const Config &c) { return (c["BLOCK_M"] + c["BLOCK_N"]) * c["BLOCK_K"] * bytes <= 32 * 1024; });
+  }
+  // (AMD's matrix cores take 16-bit operands here; f32 at any precision
+  // runs on FMAs there.)
+  if (amd && args.a.dtype != DType::f32)
+    space.constraint("matrix cores: at least 32-wide K steps", [](const Config &c) { return c["BLOCK_K"] >= 32; });
+  else if (tensorCores && !amd)
     space.constraint("tensor cores: at least 32-wide K steps, at least 2 stages (pipelined copies)",
                      [](const Config &c) { return c["BLOCK_K"] >= 32 && c["num_stages"] >= 2; });
   else
@@ -133,10 +151,6 @@ std::string matmul_problem_key(const MatmulArgs &m) {
 }
 
 autotune::Task tuning_task(const MatmulArgs &args, const Stream &stream, const std::string &target) {
-  // (Its dots would run on FMAs with tiles made for tensor cores, which
-  // spill and take LLVM minutes each: docs/amd.md.)
-  if (std::optional<Target> amd = parse_target(target); amd && amd->vendor == GpuVendor::amd)
-    throw Error("matmul: no plans for AMD GPUs (" + target + ") until dots run on their matrix cores");
   if (overlaps(args.out, args.a) || overlaps(args.out, args.b) || overlaps(args.out, args.residual))
     throw Error("matmul: tuning runs every config on the same tensors, so out must not overlap a, b or residual");
   autotune::Task task;
@@ -179,8 +193,10 @@ autotune::Task tuning_task(const MatmulArgs &args, const Stream &stream, const s
   // behind it found best), run as the op runs it on that target, when it is
   // in the space. (A seed missing an axis is no point of the space: the
   // search would not start there.)
-  Config seed =
-      default_matmul_config(args.a.dtype, args.precision, stores_b_k_major(args.b), sz.batches, sz.M, sz.N, sz.K);
+  const bool amd = targets_amd(arch);
+  Config seed = amd ? default_amd_matmul_config(args.a.dtype, sz.M)
+                    : default_matmul_config(args.a.dtype, args.precision, stores_b_k_major(args.b), sz.batches,
+                                            sz.M, sz.N, sz.K);
   if (!seed.has("SPLIT_K"))
     seed.set("SPLIT_K", 1);
   if (hopper && tensorCores)

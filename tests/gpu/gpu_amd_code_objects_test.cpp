@@ -1,7 +1,7 @@
 // Every registered kernel (the examples' and the tutorial's) compiled for
 // the AMD GPUs Kiln targets: laid out over the target's wavefronts, lowered
-// to ROCDL, compiled to AMDGCN and linked into a code object whose
-// metadata gives its resources. No GPU is needed; none of it has run on an
+// to ROCDL (dots on CDNA's matrix cores), compiled to AMDGCN and linked
+// into a code object whose metadata gives its resources. No GPU is needed; none of it has run on an
 // AMD GPU (docs/amd.md).
 #include "GpuTestSupport.h"
 
@@ -15,8 +15,8 @@ namespace {
 bool has(const std::string &text, const std::string &needle) { return text.find(needle) != std::string::npos; }
 
 /// A kernel's default config with its dot tiles cut to 32 x 32 (x 32):
-/// AMD dots run on FMAs until MFMA lands, and the tiles tuned for NVIDIA's
-/// tensor cores spill there (and take LLVM minutes to allocate).
+/// for gfx1100, whose dots run on FMAs (no WMMA path yet), where the tiles
+/// tuned for tensor cores spill (and take LLVM minutes to allocate).
 Config fmaSized(const Config &defaults) {
   Config config = defaults;
   for (const char *key : {"BLOCK_M", "BLOCK_N", "BLOCK_K"})
@@ -33,10 +33,13 @@ TEST(AmdCodeObjects, EveryRegisteredKernelCompilesForEveryAmdTarget) {
   for (const RegisteredKernel &entry : registered_kernels()) {
     const Module traced = entry.kernel.trace(entry.kernel.default_config());
     const bool dots = has(traced.str(false), "tile.dot");
-    const Config config = dots ? fmaSized(entry.kernel.default_config()) : entry.kernel.default_config();
-    const Module module = dots ? entry.kernel.trace(config) : traced;
     for (const char *arch : kAmdTargets) {
       SCOPED_TRACE(entry.name + " for " + arch);
+      // CDNA's dots run on matrix cores at the kernels' own tiles.
+      const bool matrixCores = check_target(arch).major == 9;
+      const bool cut = dots && !matrixCores;
+      const Config config = cut ? fmaSized(entry.kernel.default_config()) : entry.kernel.default_config();
+      const Module module = cut ? entry.kernel.trace(config) : traced;
       const CompileOptions options = compile_options(config, arch);
       const int lanes = threads_per_warp(check_target(arch));
       std::string laidOut;
@@ -57,9 +60,12 @@ TEST(AmdCodeObjects, EveryRegisteredKernelCompilesForEveryAmdTarget) {
       EXPECT_TRUE(has(kernel.resources, "(wave" + std::to_string(lanes) + ")")) << kernel.resources;
       EXPECT_TRUE(has(kernel.resources, std::to_string(kernel.num_warps * lanes) + " work-items"))
           << kernel.resources;
-      if (!dots) { // (the memory-bound kernels: no scratch)
+      if (!cut) { // (no scratch, no spills)
         EXPECT_EQ(kernel.stack_frame, 0) << kernel.resources;
+        EXPECT_EQ(kernel.spill_stores, 0) << kernel.resources;
       }
+      if (dots && matrixCores) // (every registered dot takes f16 or bf16 operands)
+        EXPECT_TRUE(has(kernel.amdgcn, "v_mfma_f32_32x32x8")) << "its dots on the matrix cores";
       // ld.lld's code object: a shared ELF for the AMDGPU machine (EM_AMDGPU, 224).
       ASSERT_GT(kernel.code_object.size(), 64u) << "no ld.lld?";
       EXPECT_EQ(std::string(kernel.code_object.data(), 4), "\x7f" "ELF");

@@ -1,10 +1,12 @@
 // Linear layouts: the blocked construction, slicing, broadcasting and the
 // queries the lowering asks.
 #include "compiler/dialect/gpu/LinearLayout.h"
+#include "compiler/dialect/gpu/Mfma.h"
 
 #include <gtest/gtest.h>
 
 #include <set>
+#include <tuple>
 
 using namespace kiln::gpu;
 
@@ -78,4 +80,37 @@ TEST(LinearLayout, MappedAndThreadQueries) {
   EXPECT_EQ(l.findRegister({1, 0}), -1); // row 1 lives in other lanes
   EXPECT_EQ(linearIndex({2, 5}, {16, 32}), 69);
   EXPECT_EQ(delinearize(69, {16, 32}), (Coord{2, 5}));
+}
+
+// The MFMA accumulator layout is the one AMD's matrix-core instructions
+// write (CDNA3 ISA, "Dependent Matrix Multiply"): lane l of a P x P piece
+// holds column l % P; register r holds row 8 * (r / 4) + 4 * (l / 32) +
+// r % 4 for v_mfma_f32_32x32x8, 4 * (l / 16) + r for v_mfma_f32_16x16x16.
+// Register index = r + accumulators * (piece along N + pieces along N *
+// piece along M), which the lowering relies on.
+TEST(LinearLayout, MfmaAccumulatorsAreWhereTheInstructionsWriteThem) {
+  for (const MfmaShape shape : {MfmaShape{32, 8, 16}, MfmaShape{16, 16, 4}})
+    for (auto [M, N, warps] : {std::tuple{32, 32, 4}, {64, 64, 4}, {128, 128, 4}, {128, 256, 8}, {256, 64, 8},
+                               {static_cast<int>(shape.piece), 64, 2}}) {
+      SCOPED_TRACE(std::to_string(shape.piece) + ": " + std::to_string(M) + "x" + std::to_string(N) + ", " +
+                   std::to_string(warps) + " wavefronts");
+      const LinearLayout layout = mfmaAccumulatorLayout(M, N, warps, shape);
+      const MfmaWaves waves = mfmaWaves(M, N, warps, shape);
+      const int P = static_cast<int>(shape.piece), A = static_cast<int>(shape.accumulators);
+      const int mReps = M / (P * waves.m), nReps = N / (P * waves.n);
+      ASSERT_EQ(layout.registers(), A * mReps * nReps);
+      EXPECT_TRUE(layout.coversShape());
+      for (int w = 0; w < warps; ++w) {
+        const int wn = w % waves.n, wm = (w / waves.n) % waves.m;
+        for (int l = 0; l < 64; ++l)
+          for (int i = 0; i < mReps; ++i)
+            for (int j = 0; j < nReps; ++j)
+              for (int r = 0; r < A; ++r) {
+                const int row = P == 32 ? 8 * (r / 4) + 4 * (l / 32) + r % 4 : 4 * (l / 16) + r;
+                const Coord expected{wm * P + i * P * waves.m + row, wn * P + j * P * waves.n + l % P};
+                ASSERT_EQ(layout.apply(r + A * (j + nReps * i), l, w), expected)
+                    << "wavefront " << w << " lane " << l << " piece " << i << "," << j << " register " << r;
+              }
+      }
+    }
 }

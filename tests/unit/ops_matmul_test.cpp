@@ -597,6 +597,47 @@ TEST(OpsMatmul, DefaultTilesAndTheTuningSpace) {
   EXPECT_NE(task.space.check(wide), "");
 }
 
+TEST(OpsMatmul, AmdPlansRunOnMatrixCoresWithoutSpills) {
+  // On gfx942 and gfx90a the plan space has one stage and no NVIDIA-only
+  // schedule; the default tile (128x128x32, four wavefronts) compiles to
+  // v_mfma with its accumulators in registers: no scratch, no spills.
+  // Nothing of it has run on an AMD GPU (docs/amd.md).
+  if (!has_amd_back_end())
+    GTEST_SKIP() << "built without the AMD back end";
+  HostTensor w = HostTensor::random(DType::f16, {512, 256}, 45); // an [N][K] weight: B is its transpose
+  for (const char *arch : {"gfx942", "gfx90a"}) {
+    SCOPED_TRACE(arch);
+    Bf16Product product(arch);
+    HostTensor x = HostTensor::random(DType::f16, {512, 256}, 46), y = HostTensor::poisoned(DType::f32, {512, 512});
+    autotune::Task f16Task = tuning_task({x.view(), transposed(w), y.view(), {}, {}, 1.0, Activation::none}, cpu(), arch);
+    for (autotune::Task *task : {&product.task, &f16Task}) {
+      const Config &seed = task->seeds.at(0);
+      EXPECT_EQ(seed["BLOCK_M"], 128);
+      EXPECT_EQ(seed["BLOCK_N"], 128);
+      EXPECT_EQ(seed["BLOCK_K"], 32);
+      EXPECT_EQ(seed["num_warps"], 4);
+      EXPECT_EQ(seed["num_stages"], 1);
+      EXPECT_EQ(task->space.check(seed), "");
+      for (const Config &c : task->space.valid({}))
+        EXPECT_TRUE(c["num_stages"] == 1 && c["PERSISTENT"] == 0 && c["warp_specialize"] == 0 &&
+                    c["cluster_size"] == 1)
+            << c.str();
+      const CompiledKernel kernel = task->compile(seed);
+      EXPECT_GE(occurrences(kernel.amdgcn, "v_mfma_f32_32x32x8"), 4) << kernel.resources;
+      EXPECT_EQ(kernel.spill_stores, 0) << kernel.resources;
+      EXPECT_EQ(kernel.stack_frame, 0) << kernel.resources;
+    }
+  }
+  // f32 runs on FMAs there (no xf32 path yet), with the small FMA tiles.
+  HostTensor a = HostTensor::random(DType::f32, {64, 64}, 47), b = HostTensor::random(DType::f32, {64, 64}, 48);
+  HostTensor out = HostTensor::poisoned(DType::f32, {64, 64});
+  autotune::Task f32Task = tuning_task({a.view(), b.view(), out.view(), {}, {}, 1.0, Activation::none}, cpu(), "gfx942");
+  EXPECT_EQ(f32Task.seeds.at(0)["BLOCK_K"], 16);
+  const CompiledKernel fma = f32Task.compile(f32Task.seeds.at(0));
+  EXPECT_EQ(occurrences(fma.amdgcn, "v_mfma"), 0);
+  EXPECT_EQ(fma.spill_stores, 0) << fma.resources;
+}
+
 TEST(OpsMatmul, F32OperandsAsTf32OrTf32x3) {
   // tf32: the product of tf32-rounded operands (tensor cores on the GPU);
   // tf32x3: close to the f32 product; both operand orders, ragged sizes.
