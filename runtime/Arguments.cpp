@@ -11,6 +11,8 @@
 #include <kiln/error.h>
 #include <kiln/program.h>
 
+#include <cstring>
+
 namespace kiln {
 
 void check_arguments(const std::string &name, std::span<const ElementType> parameters, std::span<const Arg> args) {
@@ -47,6 +49,48 @@ void check_arguments(const std::string &name, std::span<const ElementType> param
     if (memory.kind() == Arg::Kind::memory && memory.bytes() > 0 && needed > memory.bytes())
       bad("the descriptor's sizes and strides reach past its memory (" + std::to_string(memory.bytes()) + " bytes)");
   }
+}
+
+uint64_t parameter_slot(const ElementType &type, const Arg &arg, size_t index, const std::string &kernel,
+                        DeviceKind device) {
+  auto bad = [&](const std::string &why) {
+    throw Error("argument #" + std::to_string(index) + " of kernel '" + kernel + "': " + why);
+  };
+  if (arg.kind() == Arg::Kind::tensor_map)
+    bad("a descriptor (TensorArg) where the kernel expects a single value");
+  uint64_t slot = 0;
+  if (type.is_pointer) {
+    if (arg.kind() != Arg::Kind::memory)
+      bad("the kernel expects a pointer, the launch passed a number");
+    const char *runtime = device == DeviceKind::hip ? "HIP" : "CUDA";
+    if (arg.device() == DeviceKind::interp)
+      bad(std::string("the GPU needs device memory (a Buffer of a ") + runtime + " device), not host memory");
+    if (arg.device() != device)
+      bad(std::string("the GPU needs memory of its own runtime (a Buffer of a ") + runtime + " device)");
+    return arg.address();
+  }
+  if (is_float(type.dtype)) {
+    if (arg.kind() == Arg::Kind::memory)
+      bad("the kernel expects a float, the launch passed memory");
+    double v = arg.kind() == Arg::Kind::floating ? arg.floating() : static_cast<double>(arg.integer());
+    if (type.dtype == DType::f64) {
+      std::memcpy(&slot, &v, 8);
+    } else if (type.dtype == DType::f32) {
+      float f = static_cast<float>(v);
+      std::memcpy(&slot, &f, 4);
+    } else {
+      bad("scalar parameters of " + std::string(name(type.dtype)) + " are not supported; pass f32");
+    }
+    return slot;
+  }
+  if (arg.kind() != Arg::Kind::integer)
+    bad("the kernel expects an integer");
+  int64_t v = arg.integer();
+  int width = bit_width(type.dtype);
+  if (width < 64 && (v < -(int64_t(1) << (width - 1)) || v >= (int64_t(1) << width)))
+    bad(std::to_string(v) + " does not fit " + std::string(name(type.dtype)));
+  std::memcpy(&slot, &v, 8); // little endian: the low bytes first
+  return slot;
 }
 
 void check_whole_clusters(const std::string &name, const Grid &grid, int size) {

@@ -1,6 +1,7 @@
-// Devices, buffers and streams for the interpreter and CUDA.
+// Devices, buffers, streams and events for the interpreter, CUDA and HIP.
 
 #include "runtime/cuda/Driver.h"
+#include "runtime/hip/Runtime.h"
 
 #include <kiln/error.h>
 #include <kiln/runtime.h>
@@ -29,17 +30,45 @@ Device Device::cuda(int ordinal) {
   return Device(DeviceKind::cuda, ordinal);
 }
 
+Device Device::hip(int ordinal) {
+  hip::use_device(ordinal);
+  return Device(DeviceKind::hip, ordinal);
+}
+
 bool Device::cuda_available() { return cuda::driver_available(); }
 
+bool Device::hip_available() { return hip::runtime_available(); }
+
 Device Device::default_device() {
-  if (interpret_requested() || !cuda_available())
+  if (interpret_requested())
     return interp();
-  return cuda(0);
+  if (cuda_available())
+    return cuda(0);
+  if (hip_available())
+    return hip(0);
+  return interp();
+}
+
+std::vector<Device> Device::gpus() {
+  std::vector<Device> devices;
+  int count = 0;
+  if (cuda::driver_available() && cuda::driver().cuDeviceGetCount(&count) == cuda::CUDA_SUCCESS)
+    for (int i = 0; i < count; ++i)
+      devices.push_back(Device(DeviceKind::cuda, i));
+  for (int i = 0; i < hip::device_count(); ++i)
+    devices.push_back(Device(DeviceKind::hip, i));
+  return devices;
 }
 
 std::string Device::name() const {
   if (kind_ == DeviceKind::interp)
     return "interpreter";
+  if (kind_ == DeviceKind::hip) {
+    hip::use_device(ordinal_);
+    char text[256] = {};
+    hip::check(hip::runtime().hipDeviceGetName(text, sizeof text, ordinal_), "hipDeviceGetName");
+    return text;
+  }
   const cuda::Driver &d = cuda::driver();
   cuda::CUdevice device = cuda::device_handle(ordinal_);
   char text[256] = {};
@@ -70,8 +99,18 @@ int attribute(int ordinal, int which) {
 }
 } // namespace
 
+std::string Device::arch() const {
+  switch (kind_) {
+  case DeviceKind::interp: return "";
+  case DeviceKind::hip: return hip::arch_of(ordinal_);
+  case DeviceKind::cuda: break;
+  }
+  const int cc = compute_capability();
+  return "sm_" + std::to_string(cc) + (cc == 90 ? "a" : "");
+}
+
 int Device::compute_capability() const {
-  if (kind_ == DeviceKind::interp)
+  if (kind_ != DeviceKind::cuda)
     return 0;
   return attribute(ordinal_, cuda::CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR) * 10 +
          attribute(ordinal_, cuda::CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR);
@@ -80,17 +119,25 @@ int Device::compute_capability() const {
 int Device::multiprocessors() const {
   if (kind_ == DeviceKind::interp)
     return 1;
+  if (kind_ == DeviceKind::hip)
+    return hip::attribute(ordinal_, hip::kMultiprocessorCount);
   return attribute(ordinal_, cuda::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT);
 }
 
 double Device::memory_bytes_per_multiprocessor_cycle() const {
   if (kind_ == DeviceKind::interp)
     return 0;
+  const bool amd = kind_ == DeviceKind::hip;
+  auto clock = [&] {
+    return amd ? hip::attribute(ordinal_, hip::kClockRate) : attribute(ordinal_, cuda::CU_DEVICE_ATTRIBUTE_CLOCK_RATE);
+  };
+  const int memoryClock = amd ? hip::attribute(ordinal_, hip::kMemoryClockRate)
+                              : attribute(ordinal_, cuda::CU_DEVICE_ATTRIBUTE_MEMORY_CLOCK_RATE);
+  const int busWidth = amd ? hip::attribute(ordinal_, hip::kMemoryBusWidth)
+                           : attribute(ordinal_, cuda::CU_DEVICE_ATTRIBUTE_GLOBAL_MEMORY_BUS_WIDTH);
   // Both clocks in kHz; double data rate moves the bus width twice a memory clock.
-  const double memoryBytesPerSecond = 2.0 * attribute(ordinal_, cuda::CU_DEVICE_ATTRIBUTE_MEMORY_CLOCK_RATE) * 1e3 *
-                                      attribute(ordinal_, cuda::CU_DEVICE_ATTRIBUTE_GLOBAL_MEMORY_BUS_WIDTH) / 8;
-  const double cyclesPerSecond =
-      double(multiprocessors()) * attribute(ordinal_, cuda::CU_DEVICE_ATTRIBUTE_CLOCK_RATE) * 1e3;
+  const double memoryBytesPerSecond = 2.0 * memoryClock * 1e3 * busWidth / 8;
+  const double cyclesPerSecond = double(multiprocessors()) * clock() * 1e3;
   return cyclesPerSecond > 0 ? memoryBytesPerSecond / cyclesPerSecond : 0;
 }
 
@@ -111,15 +158,21 @@ int Device::cuda_driver_version() {
   return version;
 }
 
+std::string Device::hip_unavailable_reason() { return hip::unavailable_reason(); }
+
+int Device::hip_runtime_version() { return hip::runtime_version(); }
+
 struct Buffer::Impl {
   Device device;
   size_t bytes = 0;
   uint64_t address = 0;
   std::vector<uint8_t> host; ///< the memory of interpreter buffers
 
-  ~Impl() {
+  ~Impl() { // (no throw from a destructor)
     if (device.kind() == DeviceKind::cuda && address)
-      cuda::driver().cuMemFree(address); // no throw from a destructor
+      cuda::driver().cuMemFree(address);
+    if (device.kind() == DeviceKind::hip && address)
+      hip::runtime().hipFree(reinterpret_cast<void *>(address));
   }
 };
 
@@ -132,6 +185,11 @@ Buffer Buffer::allocate(const Device &device, size_t bytes) {
     buffer.impl_->host.resize(bytes + 64);
     uint64_t base = reinterpret_cast<uint64_t>(buffer.impl_->host.data());
     buffer.impl_->address = (base + 63) & ~uint64_t(63);
+  } else if (device.kind() == DeviceKind::hip) {
+    hip::use_device(device.ordinal());
+    void *pointer = nullptr;
+    hip::check(hip::runtime().hipMalloc(&pointer, bytes ? bytes : 1), "hipMalloc");
+    buffer.impl_->address = reinterpret_cast<uint64_t>(pointer);
   } else {
     const cuda::Driver &d = cuda::driver();
     cuda::use_device(device.ordinal());
@@ -158,6 +216,12 @@ void Buffer::copy_from_host(const void *source, size_t bytes, size_t offset) {
     std::memcpy(reinterpret_cast<void *>(impl_->address + offset), source, bytes);
     return;
   }
+  if (impl_->device.kind() == DeviceKind::hip) {
+    hip::use_device(impl_->device.ordinal());
+    hip::check(hip::runtime().hipMemcpyHtoD(reinterpret_cast<void *>(impl_->address + offset), source, bytes),
+               "hipMemcpyHtoD");
+    return;
+  }
   cuda::use_device(impl_->device.ordinal());
   cuda::check(cuda::driver().cuMemcpyHtoD(impl_->address + offset, source, bytes), "cuMemcpyHtoD");
 }
@@ -168,14 +232,18 @@ void Buffer::copy_to_host(void *destination, size_t bytes, size_t offset) const 
     std::memcpy(destination, reinterpret_cast<const void *>(impl_->address + offset), bytes);
     return;
   }
-  cuda::use_device(impl_->device.ordinal());
-  cuda::check(cuda::driver().cuMemcpyDtoH(destination, impl_->address + offset, bytes),
-              "cuMemcpyDtoH");
+  kiln::copy_to_host(impl_->device, impl_->address + offset, destination, bytes);
 }
 
 void Buffer::fill_bytes(uint8_t value) {
   if (impl_->device.kind() == DeviceKind::interp) {
     std::memset(reinterpret_cast<void *>(impl_->address), value, impl_->bytes);
+    return;
+  }
+  if (impl_->device.kind() == DeviceKind::hip) {
+    hip::use_device(impl_->device.ordinal());
+    hip::check(hip::runtime().hipMemsetD8(reinterpret_cast<void *>(impl_->address), value, impl_->bytes),
+               "hipMemsetD8");
     return;
   }
   cuda::use_device(impl_->device.ordinal());
@@ -185,6 +253,11 @@ void Buffer::fill_bytes(uint8_t value) {
 void copy_to_host(const Device &device, uint64_t address, void *destination, size_t bytes) {
   if (device.kind() == DeviceKind::interp) {
     std::memcpy(destination, reinterpret_cast<const void *>(address), bytes);
+    return;
+  }
+  if (device.kind() == DeviceKind::hip) {
+    hip::use_device(device.ordinal());
+    hip::check(hip::runtime().hipMemcpyDtoH(destination, reinterpret_cast<void *>(address), bytes), "hipMemcpyDtoH");
     return;
   }
   cuda::use_device(device.ordinal());
@@ -200,6 +273,14 @@ void Buffer::copy_from(const Buffer &source, size_t bytes, const Stream &stream)
     std::memmove(reinterpret_cast<void *>(impl_->address), reinterpret_cast<const void *>(source.address()), bytes);
     return;
   }
+  if (impl_->device.kind() == DeviceKind::hip) {
+    hip::use_device(impl_->device.ordinal());
+    hip::check(hip::runtime().hipMemcpyDtoDAsync(reinterpret_cast<void *>(impl_->address),
+                                                 reinterpret_cast<void *>(source.address()), bytes,
+                                                 static_cast<hip::hipStream_t>(stream.native())),
+               "hipMemcpyDtoDAsync");
+    return;
+  }
   cuda::use_device(impl_->device.ordinal());
   cuda::check(cuda::driver().cuMemcpyDtoDAsync(impl_->address, source.address(), bytes,
                                                static_cast<cuda::CUstream>(stream.native())),
@@ -212,12 +293,19 @@ Event::Event(const Device &device) : device_(device) {
     cuda::CUevent event = nullptr;
     cuda::check(cuda::driver().cuEventCreate(&event, 0), "cuEventCreate");
     event_ = event;
+  } else if (device.kind() == DeviceKind::hip) {
+    hip::use_device(device.ordinal());
+    hip::hipEvent_t event = nullptr;
+    hip::check(hip::runtime().hipEventCreate(&event), "hipEventCreate");
+    event_ = event;
   }
 }
 
-Event::~Event() {
-  if (event_)
+Event::~Event() { // (no throw from a destructor)
+  if (event_ && device_.kind() == DeviceKind::cuda)
     cuda::driver().cuEventDestroy(static_cast<cuda::CUevent>(event_));
+  if (event_ && device_.kind() == DeviceKind::hip)
+    hip::runtime().hipEventDestroy(static_cast<hip::hipEvent_t>(event_));
 }
 
 void Event::record(const Stream &stream) {
@@ -225,12 +313,20 @@ void Event::record(const Stream &stream) {
     host_ms_ = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now().time_since_epoch()).count();
     return;
   }
+  if (device_.kind() == DeviceKind::hip) {
+    hip::check(hip::runtime().hipEventRecord(static_cast<hip::hipEvent_t>(event_),
+                                             static_cast<hip::hipStream_t>(stream.native())),
+               "hipEventRecord");
+    return;
+  }
   cuda::check(cuda::driver().cuEventRecord(static_cast<cuda::CUevent>(event_), static_cast<cuda::CUstream>(stream.native())),
               "cuEventRecord");
 }
 
 void Event::synchronize() const {
-  if (event_)
+  if (event_ && device_.kind() == DeviceKind::hip)
+    hip::check(hip::runtime().hipEventSynchronize(static_cast<hip::hipEvent_t>(event_)), "hipEventSynchronize");
+  else if (event_)
     cuda::check(cuda::driver().cuEventSynchronize(static_cast<cuda::CUevent>(event_)), "cuEventSynchronize");
 }
 
@@ -238,6 +334,12 @@ float Event::elapsed_ms(const Event &start) const {
   if (!event_)
     return static_cast<float>(host_ms_ - start.host_ms_);
   float ms = 0;
+  if (device_.kind() == DeviceKind::hip) {
+    hip::check(hip::runtime().hipEventElapsedTime(&ms, static_cast<hip::hipEvent_t>(start.event_),
+                                                  static_cast<hip::hipEvent_t>(event_)),
+               "hipEventElapsedTime");
+    return ms;
+  }
   cuda::check(cuda::driver().cuEventElapsedTime(&ms, static_cast<cuda::CUevent>(start.event_),
                                                 static_cast<cuda::CUevent>(event_)),
               "cuEventElapsedTime");
@@ -248,6 +350,16 @@ Stream Stream::create(const Device &device) {
   Stream stream(device);
   if (device.kind() == DeviceKind::interp)
     return stream;
+  if (device.kind() == DeviceKind::hip) {
+    hip::use_device(device.ordinal());
+    hip::hipStream_t native = nullptr;
+    hip::check(hip::runtime().hipStreamCreateWithFlags(&native, hip::hipStreamNonBlocking), "hipStreamCreateWithFlags");
+    stream.native_ = native;
+    stream.owned_ = std::shared_ptr<void>(native, [](void *s) {
+      hip::runtime().hipStreamDestroy(static_cast<hip::hipStream_t>(s)); // no throw from a deleter
+    });
+    return stream;
+  }
   cuda::use_device(device.ordinal());
   cuda::CUstream native = nullptr;
   cuda::check(cuda::driver().cuStreamCreate(&native, cuda::CU_STREAM_NON_BLOCKING), "cuStreamCreate");
@@ -267,6 +379,11 @@ Stream Stream::wrap(const Device &device, void *native) {
 void Stream::synchronize() const {
   if (device_.kind() == DeviceKind::interp)
     return;
+  if (device_.kind() == DeviceKind::hip) {
+    hip::use_device(device_.ordinal());
+    hip::check(hip::runtime().hipStreamSynchronize(static_cast<hip::hipStream_t>(native_)), "hipStreamSynchronize");
+    return;
+  }
   cuda::use_device(device_.ordinal());
   cuda::check(cuda::driver().cuStreamSynchronize(static_cast<cuda::CUstream>(native_)),
               "cuStreamSynchronize");

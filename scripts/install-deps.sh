@@ -1,5 +1,7 @@
 #!/usr/bin/env bash
-# Installs what Kiln needs to build and test on Debian 12 (bookworm).
+# Installs what Kiln needs to build and test on Debian 12 (bookworm): the
+# HIP runtime too, which Kiln loads at run time, so that the tests exercise
+# its loader on a machine without an AMD GPU.
 # With --sanitizers, also what the sanitizer build and the fuzzers need
 # (scripts/build-sanitizers.sh): clang 22 and its runtimes, which hold
 # ASan, UBSan and libFuzzer.
@@ -9,6 +11,7 @@ packages=(
   cmake ninja-build ccache g++ python3
   llvm-22-dev libmlir-22-dev mlir-22-tools lld-22 libzstd-dev
   nlohmann-json3-dev libgtest-dev libgmock-dev libbenchmark-dev libdlpack-dev
+  libamdhip64-5
 )
 if [ "${1:-}" = "--sanitizers" ]; then
   packages+=(clang-22 libclang-rt-22-dev)

@@ -8,24 +8,29 @@
 int main() {
   std::printf("Kiln %s\n", kiln::version());
   std::printf("device interp: the CPU interpreter\n");
-  std::string reason = kiln::Device::cuda_unavailable_reason();
-  if (!reason.empty()) {
+  if (std::string reason = kiln::Device::cuda_unavailable_reason(); !reason.empty()) {
     std::printf("CUDA: unavailable (%s)\n", reason.c_str());
-    return 0;
+  } else {
+    int version = kiln::Device::cuda_driver_version();
+    std::printf("CUDA driver %d.%d\n", version / 1000, (version % 1000) / 10);
   }
-  int version = kiln::Device::cuda_driver_version();
-  std::printf("CUDA driver %d.%d\n", version / 1000, (version % 1000) / 10);
+  if (std::string reason = kiln::Device::hip_unavailable_reason(); !reason.empty()) {
+    std::printf("HIP: unavailable (%s)\n", reason.c_str());
+  } else {
+    int version = kiln::Device::hip_runtime_version(); // major * 10^7 + minor * 10^5 + patch
+    std::printf("HIP runtime %d.%d\n", version / 10000000, (version / 100000) % 100);
+  }
   try {
-    for (int ordinal = 0;; ++ordinal) {
-      kiln::Device device = kiln::Device::cuda(ordinal);
-      int cc = device.compute_capability();
-      std::printf("device cuda:%d: %s, sm_%d, %d multiprocessors, %.1f bytes of memory bandwidth a "
-                  "multiprocessor-cycle\n",
-                  ordinal, device.name().c_str(), cc, device.multiprocessors(),
-                  device.memory_bytes_per_multiprocessor_cycle());
+    for (const kiln::Device &device : kiln::Device::gpus()) {
+      const bool amd = device.kind() == kiln::DeviceKind::hip;
+      std::printf("device %s:%d: %s, %s, %d %s, %.1f bytes of memory bandwidth a %s-cycle\n", amd ? "hip" : "cuda",
+                  device.ordinal(), device.name().c_str(), device.arch().c_str(), device.multiprocessors(),
+                  amd ? "compute units" : "multiprocessors", device.memory_bytes_per_multiprocessor_cycle(),
+                  amd ? "compute-unit" : "multiprocessor");
     }
-  } catch (const kiln::Error &) {
-    // past the last device
+  } catch (const kiln::Error &e) {
+    std::fprintf(stderr, "kiln-info: %s\n", e.what());
+    return 1;
   }
   return 0;
 }

@@ -124,13 +124,14 @@ std::string target_for(const Device &device) {
     } catch (const Error &error) {
       throw Error(std::string("KILN_TARGET: ") + error.what());
     }
-    if (checked.vendor != GpuVendor::nvidia)
-      throw Error("KILN_TARGET: " + checked.name + " is an AMD GPU; Kiln launches kernels on NVIDIA GPUs only (it "
-                  "compiles for AMD ones but has no HIP runtime yet)");
+    // (The interpreter runs no compiled code: any target serves its checks.)
+    const bool amd = checked.vendor == GpuVendor::amd;
+    if (device.kind() != DeviceKind::interp && amd != (device.kind() == DeviceKind::hip))
+      throw Error("KILN_TARGET: " + checked.name + " is " + (amd ? "an AMD" : "an NVIDIA") + " GPU's target; " +
+                  device.name() + " is " + (amd ? "an NVIDIA GPU" : "an AMD GPU"));
     return checked.name;
   }
-  int cc = device.compute_capability();
-  return "sm_" + std::to_string(cc) + (cc == 90 ? "a" : "");
+  return device.arch();
 }
 
 namespace {

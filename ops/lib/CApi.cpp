@@ -67,9 +67,9 @@ DType dtypeOf(const DLDataType &t, const std::string &role) {
 struct DeviceOf {
   std::optional<DLDevice> device;
   void check(const DLTensor &t, const std::string &role) {
-    if (t.device.device_type != kDLCPU && t.device.device_type != kDLCUDA)
+    if (t.device.device_type != kDLCPU && t.device.device_type != kDLCUDA && t.device.device_type != kDLROCM)
       throw InvalidArgument(role + ": device type " + std::to_string(t.device.device_type) +
-                            " is not supported (kDLCPU runs on the interpreter, kDLCUDA on the GPU)");
+                            " is not supported (kDLCPU runs on the interpreter, kDLCUDA and kDLROCM on the GPU)");
     if (!device) {
       device = t.device;
       return;
@@ -95,7 +95,9 @@ TensorView viewOf(const DLTensor *t, const std::string &role, DeviceOf &devices)
   v.shape.assign(t->shape, t->shape + t->ndim);
   if (t->strides)
     v.strides.assign(t->strides, t->strides + t->ndim);
-  v.device = t->device.device_type == kDLCPU ? DeviceKind::interp : DeviceKind::cuda;
+  v.device = t->device.device_type == kDLCPU    ? DeviceKind::interp
+             : t->device.device_type == kDLROCM ? DeviceKind::hip
+                                                 : DeviceKind::cuda;
   return v;
 }
 
@@ -107,6 +109,8 @@ TensorView optionalView(const DLTensor *t, const std::string &role, DeviceOf &de
 Stream streamFor(const DeviceOf &devices, void *stream) {
   if (!devices.device || devices.device->device_type == kDLCPU)
     return Stream(Device::interp());
+  if (devices.device->device_type == kDLROCM)
+    return Stream::wrap(Device::hip(devices.device->device_id), stream);
   return Stream::wrap(Device::cuda(devices.device->device_id), stream);
 }
 

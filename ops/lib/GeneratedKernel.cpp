@@ -8,7 +8,7 @@
 namespace kiln::ops {
 
 std::string target_of(const Stream &stream) {
-  return stream.device().kind() == DeviceKind::cuda ? target_for(stream.device()) : std::string();
+  return stream.device().kind() != DeviceKind::interp ? target_for(stream.device()) : std::string();
 }
 
 bool compiles_for_hopper(const Stream &stream) { return compute_capability_of(target_of(stream)) >= 90; }

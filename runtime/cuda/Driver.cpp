@@ -2,6 +2,8 @@
 
 #include "runtime/cuda/Driver.h"
 
+#include "runtime/Symbols.h"
+
 #include <kiln/error.h>
 
 #include <dlfcn.h>
@@ -20,13 +22,7 @@ struct Loaded {
 };
 
 template <class F> bool bind(void *library, const char *name, F &slot, std::string &error) {
-  void *symbol = dlsym(library, name);
-  if (!symbol) {
-    error = std::string("the CUDA driver lacks ") + name;
-    return false;
-  }
-  slot = reinterpret_cast<F>(symbol);
-  return true;
+  return bind_symbol(library, name, slot, error, "the CUDA driver");
 }
 
 Loaded &loaded() {

@@ -4,7 +4,11 @@
 
 #include "runtime/cuda/Driver.h"
 
+#include <kiln/program.h>
 #include <kiln/runtime.h>
+
+#include <memory>
+#include <span>
 
 #include <string>
 #include <vector>
@@ -25,6 +29,11 @@ struct LoadedKernel {
 /// memory limit when it needs more than the default 48 KB.
 LoadedKernel load(const std::vector<char> &image, const std::string &name, int ordinal, int threads,
                   int shared_memory, int cluster_size = 1);
+
+/// `kernel` (compiled for an NVIDIA target) loaded on CUDA device `device`:
+/// its cubin when it runs there, else its PTX, which the driver compiles.
+std::shared_ptr<const Program> load_program(const CompiledKernel &kernel, std::span<const ElementType> parameters,
+                                            const Device &device);
 
 /// Launches with `params` (one pointer per kernel parameter, to its value).
 void launch(const LoadedKernel &kernel, const Grid &grid, void *stream, void **params);

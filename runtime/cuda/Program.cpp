@@ -46,7 +46,7 @@ public:
         maps_.push_back(tensorMap(signature, args, i, kernel, tensorMaps));
         continue; // pointed to below, once maps_ stops moving
       }
-      storage[i] = value(signature[i], args[i], i, kernel);
+      storage[i] = parameter_slot(signature[i], args[i], i, kernel, DeviceKind::cuda);
       pointers_[i] = &storage[i];
     }
     for (size_t i = args.size(); i < count; ++i)
@@ -134,41 +134,6 @@ private:
     return encoded(signature[spec->base].dtype, base, sizes, strides, *spec, spec->base, kernel);
   }
 
-  static uint64_t value(const ElementType &type, const Arg &arg, size_t i, const std::string &kernel) {
-    if (arg.kind() == Arg::Kind::tensor_map)
-      bad(i, kernel, "a descriptor (TensorArg) where the kernel expects a single value");
-    uint64_t slot = 0;
-    if (type.is_pointer) {
-      if (arg.kind() != Arg::Kind::memory)
-        bad(i, kernel, "the kernel expects a pointer, the launch passed a number");
-      if (arg.device() != DeviceKind::cuda)
-        bad(i, kernel, "the GPU needs device memory (a Buffer of a CUDA device), not host memory");
-      return arg.address();
-    }
-    if (is_float(type.dtype)) {
-      if (arg.kind() == Arg::Kind::memory)
-        bad(i, kernel, "the kernel expects a float, the launch passed memory");
-      double v = arg.kind() == Arg::Kind::floating ? arg.floating() : static_cast<double>(arg.integer());
-      if (type.dtype == DType::f64) {
-        std::memcpy(&slot, &v, 8);
-      } else if (type.dtype == DType::f32) {
-        float f = static_cast<float>(v);
-        std::memcpy(&slot, &f, 4);
-      } else {
-        bad(i, kernel, "scalar parameters of " + std::string(name(type.dtype)) + " are not supported; pass f32");
-      }
-      return slot;
-    }
-    if (arg.kind() != Arg::Kind::integer)
-      bad(i, kernel, "the kernel expects an integer");
-    int64_t v = arg.integer();
-    int width = bit_width(type.dtype);
-    if (width < 64 && (v < -(int64_t(1) << (width - 1)) || v >= (int64_t(1) << width)))
-      bad(i, kernel, std::to_string(v) + " does not fit " + std::string(name(type.dtype)));
-    std::memcpy(&slot, &v, 8); // little endian: the low bytes first
-    return slot;
-  }
-
   uint64_t inlineStorage_[kInline];
   void *inlinePointers_[kInline];
   std::vector<uint64_t> heapStorage_;
@@ -214,15 +179,8 @@ private:
 
 } // namespace
 
-} // namespace kiln::cuda
-
-namespace kiln {
-
-std::shared_ptr<const Program> load(const CompiledKernel &kernel, std::span<const ElementType> parameters,
-                                    const Device &device) {
-  if (device.kind() != DeviceKind::cuda)
-    throw Error("kernel '" + kernel.name + "' is compiled for " + kernel.arch + ": it loads on a CUDA device, not on " +
-                device.name());
+std::shared_ptr<const Program> load_program(const CompiledKernel &kernel, std::span<const ElementType> parameters,
+                                            const Device &device) {
   const int cc = device.compute_capability();
   std::vector<char> image = kernel.cubin;
   // A cubin loads only on its own GPU generation; PTX of an older target
@@ -231,9 +189,9 @@ std::shared_ptr<const Program> load(const CompiledKernel &kernel, std::span<cons
     image.assign(kernel.ptx.begin(), kernel.ptx.end());
     image.push_back('\0');
   }
-  cuda::LoadedKernel loaded = cuda::load(image, kernel.name, device.ordinal(), kernel.num_warps * 32,
-                                         kernel.shared_memory, kernel.cluster_size);
-  return std::make_shared<const cuda::CudaProgram>(kernel, parameters, device, loaded);
+  LoadedKernel loaded = load(image, kernel.name, device.ordinal(), kernel.num_warps * 32, kernel.shared_memory,
+                             kernel.cluster_size);
+  return std::make_shared<const CudaProgram>(kernel, parameters, device, loaded);
 }
 
-} // namespace kiln
+} // namespace kiln::cuda

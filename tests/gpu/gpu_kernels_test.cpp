@@ -328,6 +328,16 @@ TEST(GpuRuntime, OwnStreamsAndDeviceCopies) {
   if (compile_only())
     GTEST_SKIP() << "needs a GPU";
   Device gpu = Device::cuda(0);
+  EXPECT_EQ(gpu.arch(), target_for(gpu));
+  EXPECT_EQ(Device::gpus().at(0), gpu); // (CUDA devices first)
+  setenv("KILN_TARGET", "gfx942", 1);
+  try {
+    target_for(gpu);
+    ADD_FAILURE() << "an AMD target on an NVIDIA GPU should be refused";
+  } catch (const Error &e) {
+    EXPECT_EQ(std::string(e.what()), "KILN_TARGET: gfx942 is an AMD GPU's target; " + gpu.name() + " is an NVIDIA GPU");
+  }
+  unsetenv("KILN_TARGET");
   Stream stream = Stream::create(gpu);
   ASSERT_NE(stream.native(), nullptr);
   const int64_t n = 100003;

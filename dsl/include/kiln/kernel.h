@@ -161,9 +161,10 @@ private:
 /// approx_div, copy_engine) for `arch`; the others keep their defaults.
 CompileOptions compile_options(const Config &config, const std::string &arch);
 
-/// The compile target of a GPU: "sm_90a" for Hopper, "sm_<cc>" otherwise;
+/// The compile target of a GPU (Device::arch: "sm_90a" for Hopper,
+/// "sm_<cc>" for other NVIDIA GPUs, the gfx name of an AMD one);
 /// $KILN_TARGET when set (a kiln::Error when it names no target Kiln
-/// compiles for).
+/// compiles for, or one of the other vendor's).
 std::string target_for(const Device &device);
 
 /// Marks the DSL operations that run on this thread while it lives as a

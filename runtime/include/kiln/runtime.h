@@ -15,7 +15,7 @@
 
 namespace kiln {
 
-enum class DeviceKind { interp, cuda };
+enum class DeviceKind { interp, cuda, hip };
 
 class Device {
 public:
@@ -24,20 +24,32 @@ public:
   /// CUDA device `ordinal`; throws kiln::Error naming the reason when there
   /// is no usable driver or device.
   static Device cuda(int ordinal = 0);
+  /// AMD GPU `ordinal` through the HIP runtime; throws kiln::Error naming
+  /// the reason when there is no usable runtime or device.
+  static Device hip(int ordinal = 0);
   /// The interpreter when KILN_INTERPRET=1 or no GPU is usable, else CUDA
-  /// device 0.
+  /// device 0, else HIP device 0.
   static Device default_device();
   /// Whether a CUDA driver and at least one device are present.
   static bool cuda_available();
+  /// Whether a HIP runtime and at least one AMD GPU are present.
+  static bool hip_available();
+  /// Every GPU a runtime reports: the CUDA devices, then the HIP ones.
+  static std::vector<Device> gpus();
 
   DeviceKind kind() const { return kind_; }
   int ordinal() const { return ordinal_; }
   /// "interpreter", or the GPU's name.
   std::string name() const;
+  /// The target Kiln compiles for on this GPU: "sm_XY" from its compute
+  /// capability ("sm_90a" on Hopper, whose wgmma needs the 'a' target),
+  /// an AMD GPU's gfx name ("gfx942"); empty for the interpreter.
+  std::string arch() const;
   /// CUDA compute capability as major * 10 + minor (90 for sm_90); 0 for
-  /// the interpreter.
+  /// the interpreter and AMD GPUs.
   int compute_capability() const;
-  /// Streaming multiprocessors (1 for the interpreter).
+  /// Streaming multiprocessors, an AMD GPU's compute units (1 for the
+  /// interpreter).
   int multiprocessors() const;
   /// The machine's balance: peak memory bandwidth over what the
   /// multiprocessors run, in bytes a multiprocessor-cycle at their peak
@@ -49,6 +61,11 @@ public:
   static std::string cuda_unavailable_reason();
   /// The CUDA driver's version (e.g. 13000), or 0.
   static int cuda_driver_version();
+  /// Why HIP is unavailable ("no HIP runtime: ...", "the HIP runtime ...
+  /// reports no AMD GPU"), or empty.
+  static std::string hip_unavailable_reason();
+  /// The HIP runtime's version (e.g. 60443484 for 6.4), or 0 when none loads.
+  static int hip_runtime_version();
   friend bool operator==(const Device &, const Device &) = default;
 
 private:
@@ -115,12 +132,13 @@ public:
   /// A new stream of its own on `device` (non-blocking with respect to the
   /// default stream).
   static Stream create(const Device &device);
-  /// A stream another framework owns (a CUstream of `device`), e.g. the
-  /// stream a C ABI caller passes; Kiln never destroys it.
+  /// A stream another framework owns (a CUstream or hipStream_t of
+  /// `device`), e.g. the stream a C ABI caller passes; Kiln never destroys
+  /// it.
   static Stream wrap(const Device &device, void *native);
 
   const Device &device() const { return device_; }
-  /// CUstream for CUDA devices (nullptr: the default stream).
+  /// CUstream or hipStream_t for GPUs (nullptr: the default stream).
   void *native() const { return native_; }
   void synchronize() const;
 
@@ -130,7 +148,7 @@ private:
   std::shared_ptr<void> owned_; ///< destroys a created stream with its last copy
 };
 
-/// A point in a stream's work, for timing it (CUDA events; the
+/// A point in a stream's work, for timing it (CUDA or HIP events; the
 /// interpreter's events read the host clock, as its launches are synchronous).
 class Event {
 public:
@@ -145,7 +163,7 @@ public:
 
 private:
   Device device_;
-  void *event_ = nullptr; ///< CUevent
+  void *event_ = nullptr; ///< CUevent or hipEvent_t
   double host_ms_ = 0;    ///< for the interpreter
 };
 
