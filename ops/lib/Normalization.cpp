@@ -439,6 +439,9 @@ Kernel makeKernel(const std::string &key, const Request &r, const Plan &p, const
 /// take two walks, whose second read mostly misses L2).
 constexpr int64_t kOnePassMax = 32768;
 
+/// The most threads a program holds (NVIDIA's block, AMD's workgroup).
+constexpr int64_t kMaxThreads = 1024;
+
 } // namespace
 
 int64_t one_pass_values_per_thread(int64_t elements, double bytesPerMultiprocessorCycle) {
@@ -540,9 +543,11 @@ Plan planRows(const Request &r, const Config &overrides) {
   return p;
 }
 
-/// The tile (BLOCK_M rows of BLOCK_N columns) and warps of a plan; sets
-/// whether its offsets need 64 bits.
-Config tileFor(const Request &r, Plan &p, const Stream &stream, const Config &overrides, const std::string &op) {
+/// The tile (BLOCK_M rows of BLOCK_N columns) and warps of a plan for
+/// target `arch` (whose warps' lanes count the threads); sets whether its
+/// offsets need 64 bits.
+Config tileFor(const Request &r, Plan &p, const Stream &stream, const Config &overrides, const std::string &op,
+               const std::string &arch) {
   const int64_t N = p.N;
   int64_t BN = overrides.get("BLOCK_N", p.onePass ? next_pow2(N) : 8192);
   // Index arithmetic covers the columns two walks fetch ahead (up to 2 BN
@@ -558,21 +563,25 @@ Config tileFor(const Request &r, Plan &p, const Stream &stream, const Config &ov
                 ") in one pass");
   int64_t BM = overrides.get("BLOCK_M", p.onePass ? std::min<int64_t>(next_pow2(p.rows), std::max<int64_t>(1, 2048 / BN)) : 1);
   // 16 or 32 values a thread (one_pass_values_per_thread; 32 or 64 for the
-  // longest rows, which the most warps cap), up to 32 warps; two walks
-  // use a whole 1024-thread program per row, which keeps fewer rows in
-  // flight, so that more of the second walk's reads hit L2.
+  // longest rows, which the most warps cap), up to 1024 threads (32 warps,
+  // 16 of AMD's 64-lane wavefronts); two walks use a whole 1024-thread
+  // program per row, which keeps fewer rows in flight, so that more of the
+  // second walk's reads hit L2.
   // Softmax, and layer norm's two reductions on 16-bit rows, run best at
   // 16 warps on rows of 32768 (fewer, fuller warps per row); f32 layer
   // norm would spill at 16.
   const bool sixteenBit = size_in_bytes(r.views[X].dtype) == 2;
-  const int64_t mostWarps =
+  const std::optional<Target> target = parse_target(arch);
+  const int64_t lanes = target ? threads_per_warp(*target) : 32, programWarps = kMaxThreads / lanes;
+  const int64_t mostWarps = std::min<int64_t>(
+      programWarps,
       r.norm == Norm::softmax || r.norm == Norm::log_softmax || (r.norm == Norm::layer_norm && sixteenBit && !p.shifted)
           ? 16
-          : 32;
+          : 32);
   const int64_t perThread =
       one_pass_values_per_thread(BM * BN, stream.device().memory_bytes_per_multiprocessor_cycle());
-  int64_t warps =
-      overrides.get("num_warps", p.onePass ? std::clamp<int64_t>(BM * BN / (32 * perThread), 1, mostWarps) : 32);
+  int64_t warps = overrides.get(
+      "num_warps", p.onePass ? std::clamp<int64_t>(BM * BN / (lanes * perThread), 1, mostWarps) : programWarps);
   Config config{{"BLOCK_M", BM},
                 {"BLOCK_N", BN},
                 {"num_warps", warps},
@@ -615,12 +624,12 @@ NormalizationLaunch launchOf(const Request &r, const Plan &p, const Config &conf
   return {kernel, config, Grid(static_cast<uint32_t>(cdiv(p.rows, BM))), args, tensors, q.eps};
 }
 
-NormalizationLaunch prepare(const Request &r, const Stream &stream, const Config &overrides) {
+NormalizationLaunch prepare(const Request &r, const Stream &stream, const Config &overrides, const std::string &arch) {
   const std::string op = normName(r.norm);
   if (!checkedRequest(r, stream, op))
     return {};
   Plan p = planRows(r, overrides);
-  const Config config = tileFor(r, p, stream, overrides, op);
+  const Config config = tileFor(r, p, stream, overrides, op, arch.empty() ? target_of(stream) : arch);
   return launchOf(r, p, config);
 }
 
@@ -637,8 +646,8 @@ const char *name(Normalization op) {
 }
 
 NormalizationLaunch prepare_normalization(Normalization op, const NormalizationArgs &args, const Stream &stream,
-                                          const Config &config) {
-  return prepare(Request(op, args), stream, config);
+                                          const Config &config, const std::string &arch) {
+  return prepare(Request(op, args), stream, config, arch);
 }
 
 void NormalizationLaunch::rebind(const NormalizationArgs &a) {
@@ -671,7 +680,7 @@ void normalize(Normalization op, const NormalizationArgs &args, const Stream &st
                        {&args.mean, "mean"}, {&args.rstd, "rstd"}},
                       name(op));
   NormalizationLaunch plan =
-      prepare(Request(op, args), stream, config.values().empty() ? chosen_plan(op, args, stream) : config);
+      prepare(Request(op, args), stream, config.values().empty() ? chosen_plan(op, args, stream) : config, "");
   plan.queue(stream);
   if (keyed)
     recent.keep(key, config, std::move(plan));

@@ -34,9 +34,10 @@ struct NormalizationLaunch {
   CompiledKernel compile(const std::string &arch) const;
 };
 
-/// Checks the arguments and plans the launch; `config` overrides the plan.
+/// Checks the arguments and plans the launch for target `arch` (default:
+/// the stream's device's); `config` overrides the plan.
 NormalizationLaunch prepare_normalization(Normalization op, const NormalizationArgs &args, const Stream &stream,
-                                          const Config &config);
+                                          const Config &config, const std::string &arch = "");
 
 /// Values a thread of a one-pass program holds by default, for a program
 /// of `elements` values (BLOCK_M x BLOCK_N) on a device whose memory moves

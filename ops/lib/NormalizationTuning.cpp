@@ -102,14 +102,14 @@ autotune::Task tuning_task(Normalization op, const NormalizationArgs &args, cons
   task.run = [op, args](const Config &c, const Stream &s) { prepare_normalization(op, args, s, c).queue(s); };
   // Each plan's y against the default plan's, compared on the device
   // (DeviceCheck.h): checking a plan costs microseconds, not a copy of y.
-  auto defaultInto = [op, args](const TensorView &y, const Stream &s) {
+  auto defaultInto = [op, args](const TensorView &y, const Stream &s, const std::string &arch) {
     NormalizationArgs defaults = args;
     defaults.y = y;
-    return prepare_normalization(op, defaults, s, {});
+    return prepare_normalization(op, defaults, s, {}, arch);
   };
-  auto queueDefault = [defaultInto](const TensorView &y, const Stream &s) { defaultInto(y, s).queue(s); };
+  auto queueDefault = [defaultInto](const TensorView &y, const Stream &s) { defaultInto(y, s, "").queue(s); };
   auto compileDefault = [defaultInto](const TensorView &y, const Stream &s, const std::string &arch) {
-    defaultInto(y, s).compile(arch);
+    defaultInto(y, s, arch).compile(arch);
   };
   auto checker = std::make_shared<DeviceCheck>(args.y, stream, queueDefault, compileDefault);
   const double tolerance = args.y.dtype == DType::f32 ? 1e-4 : args.y.dtype == DType::f16 ? 4e-3 : 3e-2;

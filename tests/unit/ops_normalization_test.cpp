@@ -184,6 +184,37 @@ TEST(OpsNormalization, OnePassProgramsHoldMoreOfARowWhereMemoryOutrunsTheMultipr
   EXPECT_EQ(one_pass_values_per_thread(32768, 0), 16);
 }
 
+TEST(OpsNormalization, DefaultPlansForAmdTargetsCountTheirWavefronts) {
+  // A plan made for gfx942 or gfx90a counts threads by 64-lane wavefronts:
+  // at most 16 a program (1024 work-items), a one-pass program's values a
+  // thread as on NVIDIA GPUs; two walks a whole 16-wavefront program. Each
+  // default compiles to a code object with no scratch and no spills, for
+  // rows of 1000 to 65536 (nothing of it has run on an AMD GPU).
+  if (!has_amd_back_end())
+    GTEST_SKIP() << "built without the AMD back end";
+  for (int64_t N : {1000, 8192, 32768, 65536})
+    for (DType t : {DType::bf16, DType::f32}) {
+      HostTensor x = HostTensor::random(t, {4, N}, 48), w = HostTensor::random(t, {N}, 49);
+      HostTensor y = HostTensor::poisoned(t, {4, N});
+      for (Normalization op : {Normalization::softmax, Normalization::layer_norm, Normalization::rms_norm}) {
+        SCOPED_TRACE(std::string(name(op)) + " " + std::string(name(t)) + " N " + std::to_string(N));
+        const NormalizationArgs args{x.view(), y.view(), op == Normalization::softmax ? TensorView{} : w.view(),
+                                     {},       {},       {},
+                                     1e-5};
+        for (const char *arch : {"gfx942", "gfx90a"}) {
+          const NormalizationLaunch amd = prepare_normalization(op, args, cpu(), {}, arch);
+          EXPECT_LE(amd.config["num_warps"], 16);
+          if (N > 32768) // (two walks)
+            EXPECT_EQ(amd.config["num_warps"], 16);
+          const CompiledKernel kernel = amd.compile(arch);
+          EXPECT_EQ(kernel.threads_per_warp, 64);
+          EXPECT_EQ(kernel.stack_frame, 0) << kernel.resources;
+          EXPECT_EQ(kernel.spill_stores, 0) << kernel.resources;
+        }
+      }
+    }
+}
+
 TEST(OpsNormalization, BlocksThatTileTheProblemExactly) {
   // 8 rows of 256: one pass takes 8 rows of 256 a program and two walks
   // chunks of 128, so neither needs a mask; the chunk two walks fetch
