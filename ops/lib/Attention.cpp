@@ -184,8 +184,9 @@ bool keysOnTheCopyEngine(const Structure &s, const AttentionProblem &p, int64_t 
 /// Whether programs may walk tiles of structure `s` (tiles_can_be_walked).
 bool walkable(const Structure &s) { return !s.varlen && !s.paged && !s.packHeads && s.blockD <= 128; }
 
-/// The untuned tile of a call of structure `s`.
-Config defaultTile(const Structure &s, const AttentionProblem &p, const std::string &arch) {
+/// The untuned tile of a call of structure `s` on an NVIDIA target (or
+/// none: the interpreter).
+Config measuredTile(const Structure &s, const AttentionProblem &p, const std::string &arch) {
   const bool bounded = s.boundedLeft || s.boundedRight;
   const bool hopper = !arch.empty() && compute_capability_of(arch) >= 90;
   // A few queries (decoding): as many rows as there are queries (of the
@@ -241,6 +242,21 @@ Config defaultTile(const Structure &s, const AttentionProblem &p, const std::str
         {"BLOCK_M", 128}, {"BLOCK_N", 64}, {"num_warps", 8}, {"num_stages", 2},
         {"ping_pong", bounded && keysOnTheCopyEngine(s, p, 64) ? 1 : 0}};
   return Config{{"BLOCK_M", 64}, {"BLOCK_N", 64}, {"num_warps", 8}, {"num_stages", 2}};
+}
+
+/// The untuned tile of a call of structure `s` for target `arch`. AMD's
+/// matrix cores, like mma.sync, hold the scores in registers: the tiles
+/// of the targets before Hopper, in one stage (loops are not pipelined
+/// there yet), with 32-key steps at D 256 (64 queries and 64 keys of 256
+/// would stage 64 KiB, all of the LDS). None of them has run on an AMD GPU.
+Config defaultTile(const Structure &s, const AttentionProblem &p, const std::string &arch) {
+  Config tile = measuredTile(s, p, arch);
+  if (targets_amd(arch)) {
+    tile.set("num_stages", 1);
+    if (s.blockD > 128)
+      tile.set("BLOCK_N", 32);
+  }
+  return tile;
 }
 
 } // namespace

@@ -41,6 +41,9 @@ ConfigSpace attention_space(const AttentionArgs &a, const AttentionProblem &p, c
   const int64_t elementBytes = size_in_bytes(a.q.dtype);
   // Hopper's 227 KiB of shared memory a block, Ampere's 163 KiB.
   const bool hopper = !arch.empty() && compute_capability_of(arch) >= 90;
+  const bool amd = targets_amd(arch);
+  const std::optional<Target> target = parse_target(arch);
+  const int64_t lanes = target ? threads_per_warp(*target) : 32;
   const int64_t sharedBytes = (hopper ? 227 : 163) * 1024;
   const int64_t rows = std::max<int64_t>(16, next_pow2(rowsOfProblem(p)));
   // (A producer warpgroup: beside whole consumer warpgroups, where the copy
@@ -52,15 +55,21 @@ ConfigSpace attention_space(const AttentionArgs &a, const AttentionProblem &p, c
   space.axis("BLOCK_M", {16, 32, 64, 128})
       .axis("BLOCK_N", {32, 64, 128})
       .axis("num_warps", {2, 4, 8})
-      .axis("num_stages", {2, 3, 4})
+      // (AMD: loops are not pipelined there yet, one stage.)
+      .axis("num_stages", amd ? std::vector<int64_t>{1} : std::vector<int64_t>{2, 3, 4})
       .constraint("no more rows a program than the problem has", [=](const Config &c) { return c["BLOCK_M"] <= rows; })
-      .constraint("the rings of keys and values and the queries fit in shared memory",
+      .constraint(amd ? "the operands each product stages take at most 48 KiB of the 64 KiB of LDS (the rest: "
+                        "their rows' padding, the softmax's exchanges)"
+                      : "the rings of keys and values and the queries fit in shared memory",
                   [=](const Config &c) {
-                    return (2 * c["num_stages"] * c["BLOCK_N"] + c["BLOCK_M"]) * blockD * elementBytes <= sharedBytes;
+                    const int64_t BM = c["BLOCK_M"], BN = c["BLOCK_N"];
+                    if (amd) // (Q and K, then P and V, staged for the matrix cores)
+                      return std::max((BM + BN) * blockD, BM * BN + BN * blockD) * elementBytes <= 48 * 1024;
+                    return (2 * c["num_stages"] * BN + BM) * blockD * elementBytes <= sharedBytes;
                   })
       .constraint("the accumulator and the scores take at most 192 registers a thread",
                   [=](const Config &c) {
-                    return c["BLOCK_M"] * (blockD + c["BLOCK_N"]) <= 192 * 32 * c["num_warps"];
+                    return c["BLOCK_M"] * (blockD + c["BLOCK_N"]) <= 192 * lanes * c["num_warps"];
                   })
       .constraint("every warp has 16 rows or a share of the keys",
                   [](const Config &c) { return c["BLOCK_M"] * c["BLOCK_N"] >= 16 * 16 * c["num_warps"]; })
@@ -95,10 +104,6 @@ ConfigSpace attention_space(const AttentionArgs &a, const AttentionProblem &p, c
 }
 
 autotune::Task attention_tuning_task(const AttentionArgs &args, const Stream &stream, const std::string &target) {
-  // (Its dots would run on FMAs with tiles made for tensor cores, which
-  // spill and take LLVM minutes each: docs/amd.md.)
-  if (targets_amd(target))
-    throw Error("attention: no plans for AMD GPUs (" + target + ") until dots run on their matrix cores");
   if (!tunable(args))
     throw Error("attention: tuning runs every tile on the same tensors, so out and lse must not overlap q, k or v");
   const AttentionProblem p = checked_attention(args, stream);

@@ -543,6 +543,38 @@ TEST(OpsAttention, PagedCachesRefuseTablesOutsideTheCache) {
   }
 }
 
+TEST(OpsAttention, AmdTilesRunOnMatrixCoresWithoutSpills) {
+  // For gfx942 and gfx90a: the tiles of the targets before Hopper in one
+  // stage, in the AMD space (its LDS, no producer, no walk); each head
+  // dimension's default, causal or not, grouped heads and decoding, on
+  // v_mfma without scratch or spills. Nothing of it has run on an AMD GPU.
+  if (!has_amd_back_end())
+    GTEST_SKIP() << "built without the AMD back end";
+  struct Case {
+    int64_t headsQ, headsKV, seqQ, seqK, D;
+    AttentionMask mask;
+  };
+  for (Case c : {Case{4, 4, 1024, 1024, 64, AttentionMask::none}, Case{4, 4, 1024, 1024, 128, AttentionMask::causal_top_left},
+                 Case{2, 2, 512, 512, 256, AttentionMask::none}, Case{8, 2, 1, 2048, 128, AttentionMask::none}})
+    for (const char *arch : {"gfx942", "gfx90a"}) {
+      SCOPED_TRACE("D " + std::to_string(c.D) + ", " + std::to_string(c.seqQ) + " queries, " + arch);
+      HostTensor q = HostTensor::random(DType::bf16, {1, c.headsQ, c.seqQ, c.D}, 1);
+      HostTensor k = HostTensor::random(DType::bf16, {1, c.headsKV, c.seqK, c.D}, 2);
+      HostTensor out = HostTensor::poisoned(DType::bf16, {1, c.headsQ, c.seqQ, c.D});
+      AttentionArgs args{q.view(), k.view(), k.view(), out.view(), {}, AttentionLayout::bhsd, c.mask};
+      autotune::Task task = attention_tuning_task(args, cpu(), arch);
+      const Config &seed = task.seeds.at(0);
+      EXPECT_EQ(task.space.check(seed), "") << seed.str();
+      EXPECT_EQ(seed["num_stages"], 1);
+      for (const Config &config : task.space.valid({}))
+        EXPECT_TRUE(config["warp_specialize"] == 0 && config["persistent"] == 0) << config.str();
+      const CompiledKernel kernel = task.compile(seed);
+      EXPECT_NE(kernel.amdgcn.find("v_mfma_f32_"), std::string::npos);
+      EXPECT_EQ(kernel.stack_frame, 0) << kernel.resources;
+      EXPECT_EQ(kernel.spill_stores, 0) << kernel.resources;
+    }
+}
+
 TEST(OpsAttention, TheTuningSpaceHoldsTheDefaultTile) {
   // Long and short sequences, decoding on grouped heads, each head
   // dimension: the autotuner's search starts from the default tile, and
