@@ -5,8 +5,11 @@
 
 #include <kiln/error.h>
 #include <kiln/runtime.h>
+#include <kiln/target.h>
 
+#include <algorithm>
 #include <chrono>
+#include <iterator>
 #include <cstdlib>
 #include <cstring>
 #include <map>
@@ -44,8 +47,10 @@ Device Device::default_device() {
     return interp();
   if (cuda_available())
     return cuda(0);
-  if (hip_available())
-    return hip(0);
+  // (An AMD GPU Kiln does not compile for, say a gfx1030, is no default.)
+  for (int ordinal = 0; ordinal < hip::device_count(); ++ordinal)
+    if (std::ranges::find(kAmdTargets, hip::arch_of(ordinal)) != std::end(kAmdTargets))
+      return hip(ordinal);
   return interp();
 }
 
@@ -309,6 +314,8 @@ Event::~Event() { // (no throw from a destructor)
 }
 
 void Event::record(const Stream &stream) {
+  if (!(stream.device() == device_))
+    throw Error("Event::record: the event is on " + device_.name() + ", the stream on " + stream.device().name());
   if (!event_) {
     host_ms_ = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now().time_since_epoch()).count();
     return;
@@ -331,6 +338,8 @@ void Event::synchronize() const {
 }
 
 float Event::elapsed_ms(const Event &start) const {
+  if (!(start.device_ == device_))
+    throw Error("Event::elapsed_ms: the events are on different devices");
   if (!event_)
     return static_cast<float>(host_ms_ - start.host_ms_);
   float ms = 0;

@@ -107,11 +107,8 @@ struct MfmaDotLowering : KilnPattern<tile::DotOp> {
     const int64_t M = aType.getShape()[0], K = aType.getShape()[1], N = bType.getShape()[1];
     Type element = ctx.types.elementType(aType);
     Type f32 = rewriter.getF32Type();
-    auto tiles = dotOperandTiles(rewriter, loc, op, adaptor.getA(), adaptor.getB(), element, DotReader::mfma,
-                                 ctx.threadsPerWarp);
-    RunReader aReader(rewriter, loc, *tiles[0], 1), bReader(rewriter, loc, *tiles[1], 0);
-
-    // The accumulator in the MFMA layout, as f32.
+    // The accumulator in the MFMA layout, as f32 (converted before the
+    // operands take the scratch a conversion would go through).
     const LinearLayout layout = gpu::mfmaAccumulatorLayout(M, N, ctx.numWarps, *shape);
     Type cElement = ctx.types.elementType(cType);
     SmallVector<Value> acc = convertRegisters(rewriter, loc, op, unpack(rewriter, loc, adaptor.getC()), cElement,
@@ -119,6 +116,10 @@ struct MfmaDotLowering : KilnPattern<tile::DotOp> {
     for (Value &v : acc)
       if (v.getType() != f32)
         v = LLVM::FPExtOp::create(rewriter, loc, f32, v);
+
+    auto tiles = dotOperandTiles(rewriter, loc, op, adaptor.getA(), adaptor.getB(), element, DotReader::mfma,
+                                 ctx.threadsPerWarp);
+    RunReader aReader(rewriter, loc, *tiles[0], 1), bReader(rewriter, loc, *tiles[1], 0);
 
     // This wavefront's pieces: rows wm*P + i*P*waves.m, columns
     // wn*P + j*P*waves.n; this lane's row (column) in a piece and K block.

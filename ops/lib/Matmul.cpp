@@ -147,7 +147,7 @@ struct TileChoice {
 TileChoice chooseTile(const Problem &p, const MatmulArgs &m, const Stream &stream, const Config &overrides) {
   TileChoice c;
   c.config = targets_amd(target_of(stream))
-                 ? default_amd_matmul_config(m.a.dtype, p.M)
+                 ? default_amd_matmul_config(m.a.dtype, p.M, p.K)
                  : default_matmul_config(m.a.dtype, p.s.precision, stores_b_k_major(m.b), p.batches, p.M, p.N, p.K);
   // A given tile (a user's, a tuned one) runs unsplit unless it says
   // otherwise: the default split belongs to the default tile. So do

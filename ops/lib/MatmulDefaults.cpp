@@ -72,11 +72,13 @@ Config default_matmul_config(DType operands, Precision precision, bool kMajorB, 
   return c;
 }
 
-Config default_amd_matmul_config(DType operands, int64_t M) {
+Config default_amd_matmul_config(DType operands, int64_t M, int64_t K) {
   if (operands == DType::f32)
     return fmaTile();
-  return Config{{"BLOCK_M", M <= 64 ? 64 : 128}, {"BLOCK_N", 128}, {"BLOCK_K", 32}, {"GROUP_M", 8},
-                {"num_warps", 4},           {"num_stages", 1}};
+  const int64_t rows = M <= 64 ? std::max<int64_t>(16, next_pow2(M)) : 128;
+  const int64_t steps = std::min<int64_t>(32, std::max<int64_t>(16, next_pow2(K)));
+  return Config{{"BLOCK_M", rows}, {"BLOCK_N", 128}, {"BLOCK_K", steps}, {"GROUP_M", 8},
+                {"num_warps", 4},  {"num_stages", 1}};
 }
 
 bool copy_engine_tile(int64_t blockM, int64_t M) {

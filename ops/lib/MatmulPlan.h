@@ -50,10 +50,12 @@ Config default_matmul_config(DType operands, Precision precision, bool kMajorB, 
 /// The tile a problem gets without tuning on an AMD GPU with matrix cores
 /// (gfx90a, gfx942): one stage (no asynchronous copies there yet), four
 /// 64-lane wavefronts, 128x128x32 tiles of 16-bit operands (each
-/// wavefront 2x2 pieces of v_mfma 32x32, 64 accumulator registers), 64-row
-/// ones for products of at most 64 rows; f32 (any precision: no xf32 path
-/// yet) on FMAs with the small tiles it takes elsewhere.
-Config default_amd_matmul_config(DType operands, int64_t M);
+/// wavefront 2x2 pieces of v_mfma 32x32, 64 accumulator registers); for
+/// products of at most 64 rows as many rows as they have (at least 16:
+/// v_mfma 16x16 below 32), and 16-wide K steps where K is at most 16;
+/// f32 (any precision: no xf32 path yet) on FMAs with the small tiles it
+/// takes elsewhere.
+Config default_amd_matmul_config(DType operands, int64_t M, int64_t K);
 
 /// Whether tiles of `blockM` rows of an M-row product read their operands
 /// through the copy engine by default (on Hopper, where it can): tiles of

@@ -111,14 +111,13 @@ ConfigSpace matmulSpace(const MatmulArgs &args, const std::string &arch) {
                      "padding, the epilogue, a second workgroup)",
                      [=](const Config &c) { return (c["BLOCK_M"] + c["BLOCK_N"]) * c["BLOCK_K"] * bytes <= 32 * 1024; });
   }
-  // (AMD's matrix cores take 16-bit operands here; f32 at any precision
-  // runs on FMAs there.)
-  if (amd && args.a.dtype != DType::f32)
-    space.constraint("matrix cores: at least 32-wide K steps", [](const Config &c) { return c["BLOCK_K"] >= 32; });
-  else if (tensorCores && !amd)
+  // (AMD's matrix cores take 16-bit operands here, in any K step of 16 or
+  // more; f32 at any precision runs on FMAs there.)
+  const bool matrixCores = amd ? args.a.dtype != DType::f32 : tensorCores;
+  if (matrixCores && !amd)
     space.constraint("tensor cores: at least 32-wide K steps, at least 2 stages (pipelined copies)",
                      [](const Config &c) { return c["BLOCK_K"] >= 32 && c["num_stages"] >= 2; });
-  else
+  else if (!matrixCores)
     space.constraint("f32 (FMA): tiles of at most 64x64x16, unpipelined", [](const Config &c) {
       return c["BLOCK_M"] <= 64 && c["BLOCK_N"] <= 64 && c["BLOCK_K"] == 16 && c["num_stages"] == 1;
     });
@@ -194,7 +193,7 @@ autotune::Task tuning_task(const MatmulArgs &args, const Stream &stream, const s
   // in the space. (A seed missing an axis is no point of the space: the
   // search would not start there.)
   const bool amd = targets_amd(arch);
-  Config seed = amd ? default_amd_matmul_config(args.a.dtype, sz.M)
+  Config seed = amd ? default_amd_matmul_config(args.a.dtype, sz.M, sz.K)
                     : default_matmul_config(args.a.dtype, args.precision, stores_b_k_major(args.b), sz.batches,
                                             sz.M, sz.N, sz.K);
   if (!seed.has("SPLIT_K"))

@@ -81,8 +81,10 @@ std::shared_ptr<const Program> load_program(const CompiledKernel &kernel, std::s
   hipModule_t module = nullptr;
   check(runtime().hipModuleLoadData(&module, kernel.code_object.data()), ("loading kernel " + kernel.name).c_str());
   hipFunction_t function = nullptr;
-  check(runtime().hipModuleGetFunction(&function, module, kernel.name.c_str()),
-        ("finding kernel " + kernel.name).c_str());
+  if (hipError_t result = runtime().hipModuleGetFunction(&function, module, kernel.name.c_str()); result != hipSuccess) {
+    runtime().hipModuleUnload(module);
+    check(result, ("finding kernel " + kernel.name).c_str());
+  }
   return std::make_shared<const HipProgram>(kernel, parameters, device, function);
 }
 

@@ -35,6 +35,7 @@ bool bindAll(void *library, Runtime &r, std::string &error) {
          bind(library, "hipMemcpyDtoDAsync", r.hipMemcpyDtoDAsync, error) &&
          bind(library, "hipModuleLoadData", r.hipModuleLoadData, error) &&
          bind(library, "hipModuleGetFunction", r.hipModuleGetFunction, error) &&
+         bind(library, "hipModuleUnload", r.hipModuleUnload, error) &&
          bind(library, "hipModuleLaunchKernel", r.hipModuleLaunchKernel, error) &&
          bind(library, "hipModuleOccupancyMaxActiveBlocksPerMultiprocessor",
               r.hipModuleOccupancyMaxActiveBlocksPerMultiprocessor, error) &&
@@ -124,7 +125,9 @@ namespace {
 /// The process's runtime: $KILN_HIP_LIBRARY, else the first of the usual
 /// names that loads.
 const Loaded &loaded() {
-  static const std::shared_ptr<const Loaded> state = [] {
+  // (Never destroyed: buffers, streams and events freed at exit still reach
+  // the runtime through it.)
+  static const std::shared_ptr<const Loaded> &state = *new std::shared_ptr<const Loaded>([] {
     if (const char *path = std::getenv("KILN_HIP_LIBRARY"); path && *path)
       return load_runtime(path);
     std::shared_ptr<const Loaded> first;
@@ -136,7 +139,7 @@ const Loaded &loaded() {
         return tried;
     }
     return first;
-  }();
+  }());
   return *state;
 }
 

@@ -54,6 +54,7 @@ struct Runtime {
   hipError_t (*hipMemcpyDtoDAsync)(hipDeviceptr_t, hipDeviceptr_t, size_t, hipStream_t);
   hipError_t (*hipModuleLoadData)(hipModule_t *, const void *);
   hipError_t (*hipModuleGetFunction)(hipFunction_t *, hipModule_t, const char *);
+  hipError_t (*hipModuleUnload)(hipModule_t);
   hipError_t (*hipModuleLaunchKernel)(hipFunction_t, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned,
                                       unsigned, hipStream_t, void **, void **);
   hipError_t (*hipModuleOccupancyMaxActiveBlocksPerMultiprocessor)(int *, hipFunction_t, int blockSize,

@@ -628,6 +628,19 @@ TEST(OpsMatmul, AmdPlansRunOnMatrixCoresWithoutSpills) {
       EXPECT_EQ(kernel.stack_frame, 0) << kernel.resources;
     }
   }
+  // A skinny, short product: as many rows as it has (16, v_mfma 16x16),
+  // 16-wide K steps; the seed is a point of the space.
+  HostTensor skinny = HostTensor::random(DType::bf16, {8, 16}, 50), wide = HostTensor::random(DType::bf16, {16, 256}, 51);
+  HostTensor skinnyOut = HostTensor::poisoned(DType::bf16, {8, 256});
+  autotune::Task skinnyTask =
+      tuning_task({skinny.view(), wide.view(), skinnyOut.view(), {}, {}, 1.0, Activation::none}, cpu(), "gfx942");
+  const Config &skinnySeed = skinnyTask.seeds.at(0);
+  EXPECT_EQ(skinnySeed["BLOCK_M"], 16);
+  EXPECT_EQ(skinnySeed["BLOCK_K"], 16);
+  EXPECT_EQ(skinnyTask.space.check(skinnySeed), "");
+  const CompiledKernel skinnyKernel = skinnyTask.compile(skinnySeed);
+  EXPECT_GE(occurrences(skinnyKernel.amdgcn, "v_mfma_f32_16x16x16"), 1) << skinnyKernel.resources;
+  EXPECT_EQ(skinnyKernel.spill_stores, 0) << skinnyKernel.resources;
   // f32 runs on FMAs there (no xf32 path yet), with the small FMA tiles.
   HostTensor a = HostTensor::random(DType::f32, {64, 64}, 47), b = HostTensor::random(DType::f32, {64, 64}, 48);
   HostTensor out = HostTensor::poisoned(DType::f32, {64, 64});

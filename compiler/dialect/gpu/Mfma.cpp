@@ -10,11 +10,12 @@ namespace kiln::gpu {
 
 namespace {
 
-/// CDNA (gfx9 with matrix cores: gfx90a, gfx942), the AMD targets whose
-/// wavefronts run v_mfma.
+/// CDNA 2 and 3 (gfx90a, gfx94x), whose matrix cores run the f16 and
+/// bf16_1k instructions used here (gfx908 has no bf16_1k).
 bool hasMatrixCores(std::string_view target) {
   std::optional<Target> parsed = parse_target(target);
-  return parsed && parsed->vendor == GpuVendor::amd && parsed->major == 9 && threads_per_warp(*parsed) == 64;
+  return parsed && parsed->vendor == GpuVendor::amd && parsed->major == 9 &&
+         ((parsed->minor == 0 && parsed->stepping == 0xa) || parsed->minor == 4);
 }
 
 } // namespace

@@ -28,7 +28,8 @@ public:
   /// the reason when there is no usable runtime or device.
   static Device hip(int ordinal = 0);
   /// The interpreter when KILN_INTERPRET=1 or no GPU is usable, else CUDA
-  /// device 0, else HIP device 0.
+  /// device 0, else the first HIP device of a target Kiln compiles for
+  /// (kAmdTargets).
   static Device default_device();
   /// Whether a CUDA driver and at least one device are present.
   static bool cuda_available();

@@ -165,6 +165,53 @@ tile.func @f16_single_step(%a: !tile.ptr<f16> {tile.divisibility = 16 : i32}, %b
 
 // -----
 
+// An f16 accumulator accumulates in f32 on the matrix cores, rounded back
+// to f16 after the product.
+// CHECK-LABEL: llvm.func @f16_accumulator
+// CHECK: llvm.fpext %{{.*}} : f16 to f32
+// CHECK: rocdl.mfma.f32.32x32x8f16
+// CHECK: llvm.fptrunc %{{.*}} : f32 to f16
+// CHECK: llvm.return
+tile.func @f16_accumulator(%a: !tile.ptr<f16> {tile.divisibility = 16 : i32}, %b: !tile.ptr<f16> {tile.divisibility = 16 : i32}, %c: !tile.ptr<f16> {tile.divisibility = 16 : i32}) {
+  %zero = arith.constant dense<0.0> : tensor<32x32xf16>
+  %cK = arith.constant dense<8> : tensor<32x1xi32>
+  %cN = arith.constant dense<32> : tensor<8x1xi32>
+  %cNm = arith.constant dense<32> : tensor<32x1xi32>
+  %rM = tile.range 0, 32 : tensor<32xi32>
+  %rK = tile.range 0, 8 : tensor<8xi32>
+  %rN = tile.range 0, 32 : tensor<32xi32>
+  %am = tile.expand_dims %rM {axis = 1 : i32} : tensor<32xi32> -> tensor<32x1xi32>
+  %ams = arith.muli %am, %cK : tensor<32x1xi32>
+  %ak = tile.expand_dims %rK {axis = 0 : i32} : tensor<8xi32> -> tensor<1x8xi32>
+  %amb = tile.broadcast %ams : tensor<32x1xi32> -> tensor<32x8xi32>
+  %akb = tile.broadcast %ak : tensor<1x8xi32> -> tensor<32x8xi32>
+  %aoff = arith.addi %amb, %akb : tensor<32x8xi32>
+  %as = tile.splat %a : !tile.ptr<f16> -> tensor<32x8x!tile.ptr<f16>>
+  %ap = tile.addptr %as, %aoff : tensor<32x8x!tile.ptr<f16>>, tensor<32x8xi32>
+  %bk = tile.expand_dims %rK {axis = 1 : i32} : tensor<8xi32> -> tensor<8x1xi32>
+  %bks = arith.muli %bk, %cN : tensor<8x1xi32>
+  %bn = tile.expand_dims %rN {axis = 0 : i32} : tensor<32xi32> -> tensor<1x32xi32>
+  %bkb = tile.broadcast %bks : tensor<8x1xi32> -> tensor<8x32xi32>
+  %bnb = tile.broadcast %bn : tensor<1x32xi32> -> tensor<8x32xi32>
+  %boff = arith.addi %bkb, %bnb : tensor<8x32xi32>
+  %bs = tile.splat %b : !tile.ptr<f16> -> tensor<8x32x!tile.ptr<f16>>
+  %bp = tile.addptr %bs, %boff : tensor<8x32x!tile.ptr<f16>>, tensor<8x32xi32>
+  %x = tile.load %ap : tensor<32x8x!tile.ptr<f16>>
+  %y = tile.load %bp : tensor<8x32x!tile.ptr<f16>>
+  %d = tile.dot %x, %y, %zero : tensor<32x8xf16> * tensor<8x32xf16> -> tensor<32x32xf16>
+  %cms = arith.muli %am, %cNm : tensor<32x1xi32>
+  %cmb = tile.broadcast %cms : tensor<32x1xi32> -> tensor<32x32xi32>
+  %rNe = tile.expand_dims %rN {axis = 0 : i32} : tensor<32xi32> -> tensor<1x32xi32>
+  %cnb = tile.broadcast %rNe : tensor<1x32xi32> -> tensor<32x32xi32>
+  %coff = arith.addi %cmb, %cnb : tensor<32x32xi32>
+  %cs = tile.splat %c : !tile.ptr<f16> -> tensor<32x32x!tile.ptr<f16>>
+  %cp = tile.addptr %cs, %coff : tensor<32x32x!tile.ptr<f16>>, tensor<32x32xi32>
+  tile.store %cp, %d : tensor<32x32x!tile.ptr<f16>>
+  tile.return
+}
+
+// -----
+
 // f32 operands stay on FMAs.
 // CHECK-LABEL: llvm.func @f32_on_fmas
 // CHECK-NOT: rocdl.mfma
