@@ -11,8 +11,6 @@ std::string target_of(const Stream &stream) {
   return stream.device().kind() != DeviceKind::interp ? target_for(stream.device()) : std::string();
 }
 
-bool compiles_for_hopper(const Stream &stream) { return compute_capability_of(target_of(stream)) >= 90; }
-
 Kernel cached_kernel(const std::string &key, const std::function<Kernel()> &make) {
   static std::mutex mutex;
   static std::map<std::string, Kernel> kernels;

@@ -43,9 +43,6 @@ private:
 /// The target a stream's launches compile for: the device's, or an older
 /// one KILN_TARGET names (target_for); empty for the interpreter.
 std::string target_of(const Stream &stream);
-/// Whether that target is sm_90 or newer (wgmma, the copy engine): what
-/// the ops plan their Hopper schedules for.
-bool compiles_for_hopper(const Stream &stream);
 
 /// The kernel made for `key`, made once per process by `make`.
 Kernel cached_kernel(const std::string &key, const std::function<Kernel()> &make);

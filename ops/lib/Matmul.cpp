@@ -146,7 +146,8 @@ struct TileChoice {
 
 TileChoice chooseTile(const Problem &p, const MatmulArgs &m, const Stream &stream, const Config &overrides) {
   TileChoice c;
-  c.config = targets_amd(target_of(stream))
+  const std::string target = target_of(stream);
+  c.config = targets_amd(target)
                  ? default_amd_matmul_config(m.a.dtype, p.M, p.K)
                  : default_matmul_config(m.a.dtype, p.s.precision, stores_b_k_major(m.b), p.batches, p.M, p.N, p.K);
   // A given tile (a user's, a tuned one) runs unsplit unless it says
@@ -168,7 +169,7 @@ TileChoice chooseTile(const Problem &p, const MatmulArgs &m, const Stream &strea
                   copyEngineReads(m.b) && p.K > 0 && std::max({p.M, p.N, p.K}) < (int64_t(1) << 31);
   // The target compiled for (KILN_TARGET may name an older one than the
   // device's, e.g. sm_80 on a Hopper GPU), not the device itself.
-  c.hopper = compiles_for_hopper(stream);
+  c.hopper = compute_capability_of(target) >= 90;
   c.defaultDescriptors =
       c.hopper && c.describable && c.config.num_stages() >= 2 && copy_engine_tile(c.config["BLOCK_M"], p.M);
   if (!c.givesTile && c.config.get("DESCRIPTORS", c.defaultDescriptors) == 1 && c.defaultDescriptors)

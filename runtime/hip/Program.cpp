@@ -35,9 +35,19 @@ public:
       throw Error("kernel '" + name_ + "' is loaded on hip:" + std::to_string(device_.ordinal()) +
                   ", the launch's stream is on " + stream.device().name());
     // A descriptor's tensor-map placeholder is an unused pointer on AMD
-    // GPUs (no copy engine: the kernel reads the memory after it).
-    std::vector<uint64_t> slots(args.size(), 0);
-    std::vector<void *> pointers(args.size());
+    // GPUs (no copy engine: the kernel reads the memory after it). Up to
+    // kInline parameters on the stack: the launch path allocates nothing.
+    constexpr size_t kInline = 32;
+    uint64_t inlineSlots[kInline] = {};
+    void *inlinePointers[kInline];
+    std::vector<uint64_t> heapSlots;
+    std::vector<void *> heapPointers;
+    if (args.size() > kInline) {
+      heapSlots.assign(args.size(), 0);
+      heapPointers.resize(args.size());
+    }
+    uint64_t *slots = args.size() > kInline ? heapSlots.data() : inlineSlots;
+    void **pointers = args.size() > kInline ? heapPointers.data() : inlinePointers;
     for (size_t i = 0; i < args.size(); ++i) {
       if (parameters_[i].descriptor_rank == 0)
         slots[i] = parameter_slot(parameters_[i], args[i], i, name_, DeviceKind::hip);
@@ -45,7 +55,7 @@ public:
     }
     use_device(device_.ordinal());
     check(runtime().hipModuleLaunchKernel(function_, grid.x, grid.y, grid.z, threads_, 1, 1, 0,
-                                          static_cast<hipStream_t>(stream.native()), pointers.data(), nullptr),
+                                          static_cast<hipStream_t>(stream.native()), pointers, nullptr),
           "hipModuleLaunchKernel");
   }
 
