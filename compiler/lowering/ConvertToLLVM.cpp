@@ -50,14 +50,17 @@ Operation *lastUseInBlock(gpu::LocalAllocOp alloc) {
   return last;
 }
 
-/// Whether `alloc` is a ring that cp.async or the copy engine writes and
-/// threads read: its last reader and every copy into it are done once each
-/// thread has left the loop (and its `async_wait 0`, or its wait on the
-/// last slot's barrier: the pipeliner starts no copy past the loop's end)
-/// and passed a barrier.
+/// Whether `alloc` is a ring that cp.async or the copy engine writes, or
+/// threads store registers into (kgpu-prefetch-operands), and threads read:
+/// its last reader and every write into it are done once each thread has
+/// left the loop (and its `async_wait 0`, or its wait on the last slot's
+/// barrier: the pipeliner starts no copy past the loop's end) and passed a
+/// barrier.
 bool copiedByThreads(gpu::LocalAllocOp alloc) {
-  return llvm::all_of(alloc->getUsers(),
-                      [](Operation *user) { return isa<gpu::AsyncCopyOp, gpu::TmaLoadOp, gpu::LocalLoadOp>(user); });
+  return llvm::all_of(alloc->getUsers(), [](Operation *user) {
+    auto store = dyn_cast<gpu::LocalStoreOp>(user);
+    return isa<gpu::AsyncCopyOp, gpu::TmaLoadOp, gpu::LocalLoadOp>(user) || (store && store.getUnsynchronized());
+  });
 }
 
 /// Places the pipelining rings (the buffers without barriers) from `base`,
@@ -201,9 +204,9 @@ struct ConvertKGpuToLLVM : impl::ConvertKGpuToLLVMBase<ConvertKGpuToLLVM> {
     // More than the target gives a program would fail only at launch, and
     // less plainly (or, on a GPU with more, only there).
     const bool amd = targetsAmd(module);
-    if (constexpr int64_t kLds = 64 * 1024; amd && shared > kLds) {
+    if (amd && shared > gpu::kAmdLdsBytes) {
       module.emitError() << "the kernel needs " << shared << " bytes of shared memory; " << arch
-                         << " gives a workgroup at most " << kLds
+                         << " gives a workgroup at most " << gpu::kAmdLdsBytes
                          << " bytes of LDS (fewer pipeline stages or smaller blocks need less)";
       signalPassFailure();
       return;

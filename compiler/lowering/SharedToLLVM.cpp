@@ -316,7 +316,8 @@ struct LocalLoadLowering : KilnPattern<gpu::LocalLoadOp> {
 /// wgmma's among them: a held block stored again in an outer loop), each
 /// thread's registers into the slot's swizzled tile, in vectors along the
 /// buffer's contiguous dimension; then, for wgmma's reads through the async
-/// proxy and every other thread's, a proxy fence and a barrier.
+/// proxy (NVIDIA's) and every other thread's, a proxy fence and a barrier.
+/// An unsynchronized store is the stores alone.
 struct LocalStoreLowering : KilnPattern<gpu::LocalStoreOp> {
   using KilnPattern::KilnPattern;
   LogicalResult matchAndRewrite(gpu::LocalStoreOp op, OpAdaptor adaptor, ConversionPatternRewriter &rewriter) const override {
@@ -324,12 +325,17 @@ struct LocalStoreLowering : KilnPattern<gpu::LocalStoreOp> {
     auto bufferType = op.getBuffer().getType();
     Type element = ctx.types.elementType(bufferType);
     SwizzledTile tile = bufferSlot(rewriter, loc, adaptor.getBuffer(), bufferType, element, adaptor.getSlot());
-    barrier(rewriter, loc);
+    const bool synchronized = !op.getUnsynchronized();
+    if (synchronized)
+      barrier(rewriter, loc);
     storeRegisters(rewriter, loc, tile, unpack(rewriter, loc, adaptor.getValue()), element,
                    layoutOf(op.getValue().getType()), static_cast<int>(tile.contiguousDim),
                    static_cast<int>(tile.vec), /*firstColumn=*/0, /*columns=*/0, ctx.threadsPerWarp);
-    ptx(rewriter, loc, Type(), "fence.proxy.async.shared::cta;", "", {});
-    barrier(rewriter, loc);
+    if (synchronized) {
+      if (!ctx.amd)
+        ptx(rewriter, loc, Type(), "fence.proxy.async.shared::cta;", "", {});
+      barrier(rewriter, loc);
+    }
     rewriter.eraseOp(op);
     return success();
   }

@@ -62,6 +62,9 @@ constexpr int kNamedBarriers = 16;
 /// 227 KB a program; the rest is left to scratch and the copy engine's
 /// stores).
 constexpr int64_t kRingBudgetBytes = 192 * 1024;
+/// The LDS an AMD workgroup may take (gfx90a, gfx942; gfx1100 has as much
+/// a workgroup).
+constexpr int64_t kAmdLdsBytes = 64 * 1024;
 
 int getNumWarps(mlir::ModuleOp module);
 /// kgpu.producer_warps, or 0.

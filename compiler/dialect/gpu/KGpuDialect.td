@@ -258,10 +258,17 @@ def KGpu_LocalStoreOp : KGpu_Op<"local_store", [MemoryEffects<[MemWrite]>]> {
     so that every thread, and wgmma reading the slot through a matrix
     descriptor, sees them after this op. (A block held across a loop of
     tensor-core dots is stored this way: see HeldOperands.h.)
+
+    With `unsynchronized`, only the stores: the caller orders them with
+    `kgpu.barrier`s of its own (a ring of slots written from registers,
+    kgpu-prefetch-operands, which passes one barrier for all of an
+    iteration's stores and none before them: the slot being written was
+    last read two iterations before, and the barrier of the iteration
+    between ordered that read first). Not for slots the async proxy reads.
   }];
-  let arguments = (ins AnyRankedTensor:$value, KGpu_SharedBuffer:$buffer, I32:$slot);
+  let arguments = (ins AnyRankedTensor:$value, KGpu_SharedBuffer:$buffer, I32:$slot, UnitAttr:$unsynchronized);
   let assemblyFormat = [{
-    $value `,` $buffer `[` $slot `]` attr-dict `:` type($value) `->` type($buffer)
+    $value `,` $buffer `[` $slot `]` (`unsynchronized` $unsynchronized^)? attr-dict `:` type($value) `->` type($buffer)
   }];
   let hasVerifier = 1;
 }
