@@ -64,6 +64,9 @@ void addGpuPasses(mlir::PassManager &pm, const CompileOptions &options) {
   pipelining.pingPong = options.ping_pong;
   pipelining.overlapChain = options.overlap_chain;
   pm.addPass(createPipelineLoops(pipelining));
+  PrefetchOperandsOptions prefetching;
+  prefetching.numStages = options.num_stages;
+  pm.addPass(createPrefetchOperands(prefetching));
   pm.addPass(mlir::createCanonicalizerPass());
   pm.addPass(mlir::createCSEPass());
 }

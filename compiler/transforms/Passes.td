@@ -111,6 +111,46 @@ def PipelineLoops : Pass<"kgpu-pipeline-loops", "mlir::ModuleOp"> {
   let dependentDialects = ["::kiln::gpu::KGpuDialect", "::mlir::arith::ArithDialect"];
 }
 
+def PrefetchOperands : Pass<"kgpu-prefetch-operands", "mlir::ModuleOp"> {
+  let summary = "Load a loop's matrix-core dot operands an iteration ahead, through two shared slots";
+  let description = [{
+    For targets whose threads cannot copy from global into shared memory
+    asynchronously (AMD's: no `cp.async`, no copy engine), and so get
+    nothing from `kgpu-pipeline-loops`. In an scf.for whose body loads an
+    operand of a dot on the matrix cores (Mfma.h) -- the load's only use --
+    the load is issued one iteration ahead and stored, at the end of the
+    iteration, into the other of two shared-memory slots, which the dot
+    reads directly:
+
+        ring[0] = lb < ub ? load(addr(lb)) : 0
+        barrier
+        for k (slot):
+          r = k + step < ub ? load(addr(k + step)) : 0
+          acc = dot(local_load ring[slot], ..., acc)
+          local_store r -> ring[1 - slot] unsynchronized
+          barrier                       // one for all of the iteration's stores
+          yield 1 - slot
+
+    so the next step's global loads are in flight while this step's
+    products run, and one barrier an iteration orders the slots, where a
+    dot staging its operands passes two. Only the slot index crosses the
+    back edge: loaded registers carried by the loop would be split into
+    their elements, and so waited for, at the loop's head. The address
+    computation (pure arithmetic on the induction variable and
+    loop-carried values, AddressSlice.h) moves to the top of the body, and
+    a copy of it computes the next iteration's addresses from this
+    iteration's next values. A loop is pipelined when `num-stages` >= 2
+    (deeper is the same: one iteration ahead), its operands' slots fit the
+    LDS beside the kernel's scratch (operands that do not fit stay as they
+    are), and the load is not volatile. As on NVIDIA GPUs, the loads are
+    taken not to read what the loop itself writes.
+  }];
+  let options = [
+    Option<"numStages", "num-stages", "int", "2", "software-pipelining depth (1: none; 2 or more: one iteration ahead)">
+  ];
+  let dependentDialects = ["::kiln::gpu::KGpuDialect", "::mlir::arith::ArithDialect", "::mlir::scf::SCFDialect"];
+}
+
 def ConvertKGpuToLLVM : Pass<"kgpu-to-llvm", "mlir::ModuleOp"> {
   let summary = "Lower the GPU level to per-thread LLVM and NVVM";
   let description = [{
