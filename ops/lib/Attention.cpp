@@ -246,8 +246,8 @@ Config measuredTile(const Structure &s, const AttentionProblem &p, const std::st
 
 /// The untuned tile of a call of structure `s` for target `arch`. AMD's
 /// matrix cores, like mma.sync, hold the scores in registers: the tiles
-/// of the targets before Hopper, in one stage (loops are not pipelined
-/// there yet), with 32-key steps at D 256 (64 queries and 64 keys of 256
+/// of the targets before Hopper, in one stage (AttentionTuning.cpp says
+/// why), with 32-key steps at D 256 (64 queries and 64 keys of 256
 /// would stage 64 KiB, all of the LDS). None of them has run on an AMD GPU.
 Config defaultTile(const Structure &s, const AttentionProblem &p, const std::string &arch) {
   Config tile = measuredTile(s, p, arch);

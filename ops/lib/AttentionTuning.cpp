@@ -55,7 +55,9 @@ ConfigSpace attention_space(const AttentionArgs &a, const AttentionProblem &p, c
   space.axis("BLOCK_M", {16, 32, 64, 128})
       .axis("BLOCK_N", {32, 64, 128})
       .axis("num_warps", {2, 4, 8})
-      // (AMD: loops are not pipelined there yet, one stage.)
+      // (AMD: one stage. Two would prefetch keys and values through two LDS
+      // slots each, which beside the staged queries leaves room for at most
+      // one of them.)
       .axis("num_stages", amd ? std::vector<int64_t>{1} : std::vector<int64_t>{2, 3, 4})
       .constraint("no more rows a program than the problem has", [=](const Config &c) { return c["BLOCK_M"] <= rows; })
       .constraint(amd ? "the operands each product stages take at most 48 KiB of the 64 KiB of LDS (the rest: "

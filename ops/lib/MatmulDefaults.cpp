@@ -77,8 +77,10 @@ Config default_amd_matmul_config(DType operands, int64_t M, int64_t K) {
     return fmaTile();
   const int64_t rows = M <= 64 ? std::max<int64_t>(16, next_pow2(M)) : 128;
   const int64_t steps = std::min<int64_t>(32, std::max<int64_t>(16, next_pow2(K)));
+  // (Two stages: the K loop loads the next step's tiles while this step's
+  // products run, through two LDS slots: kgpu-prefetch-operands.)
   return Config{{"BLOCK_M", rows}, {"BLOCK_N", 128}, {"BLOCK_K", steps}, {"GROUP_M", 8},
-                {"num_warps", 4},  {"num_stages", 1}};
+                {"num_warps", 4},  {"num_stages", 2}};
 }
 
 bool copy_engine_tile(int64_t blockM, int64_t M) {

@@ -101,15 +101,17 @@ ConfigSpace matmulSpace(const MatmulArgs &args, const std::string &arch) {
                     return c["cluster_size"] == 1 || (hopper && c["PERSISTENT"] > 0 && c["warp_specialize"] == 1);
                   });
   if (amd) {
-    space.constraint("AMD: one stage (no asynchronous copies there yet), no producer warps, persistent programs or "
-                     "clusters",
+    space.constraint("AMD: one or two stages (two: the next K step loaded during this one's products, no "
+                     "asynchronous copies), no producer warps, persistent programs or clusters",
                      [](const Config &c) {
-                       return c["num_stages"] == 1 && c["PERSISTENT"] == 0 && c["warp_specialize"] == 0 &&
+                       return c["num_stages"] <= 2 && c["PERSISTENT"] == 0 && c["warp_specialize"] == 0 &&
                               c["cluster_size"] == 1;
                      });
-    space.constraint("AMD: the staged A and B tiles take at most half of the 64 KB of LDS (the rest: their rows' "
-                     "padding, the epilogue, a second workgroup)",
-                     [=](const Config &c) { return (c["BLOCK_M"] + c["BLOCK_N"]) * c["BLOCK_K"] * bytes <= 32 * 1024; });
+    space.constraint("AMD: the A and B tiles of every stage take at most half of the 64 KB of LDS (the rest: padding, the "
+                     "epilogue, a second workgroup)",
+                     [=](const Config &c) {
+                       return c["num_stages"] * (c["BLOCK_M"] + c["BLOCK_N"]) * c["BLOCK_K"] * bytes <= 32 * 1024;
+                     });
   }
   // (AMD's matrix cores take 16-bit operands here, in any K step of 16 or
   // more; f32 at any precision runs on FMAs there.)

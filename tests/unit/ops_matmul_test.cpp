@@ -598,9 +598,10 @@ TEST(OpsMatmul, DefaultTilesAndTheTuningSpace) {
 }
 
 TEST(OpsMatmul, AmdPlansRunOnMatrixCoresWithoutSpills) {
-  // On gfx942 and gfx90a the plan space has one stage and no NVIDIA-only
-  // schedule; the default tile (128x128x32, four wavefronts) compiles to
-  // v_mfma with its accumulators in registers: no scratch, no spills.
+  // On gfx942 and gfx90a the plan space has one or two stages and no
+  // NVIDIA-only schedule; the default tile (128x128x32, four wavefronts,
+  // two stages) compiles to v_mfma with its accumulators in registers (no
+  // scratch, no spills) and its K loop pipelined.
   // Nothing of it has run on an AMD GPU (docs/amd.md).
   if (!has_amd_back_end())
     GTEST_SKIP() << "built without the AMD back end";
@@ -616,16 +617,28 @@ TEST(OpsMatmul, AmdPlansRunOnMatrixCoresWithoutSpills) {
       EXPECT_EQ(seed["BLOCK_N"], 128);
       EXPECT_EQ(seed["BLOCK_K"], 32);
       EXPECT_EQ(seed["num_warps"], 4);
-      EXPECT_EQ(seed["num_stages"], 1);
+      EXPECT_EQ(seed["num_stages"], 2);
       EXPECT_EQ(task->space.check(seed), "");
       for (const Config &c : task->space.valid({}))
-        EXPECT_TRUE(c["num_stages"] == 1 && c["PERSISTENT"] == 0 && c["warp_specialize"] == 0 &&
+        EXPECT_TRUE(c["num_stages"] <= 2 && c["PERSISTENT"] == 0 && c["warp_specialize"] == 0 &&
                     c["cluster_size"] == 1)
             << c.str();
-      const CompiledKernel kernel = task->compile(seed);
+      Config oneStage = seed;
+      oneStage.set("num_stages", 1);
+      EXPECT_EQ(task->space.check(oneStage), "");
+      const CompiledKernel kernel = task->compile(seed), unpipelined = task->compile(oneStage);
       EXPECT_GE(occurrences(kernel.amdgcn, "v_mfma_f32_32x32x8"), 4) << kernel.resources;
       EXPECT_EQ(kernel.spill_stores, 0) << kernel.resources;
       EXPECT_EQ(kernel.stack_frame, 0) << kernel.resources;
+      // Pipelined, the global loads are waited for after some of a K step's
+      // products (they are the next step's); unpipelined, before them all.
+      auto waitsAfterProducts = [](const std::string &amdgcn) {
+        const size_t products = amdgcn.find("v_mfma");
+        return products != std::string::npos && amdgcn.find("vmcnt", products) != std::string::npos;
+      };
+      EXPECT_TRUE(waitsAfterProducts(kernel.amdgcn));
+      EXPECT_FALSE(waitsAfterProducts(unpipelined.amdgcn));
+      EXPECT_EQ(unpipelined.spill_stores, 0) << unpipelined.resources;
     }
   }
   // A skinny, short product: as many rows as it has (16, v_mfma 16x16),
