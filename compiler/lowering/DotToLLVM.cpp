@@ -44,23 +44,6 @@ LinearLayout operandLayout(const LinearLayout &c, ArrayRef<int64_t> shape, int k
   return LinearLayout(bases, std::vector<int64_t>(shape.begin(), shape.end()));
 }
 
-Value roundToTf32(OpBuilder &b, Location loc, Value x) {
-  if (!targetsAmd(b)) {
-    Value bits = ptx(b, loc, b.getI32Type(), "cvt.rna.tf32.f32 $0, $1;", "=r,f", {x}, false);
-    return LLVM::BitcastOp::create(b, loc, b.getF32Type(), bits);
-  }
-  // cvt.rna's rounding in integers: to the nearest of the 10 mantissa bits
-  // kept, ties away from zero (the magnitude's bits round up), which may
-  // carry into the exponent as it should; infinities and NaNs pass.
-  Type i32 = b.getI32Type();
-  Value bits = LLVM::BitcastOp::create(b, loc, i32, x);
-  Value exponent = LLVM::AndOp::create(b, loc, bits, i32Const(b, loc, 0x7f800000));
-  Value finite = LLVM::ICmpOp::create(b, loc, LLVM::ICmpPredicate::ne, exponent, i32Const(b, loc, 0x7f800000));
-  Value rounded = LLVM::AndOp::create(b, loc, LLVM::AddOp::create(b, loc, bits, i32Const(b, loc, 0x1000)),
-                                      i32Const(b, loc, static_cast<int32_t>(0xffffe000u)));
-  return LLVM::BitcastOp::create(b, loc, b.getF32Type(), LLVM::SelectOp::create(b, loc, finite, rounded, bits));
-}
-
 struct DotLowering : KilnPattern<tile::DotOp> {
   using KilnPattern::KilnPattern;
   LogicalResult matchAndRewrite(tile::DotOp op, OpAdaptor adaptor, ConversionPatternRewriter &rewriter) const override {
@@ -106,13 +89,13 @@ struct DotLowering : KilnPattern<tile::DotOp> {
     SmallVector<Value> aLow, bLow;
     if (aScalar.isF32() && precision != tile::InputPrecision::ieee) {
       for (Value &v : a) {
-        Value hi = roundToTf32(rewriter, loc, v);
-        aLow.push_back(roundToTf32(rewriter, loc, LLVM::FSubOp::create(rewriter, loc, v, hi)));
+        Value hi = tf32Rounded(rewriter, loc, v);
+        aLow.push_back(tf32Rounded(rewriter, loc, LLVM::FSubOp::create(rewriter, loc, v, hi)));
         v = hi;
       }
       for (Value &v : b) {
-        Value hi = roundToTf32(rewriter, loc, v);
-        bLow.push_back(roundToTf32(rewriter, loc, LLVM::FSubOp::create(rewriter, loc, v, hi)));
+        Value hi = tf32Rounded(rewriter, loc, v);
+        bLow.push_back(tf32Rounded(rewriter, loc, LLVM::FSubOp::create(rewriter, loc, v, hi)));
         v = hi;
       }
     }
@@ -152,6 +135,23 @@ struct DotLowering : KilnPattern<tile::DotOp> {
 };
 
 } // namespace
+
+Value tf32Rounded(OpBuilder &b, Location loc, Value x) {
+  if (!targetsAmd(b)) {
+    Value bits = ptx(b, loc, b.getI32Type(), "cvt.rna.tf32.f32 $0, $1;", "=r,f", {x}, false);
+    return LLVM::BitcastOp::create(b, loc, b.getF32Type(), bits);
+  }
+  // cvt.rna's rounding in integers: to the nearest of the 10 mantissa bits
+  // kept, ties away from zero (the magnitude's bits round up), which may
+  // carry into the exponent as it should; infinities and NaNs pass.
+  Type i32 = b.getI32Type();
+  Value bits = LLVM::BitcastOp::create(b, loc, i32, x);
+  Value exponent = LLVM::AndOp::create(b, loc, bits, i32Const(b, loc, 0x7f800000));
+  Value finite = LLVM::ICmpOp::create(b, loc, LLVM::ICmpPredicate::ne, exponent, i32Const(b, loc, 0x7f800000));
+  Value rounded = LLVM::AndOp::create(b, loc, LLVM::AddOp::create(b, loc, bits, i32Const(b, loc, 0x1000)),
+                                      i32Const(b, loc, static_cast<int32_t>(0xffffe000u)));
+  return LLVM::BitcastOp::create(b, loc, b.getF32Type(), LLVM::SelectOp::create(b, loc, finite, rounded, bits));
+}
 
 void populateDotPatterns(RewritePatternSet &patterns, const LoweringContext &context) {
   patterns.add<DotLowering>(context);

@@ -191,6 +191,11 @@ Value widenFp8(OpBuilder &b, Location loc, Value byte, bool e4m3, int computeCap
 /// cvt.rn.satfinite on sm_89+ for nearest even, integer arithmetic else.
 Value narrowToFp8(OpBuilder &b, Location loc, Value f32, bool e4m3, bool towardZero, int computeCapability);
 
+/// An f32 rounded to tf32's 10 mantissa bits (to nearest, ties away from
+/// zero, as cvt.rna), as f32: cvt.rna on NVIDIA GPUs, integer arithmetic on
+/// AMD ones.
+Value tf32Rounded(OpBuilder &b, Location loc, Value f32);
+
 /// A tile in XOR-swizzled shared memory (#kgpu.shared): `rows x cols`
 /// elements, cols contiguous, 16-byte chunks of row r permuted by
 /// `(r / perPhase) % maxPhase`; rows longer than 128 bytes are split into

@@ -4,11 +4,15 @@
 // so that each lane reads its run of K of one row of A (one column of B)
 // as one vector: ds_read_b64, or ds_read_b128 where two instructions' K
 // are read together. The K order inside such a pair is a permutation the
-// two operands share: lane block b's run of 8 holds K 8b..8b+7 of the
-// pair, its first 4 going to the first instruction and the rest to the
-// second, where the instructions' own order would give it 4b..4b+3 of
-// each. A dot sums over K, so any order both operands agree on is the same
-// product. The accumulator lives in the MFMA layout (Mfma.h), each piece's
+// two operands share: lane block b's run of 2n (n = the instruction's K a
+// lane, 4 of 16-bit operands) holds K 2nb..2nb+2n-1 of the pair, its first
+// n going to the first instruction and the rest to the second, where the
+// instructions' own order would give it nb..nb+n-1 of each. A dot sums
+// over K, so any order both operands agree on is the same product. f32
+// operands (xf32, gfx942) are rounded to tf32 first, so that the product
+// is the one the interpreter and NVIDIA's tensor cores compute whatever
+// the matrix cores do with the low mantissa bits; tf32x3 adds the
+// products of each operand's rounded remainder with the other. The accumulator lives in the MFMA layout (Mfma.h), each piece's
 // registers one vector of f32 as the instruction takes them; layout
 // assignment anchors a K loop's accumulator there, so converting in and
 // out costs nothing inside the loop.
@@ -66,17 +70,40 @@ private:
   int kDim_;
 };
 
-/// The 4 operand elements of instruction `g` of a run, as the instruction
-/// takes them: f16 as they are, bf16 as i16 (the _1k instructions).
-Value operandOf(OpBuilder &b, Location loc, Value run, int64_t g) {
+/// The `perLane` operand elements of instruction `g` of a run, as the
+/// instruction takes them: f16 and f32 as they are, bf16 as i16 (the _1k
+/// instructions).
+Value operandOf(OpBuilder &b, Location loc, Value run, int64_t g, int64_t perLane) {
   auto type = cast<VectorType>(run.getType());
   Value part = run;
-  if (type.getNumElements() != 4)
-    part = LLVM::ShuffleVectorOp::create(b, loc, run, run, ArrayRef<int32_t>{int32_t(4 * g), int32_t(4 * g + 1),
-                                                                              int32_t(4 * g + 2), int32_t(4 * g + 3)});
+  if (type.getNumElements() != perLane) {
+    SmallVector<int32_t> mask;
+    for (int64_t i = 0; i < perLane; ++i)
+      mask.push_back(static_cast<int32_t>(perLane * g + i));
+    part = LLVM::ShuffleVectorOp::create(b, loc, run, run, mask);
+  }
   if (type.getElementType().isBF16())
-    part = LLVM::BitcastOp::create(b, loc, VectorType::get({4}, b.getI16Type()), part);
+    part = LLVM::BitcastOp::create(b, loc, VectorType::get({perLane}, b.getI16Type()), part);
   return part;
+}
+
+/// `run` rounded to tf32 element by element, and (with `remainder`) what
+/// the rounding left, rounded too.
+Value tf32Of(OpBuilder &b, Location loc, Value run, Value *remainder) {
+  auto type = cast<VectorType>(run.getType());
+  Value high = LLVM::PoisonOp::create(b, loc, type), low = high;
+  for (int64_t i = 0; i < type.getNumElements(); ++i) {
+    Value index = i32Const(b, loc, i);
+    Value x = LLVM::ExtractElementOp::create(b, loc, run, index);
+    Value rounded = tf32Rounded(b, loc, x);
+    high = LLVM::InsertElementOp::create(b, loc, high, rounded, index);
+    if (remainder)
+      low = LLVM::InsertElementOp::create(b, loc, low, tf32Rounded(b, loc, LLVM::FSubOp::create(b, loc, x, rounded)),
+                                          index);
+  }
+  if (remainder)
+    *remainder = low;
+  return high;
 }
 
 /// One v_mfma of `shape` for operands of `element` type: acc + a * b.
@@ -85,6 +112,9 @@ Value mfma(OpBuilder &b, Location loc, const gpu::MfmaShape &shape, Type element
   Value zero = i32Const(b, loc, 0); // cbsz, abid, blgp: no broadcast between blocks
   SmallVector<Value> args{a, bOperand, acc, zero, zero, zero};
   Type type = acc.getType();
+  if (element.isF32())
+    return shape.piece == 32 ? ROCDL::mfma_f32_32x32x4_xf32::create(b, loc, type, args).getResult()
+                             : ROCDL::mfma_f32_16x16x8_xf32::create(b, loc, type, args).getResult();
   const bool bf16 = element.isBF16();
   if (shape.piece == 32)
     return bf16 ? ROCDL::mfma_f32_32x32x8bf16_1k::create(b, loc, type, args).getResult()
@@ -137,10 +167,12 @@ struct MfmaDotLowering : KilnPattern<tile::DotOp> {
     Value aRow = add(mul(wm, P), inPiece), bCol = add(mul(wn, P), inPiece);
 
     // Pairs of instructions read their K together where K holds whole
-    // pairs and a 16-byte chunk of the tiles holds a run of 8.
+    // pairs and a 16-byte chunk of the tiles holds the pair's run.
+    const int64_t perLane = shape->perLane;
     const int64_t together =
-        K % (2 * shape->kStep) == 0 && tiles[0]->vec >= 8 && tiles[1]->vec >= 8 ? 2 : 1;
-    const int64_t run = 4 * together, span = together * shape->kStep;
+        K % (2 * shape->kStep) == 0 && tiles[0]->vec >= 2 * perLane && tiles[1]->vec >= 2 * perLane ? 2 : 1;
+    const int64_t run = perLane * together, span = together * shape->kStep;
+    const bool xf32 = element.isF32(), threePass = xf32 && op.getPrecision() == tile::InputPrecision::tf32x3;
     auto vectorType = VectorType::get({shape->accumulators}, f32);
     SmallVector<Value> pieces; // per (i, j): the piece's accumulator vector
     for (int64_t i = 0; i < mReps; ++i)
@@ -153,17 +185,28 @@ struct MfmaDotLowering : KilnPattern<tile::DotOp> {
       }
     for (int64_t k0 = 0; k0 < K; k0 += span) {
       Value k = add(c32(k0), mul(kBlock, run));
-      SmallVector<Value> aRuns, bRuns;
+      SmallVector<Value> aRuns, bRuns, aLows(mReps), bLows(nReps);
       for (int64_t i = 0; i < mReps; ++i)
         aRuns.push_back(aReader.read(add(aRow, c32(i * P * waves.m)), k, run));
       for (int64_t j = 0; j < nReps; ++j)
         bRuns.push_back(bReader.read(add(bCol, c32(j * P * waves.n)), k, run));
+      if (xf32) {
+        for (int64_t i = 0; i < mReps; ++i)
+          aRuns[i] = tf32Of(rewriter, loc, aRuns[i], threePass ? &aLows[i] : nullptr);
+        for (int64_t j = 0; j < nReps; ++j)
+          bRuns[j] = tf32Of(rewriter, loc, bRuns[j], threePass ? &bLows[j] : nullptr);
+      }
+      auto part = [&](Value run, int64_t g) { return operandOf(rewriter, loc, run, g, perLane); };
       for (int64_t g = 0; g < together; ++g)
         for (int64_t i = 0; i < mReps; ++i)
           for (int64_t j = 0; j < nReps; ++j) {
             Value &piece = pieces[j + nReps * i];
-            piece = mfma(rewriter, loc, *shape, element, operandOf(rewriter, loc, aRuns[i], g),
-                         operandOf(rewriter, loc, bRuns[j], g), piece);
+            // (tf32x3: the small products first, then the large one.)
+            if (threePass) {
+              piece = mfma(rewriter, loc, *shape, element, part(aRuns[i], g), part(bLows[j], g), piece);
+              piece = mfma(rewriter, loc, *shape, element, part(aLows[i], g), part(bRuns[j], g), piece);
+            }
+            piece = mfma(rewriter, loc, *shape, element, part(aRuns[i], g), part(bRuns[j], g), piece);
           }
     }
     for (int64_t i = 0; i < mReps; ++i)

@@ -148,7 +148,7 @@ TileChoice chooseTile(const Problem &p, const MatmulArgs &m, const Stream &strea
   TileChoice c;
   const std::string target = target_of(stream);
   c.config = targets_amd(target)
-                 ? default_amd_matmul_config(m.a.dtype, p.M, p.K)
+                 ? default_amd_matmul_config(m.a.dtype, p.s.precision, target, p.M, p.K)
                  : default_matmul_config(m.a.dtype, p.s.precision, stores_b_k_major(m.b), p.batches, p.M, p.N, p.K);
   // A given tile (a user's, a tuned one) runs unsplit unless it says
   // otherwise: the default split belongs to the default tile. So do

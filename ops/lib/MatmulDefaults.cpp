@@ -72,11 +72,21 @@ Config default_matmul_config(DType operands, Precision precision, bool kMajorB, 
   return c;
 }
 
-Config default_amd_matmul_config(DType operands, int64_t M, int64_t K) {
-  if (operands == DType::f32)
+bool on_amd_matrix_cores(DType operands, Precision precision, std::string_view arch) {
+  const std::optional<Target> target = parse_target(arch);
+  if (!target || target->vendor != GpuVendor::amd || target->major != 9)
+    return false;
+  const bool cdna2 = target->minor == 0 && target->stepping == 0xa, cdna3 = target->minor == 4;
+  return operands == DType::f32 ? cdna3 && precision != Precision::ieee : cdna2 || cdna3;
+}
+
+Config default_amd_matmul_config(DType operands, Precision precision, std::string_view arch, int64_t M, int64_t K) {
+  if (!on_amd_matrix_cores(operands, precision, arch))
     return fmaTile();
   const int64_t rows = M <= 64 ? std::max<int64_t>(16, next_pow2(M)) : 128;
-  const int64_t steps = std::min<int64_t>(32, std::max<int64_t>(16, next_pow2(K)));
+  // (f32 K steps half as long: the same bytes of LDS a stage.)
+  const int64_t longest = operands == DType::f32 ? 16 : 32;
+  const int64_t steps = std::min<int64_t>(longest, std::max<int64_t>(16, next_pow2(K)));
   // (Two stages: the K loop loads the next step's tiles while this step's
   // products run, through two LDS slots: kgpu-prefetch-operands.)
   return Config{{"BLOCK_M", rows}, {"BLOCK_N", 128}, {"BLOCK_K", steps}, {"GROUP_M", 8},

@@ -47,15 +47,20 @@ bool stores_b_k_major(const TensorView &b);
 Config default_matmul_config(DType operands, Precision precision, bool kMajorB, int64_t batches, int64_t M,
                              int64_t N, int64_t K);
 
+/// Whether a product of `operands` at `precision` runs on the matrix cores
+/// of AMD target `arch`: 16-bit operands on gfx90a and gfx942, f32 at tf32
+/// or tf32x3 on gfx942 (xf32).
+bool on_amd_matrix_cores(DType operands, Precision precision, std::string_view arch);
+
 /// The tile a problem gets without tuning on an AMD GPU with matrix cores
-/// (gfx90a, gfx942): one stage (no asynchronous copies there yet), four
-/// 64-lane wavefronts, 128x128x32 tiles of 16-bit operands (each
-/// wavefront 2x2 pieces of v_mfma 32x32, 64 accumulator registers); for
+/// (gfx90a, gfx942): two stages (the K loop's next tiles loaded during
+/// this step's products), four 64-lane wavefronts, 128x128x32 tiles of
+/// 16-bit operands (each wavefront 2x2 pieces of v_mfma 32x32, 64
+/// accumulator registers), 128x128x16 of f32 on xf32 (the same LDS); for
 /// products of at most 64 rows as many rows as they have (at least 16:
 /// v_mfma 16x16 below 32), and 16-wide K steps where K is at most 16;
-/// f32 (any precision: no xf32 path yet) on FMAs with the small tiles it
-/// takes elsewhere.
-Config default_amd_matmul_config(DType operands, int64_t M, int64_t K);
+/// other f32 products on FMAs with the small tiles they take elsewhere.
+Config default_amd_matmul_config(DType operands, Precision precision, std::string_view arch, int64_t M, int64_t K);
 
 /// Whether tiles of `blockM` rows of an M-row product read their operands
 /// through the copy engine by default (on Hopper, where it can): tiles of

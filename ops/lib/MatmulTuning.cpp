@@ -113,9 +113,9 @@ ConfigSpace matmulSpace(const MatmulArgs &args, const std::string &arch) {
                        return c["num_stages"] * (c["BLOCK_M"] + c["BLOCK_N"]) * c["BLOCK_K"] * bytes <= 32 * 1024;
                      });
   }
-  // (AMD's matrix cores take 16-bit operands here, in any K step of 16 or
-  // more; f32 at any precision runs on FMAs there.)
-  const bool matrixCores = amd ? args.a.dtype != DType::f32 : tensorCores;
+  // (AMD's matrix cores take 16-bit operands, and on gfx942 f32 at tf32
+  // precision, in any K step of 16 or more; other f32 runs on FMAs there.)
+  const bool matrixCores = amd ? on_amd_matrix_cores(args.a.dtype, args.precision, arch) : tensorCores;
   if (matrixCores && !amd)
     space.constraint("tensor cores: at least 32-wide K steps, at least 2 stages (pipelined copies)",
                      [](const Config &c) { return c["BLOCK_K"] >= 32 && c["num_stages"] >= 2; });
@@ -195,7 +195,7 @@ autotune::Task tuning_task(const MatmulArgs &args, const Stream &stream, const s
   // in the space. (A seed missing an axis is no point of the space: the
   // search would not start there.)
   const bool amd = targets_amd(arch);
-  Config seed = amd ? default_amd_matmul_config(args.a.dtype, sz.M, sz.K)
+  Config seed = amd ? default_amd_matmul_config(args.a.dtype, args.precision, arch, sz.M, sz.K)
                     : default_matmul_config(args.a.dtype, args.precision, stores_b_k_major(args.b), sz.batches,
                                             sz.M, sz.N, sz.K);
   if (!seed.has("SPLIT_K"))

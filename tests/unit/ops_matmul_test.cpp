@@ -654,14 +654,37 @@ TEST(OpsMatmul, AmdPlansRunOnMatrixCoresWithoutSpills) {
   const CompiledKernel skinnyKernel = skinnyTask.compile(skinnySeed);
   EXPECT_GE(occurrences(skinnyKernel.amdgcn, "v_mfma_f32_16x16x16"), 1) << skinnyKernel.resources;
   EXPECT_EQ(skinnyKernel.spill_stores, 0) << skinnyKernel.resources;
-  // f32 runs on FMAs there (no xf32 path yet), with the small FMA tiles.
-  HostTensor a = HostTensor::random(DType::f32, {64, 64}, 47), b = HostTensor::random(DType::f32, {64, 64}, 48);
-  HostTensor out = HostTensor::poisoned(DType::f32, {64, 64});
-  autotune::Task f32Task = tuning_task({a.view(), b.view(), out.view(), {}, {}, 1.0, Activation::none}, cpu(), "gfx942");
+  // f32 runs on FMAs there at ieee precision, with the small FMA tiles.
+  HostTensor a = HostTensor::random(DType::f32, {256, 64}, 47), b = HostTensor::random(DType::f32, {64, 256}, 48);
+  HostTensor out = HostTensor::poisoned(DType::f32, {256, 256});
+  const MatmulArgs f32Args{a.view(), b.view(), out.view(), {}, {}, 1.0, Activation::none};
+  autotune::Task f32Task = tuning_task(f32Args, cpu(), "gfx942");
   EXPECT_EQ(f32Task.seeds.at(0)["BLOCK_K"], 16);
   const CompiledKernel fma = f32Task.compile(f32Task.seeds.at(0));
   EXPECT_EQ(occurrences(fma.amdgcn, "v_mfma"), 0);
   EXPECT_EQ(fma.spill_stores, 0) << fma.resources;
+  // At tf32 (and tf32x3) gfx942 takes them on xf32 matrix cores: 128x128x16
+  // in two stages, no spills; gfx90a, without xf32, on FMAs.
+  for (Precision precision : {Precision::tf32, Precision::tf32x3}) {
+    SCOPED_TRACE(name(precision));
+    MatmulArgs args = f32Args;
+    args.precision = precision;
+    autotune::Task task = tuning_task(args, cpu(), "gfx942");
+    const Config &seed = task.seeds.at(0);
+    EXPECT_EQ(seed["BLOCK_M"], 128);
+    EXPECT_EQ(seed["BLOCK_K"], 16);
+    EXPECT_EQ(seed["num_stages"], 2);
+    EXPECT_EQ(task.space.check(seed), "");
+    const CompiledKernel xf32 = task.compile(seed);
+    EXPECT_GE(occurrences(xf32.amdgcn, "v_mfma_f32_32x32x4_xf32"), precision == Precision::tf32 ? 4 : 12)
+        << xf32.resources;
+    EXPECT_EQ(xf32.spill_stores, 0) << xf32.resources;
+    EXPECT_EQ(xf32.stack_frame, 0) << xf32.resources;
+    autotune::Task cdna2 = tuning_task(args, cpu(), "gfx90a");
+    EXPECT_EQ(cdna2.seeds.at(0)["BLOCK_K"], 16);
+    EXPECT_EQ(cdna2.seeds.at(0)["num_stages"], 1);
+    EXPECT_EQ(occurrences(cdna2.compile(cdna2.seeds.at(0)).amdgcn, "v_mfma"), 0);
+  }
 }
 
 TEST(OpsMatmul, F32OperandsAsTf32OrTf32x3) {

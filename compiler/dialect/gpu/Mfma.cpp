@@ -18,6 +18,13 @@ bool hasMatrixCores(std::string_view target) {
          ((parsed->minor == 0 && parsed->stepping == 0xa) || parsed->minor == 4);
 }
 
+/// CDNA 3 (gfx94x), whose matrix cores also take xf32 (gone again in
+/// gfx950, which Kiln does not target).
+bool hasXf32(std::string_view target) {
+  std::optional<Target> parsed = parse_target(target);
+  return hasMatrixCores(target) && parsed->minor == 4;
+}
+
 } // namespace
 
 std::optional<MfmaShape> mfmaShape(tile::DotOp op, std::string_view target) {
@@ -26,17 +33,19 @@ std::optional<MfmaShape> mfmaShape(tile::DotOp op, std::string_view target) {
   auto a = op.getA().getType(), b = op.getB().getType(), c = op.getC().getType();
   if (a.getRank() != 2)
     return std::nullopt;
-  Type element = a.getElementType();
-  if (b.getElementType() != element || !(element.isF16() || element.isBF16()))
+  Type element = a.getElementType(), acc = c.getElementType();
+  if (b.getElementType() != element)
     return std::nullopt;
-  Type acc = c.getElementType();
-  if (!(acc.isF32() || (acc.isF16() && element.isF16())))
+  const bool sixteenBit = element.isF16() || element.isBF16();
+  const bool xf32 = element.isF32() && acc.isF32() && op.getPrecision() != tile::InputPrecision::ieee && hasXf32(target);
+  if (!(sixteenBit && (acc.isF32() || (acc.isF16() && element.isF16()))) && !xf32)
     return std::nullopt;
+  const int64_t perLane = xf32 ? 2 : 4;
   int64_t M = a.getShape()[0], K = a.getShape()[1], N = b.getShape()[1];
-  if (M % 32 == 0 && N % 32 == 0 && K % 8 == 0)
-    return MfmaShape{.piece = 32, .kStep = 8, .accumulators = 16};
-  if (M % 16 == 0 && N % 16 == 0 && K % 16 == 0)
-    return MfmaShape{.piece = 16, .kStep = 16, .accumulators = 4};
+  if (M % 32 == 0 && N % 32 == 0 && K % (2 * perLane) == 0)
+    return MfmaShape{.piece = 32, .kStep = 2 * perLane, .accumulators = 16, .perLane = perLane};
+  if (M % 16 == 0 && N % 16 == 0 && K % (4 * perLane) == 0)
+    return MfmaShape{.piece = 16, .kStep = 4 * perLane, .accumulators = 4, .perLane = perLane};
   return std::nullopt;
 }
 

@@ -3,9 +3,12 @@
 // column, 4-row groups; Mfma.h); the lowering stages both operands K-major
 // in LDS, reads each lane's run of K as one vector (two instructions' K at
 // once where K holds pairs: 16 bytes) and issues v_mfma on vectors of f32.
-// Other dots (f32, RDNA's gfx1100) stay on FMAs.
+// gfx942 runs f32 dots at tf32 precision as xf32 (operands rounded to
+// tf32 first; tf32x3: three instructions). Other dots (f32 at ieee
+// precision, f32 on gfx90a, RDNA's gfx1100) stay on FMAs.
 // RUN: kiln-opt %s --kgpu-assign-layouts="target=gfx942" --split-input-file | FileCheck %s --check-prefix=LAYOUT
 // RUN: kiln-opt %s --kgpu-assign-layouts="target=gfx942" --kgpu-to-llvm --split-input-file | FileCheck %s
+// RUN: kiln-opt %s --kgpu-assign-layouts="target=gfx90a" --kgpu-to-llvm --split-input-file | FileCheck %s --check-prefix=CDNA2
 // RUN: kiln-opt %s --kgpu-assign-layouts="target=gfx1100" --kgpu-to-llvm --split-input-file | FileCheck %s --check-prefix=RDNA
 
 // 32x32 pieces: wavefronts 2 along N (columns 32 apart) and 2 copies; K 16 = one pair.
@@ -212,7 +215,7 @@ tile.func @f16_accumulator(%a: !tile.ptr<f16> {tile.divisibility = 16 : i32}, %b
 
 // -----
 
-// f32 operands stay on FMAs.
+// f32 operands at ieee precision stay on FMAs.
 // CHECK-LABEL: llvm.func @f32_on_fmas
 // CHECK-NOT: rocdl.mfma
 // CHECK: llvm.return
@@ -243,6 +246,109 @@ tile.func @f32_on_fmas(%a: !tile.ptr<f32> {tile.divisibility = 16 : i32}, %b: !t
   %x = tile.load %ap : tensor<32x16x!tile.ptr<f32>>
   %y = tile.load %bp : tensor<16x32x!tile.ptr<f32>>
   %d = tile.dot %x, %y, %zero : tensor<32x16xf32> * tensor<16x32xf32> -> tensor<32x32xf32>
+  %cms = arith.muli %am, %cNm : tensor<32x1xi32>
+  %cmb = tile.broadcast %cms : tensor<32x1xi32> -> tensor<32x32xi32>
+  %rNe = tile.expand_dims %rN {axis = 0 : i32} : tensor<32xi32> -> tensor<1x32xi32>
+  %cnb = tile.broadcast %rNe : tensor<1x32xi32> -> tensor<32x32xi32>
+  %coff = arith.addi %cmb, %cnb : tensor<32x32xi32>
+  %cs = tile.splat %c : !tile.ptr<f32> -> tensor<32x32x!tile.ptr<f32>>
+  %cp = tile.addptr %cs, %coff : tensor<32x32x!tile.ptr<f32>>, tensor<32x32xi32>
+  tile.store %cp, %d : tensor<32x32x!tile.ptr<f32>>
+  tile.return
+}
+
+// -----
+
+// At tf32 on gfx942: v_mfma_f32_32x32x4_xf32 on operands rounded to tf32
+// (integer arithmetic: add half an ulp of tf32, clear the 13 low bits), two
+// instructions' K read as one 16-byte vector (K 16 = two pairs).
+// CHECK-LABEL: llvm.func @f32_tf32_on_xf32
+// CHECK: llvm.load %{{.*}} {alignment = 16 : i64} : !llvm.ptr<3> -> vector<4xf32>
+// CHECK: llvm.mlir.constant(4096 : i32)
+// CHECK: llvm.mlir.constant(-8192 : i32)
+// CHECK: llvm.shufflevector %{{.*}} [0, 1]
+// CHECK: rocdl.mfma.f32.32x32x4.xf32 {{.*}} : (vector<2xf32>, vector<2xf32>, vector<16xf32>, i32, i32, i32) -> vector<16xf32>
+// CHECK: llvm.shufflevector %{{.*}} [2, 3]
+// CHECK-COUNT-3: rocdl.mfma.f32.32x32x4.xf32
+// CHECK-NOT: rocdl.mfma
+// CHECK: llvm.return
+// gfx90a has no xf32: FMAs.
+// CDNA2-LABEL: llvm.func @f32_tf32_on_xf32
+// CDNA2-NOT: rocdl.mfma
+// CDNA2: llvm.return
+tile.func @f32_tf32_on_xf32(%a: !tile.ptr<f32> {tile.divisibility = 16 : i32}, %b: !tile.ptr<f32> {tile.divisibility = 16 : i32}, %c: !tile.ptr<f32> {tile.divisibility = 16 : i32}) {
+  %zero = arith.constant dense<0.0> : tensor<32x32xf32>
+  %cK = arith.constant dense<16> : tensor<32x1xi32>
+  %cN = arith.constant dense<32> : tensor<16x1xi32>
+  %cNm = arith.constant dense<32> : tensor<32x1xi32>
+  %rM = tile.range 0, 32 : tensor<32xi32>
+  %rK = tile.range 0, 16 : tensor<16xi32>
+  %rN = tile.range 0, 32 : tensor<32xi32>
+  %am = tile.expand_dims %rM {axis = 1 : i32} : tensor<32xi32> -> tensor<32x1xi32>
+  %ams = arith.muli %am, %cK : tensor<32x1xi32>
+  %ak = tile.expand_dims %rK {axis = 0 : i32} : tensor<16xi32> -> tensor<1x16xi32>
+  %amb = tile.broadcast %ams : tensor<32x1xi32> -> tensor<32x16xi32>
+  %akb = tile.broadcast %ak : tensor<1x16xi32> -> tensor<32x16xi32>
+  %aoff = arith.addi %amb, %akb : tensor<32x16xi32>
+  %as = tile.splat %a : !tile.ptr<f32> -> tensor<32x16x!tile.ptr<f32>>
+  %ap = tile.addptr %as, %aoff : tensor<32x16x!tile.ptr<f32>>, tensor<32x16xi32>
+  %bk = tile.expand_dims %rK {axis = 1 : i32} : tensor<16xi32> -> tensor<16x1xi32>
+  %bks = arith.muli %bk, %cN : tensor<16x1xi32>
+  %bn = tile.expand_dims %rN {axis = 0 : i32} : tensor<32xi32> -> tensor<1x32xi32>
+  %bkb = tile.broadcast %bks : tensor<16x1xi32> -> tensor<16x32xi32>
+  %bnb = tile.broadcast %bn : tensor<1x32xi32> -> tensor<16x32xi32>
+  %boff = arith.addi %bkb, %bnb : tensor<16x32xi32>
+  %bs = tile.splat %b : !tile.ptr<f32> -> tensor<16x32x!tile.ptr<f32>>
+  %bp = tile.addptr %bs, %boff : tensor<16x32x!tile.ptr<f32>>, tensor<16x32xi32>
+  %x = tile.load %ap : tensor<32x16x!tile.ptr<f32>>
+  %y = tile.load %bp : tensor<16x32x!tile.ptr<f32>>
+  %d = tile.dot %x, %y, %zero precision = tf32 : tensor<32x16xf32> * tensor<16x32xf32> -> tensor<32x32xf32>
+  %cms = arith.muli %am, %cNm : tensor<32x1xi32>
+  %cmb = tile.broadcast %cms : tensor<32x1xi32> -> tensor<32x32xi32>
+  %rNe = tile.expand_dims %rN {axis = 0 : i32} : tensor<32xi32> -> tensor<1x32xi32>
+  %cnb = tile.broadcast %rNe : tensor<1x32xi32> -> tensor<32x32xi32>
+  %coff = arith.addi %cmb, %cnb : tensor<32x32xi32>
+  %cs = tile.splat %c : !tile.ptr<f32> -> tensor<32x32x!tile.ptr<f32>>
+  %cp = tile.addptr %cs, %coff : tensor<32x32x!tile.ptr<f32>>, tensor<32x32xi32>
+  tile.store %cp, %d : tensor<32x32x!tile.ptr<f32>>
+  tile.return
+}
+
+// -----
+
+// tf32x3: each operand's rounded remainder times the other, then the
+// rounded operands: three instructions a K step.
+// CHECK-LABEL: llvm.func @f32_tf32x3_on_xf32
+// CHECK-COUNT-12: rocdl.mfma.f32.32x32x4.xf32
+// CHECK-NOT: rocdl.mfma
+// CHECK: llvm.return
+tile.func @f32_tf32x3_on_xf32(%a: !tile.ptr<f32> {tile.divisibility = 16 : i32}, %b: !tile.ptr<f32> {tile.divisibility = 16 : i32}, %c: !tile.ptr<f32> {tile.divisibility = 16 : i32}) {
+  %zero = arith.constant dense<0.0> : tensor<32x32xf32>
+  %cK = arith.constant dense<16> : tensor<32x1xi32>
+  %cN = arith.constant dense<32> : tensor<16x1xi32>
+  %cNm = arith.constant dense<32> : tensor<32x1xi32>
+  %rM = tile.range 0, 32 : tensor<32xi32>
+  %rK = tile.range 0, 16 : tensor<16xi32>
+  %rN = tile.range 0, 32 : tensor<32xi32>
+  %am = tile.expand_dims %rM {axis = 1 : i32} : tensor<32xi32> -> tensor<32x1xi32>
+  %ams = arith.muli %am, %cK : tensor<32x1xi32>
+  %ak = tile.expand_dims %rK {axis = 0 : i32} : tensor<16xi32> -> tensor<1x16xi32>
+  %amb = tile.broadcast %ams : tensor<32x1xi32> -> tensor<32x16xi32>
+  %akb = tile.broadcast %ak : tensor<1x16xi32> -> tensor<32x16xi32>
+  %aoff = arith.addi %amb, %akb : tensor<32x16xi32>
+  %as = tile.splat %a : !tile.ptr<f32> -> tensor<32x16x!tile.ptr<f32>>
+  %ap = tile.addptr %as, %aoff : tensor<32x16x!tile.ptr<f32>>, tensor<32x16xi32>
+  %bk = tile.expand_dims %rK {axis = 1 : i32} : tensor<16xi32> -> tensor<16x1xi32>
+  %bks = arith.muli %bk, %cN : tensor<16x1xi32>
+  %bn = tile.expand_dims %rN {axis = 0 : i32} : tensor<32xi32> -> tensor<1x32xi32>
+  %bkb = tile.broadcast %bks : tensor<16x1xi32> -> tensor<16x32xi32>
+  %bnb = tile.broadcast %bn : tensor<1x32xi32> -> tensor<16x32xi32>
+  %boff = arith.addi %bkb, %bnb : tensor<16x32xi32>
+  %bs = tile.splat %b : !tile.ptr<f32> -> tensor<16x32x!tile.ptr<f32>>
+  %bp = tile.addptr %bs, %boff : tensor<16x32x!tile.ptr<f32>>, tensor<16x32xi32>
+  %x = tile.load %ap : tensor<32x16x!tile.ptr<f32>>
+  %y = tile.load %bp : tensor<16x32x!tile.ptr<f32>>
+  %d = tile.dot %x, %y, %zero precision = tf32x3 : tensor<32x16xf32> * tensor<16x32xf32> -> tensor<32x32xf32>
   %cms = arith.muli %am, %cNm : tensor<32x1xi32>
   %cmb = tile.broadcast %cms : tensor<32x1xi32> -> tensor<32x32xi32>
   %rNe = tile.expand_dims %rN {axis = 0 : i32} : tensor<32xi32> -> tensor<1x32xi32>
