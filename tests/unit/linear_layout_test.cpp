@@ -1,10 +1,12 @@
 // Linear layouts: the blocked construction, slicing, broadcasting and the
-// queries the lowering asks.
+// queries the lowering asks; the matrix cores' layouts and LDS swizzles.
 #include "compiler/dialect/gpu/LinearLayout.h"
 #include "compiler/dialect/gpu/Mfma.h"
+#include "compiler/dialect/gpu/Swizzle.h"
 
 #include <gtest/gtest.h>
 
+#include <map>
 #include <set>
 #include <tuple>
 
@@ -111,6 +113,82 @@ TEST(LinearLayout, MfmaAccumulatorsAreWhereTheInstructionsWriteThem) {
                 ASSERT_EQ(layout.apply(r + A * (j + nReps * i), l, w), expected)
                     << "wavefront " << w << " lane " << l << " piece " << i << "," << j << " register " << r;
               }
+      }
+    }
+}
+
+namespace {
+
+/// Where element (row, col) of a swizzled LDS tile lies, in elements, as
+/// SwizzledTile::offset places it: 128-byte column blocks, then rows, then
+/// 16-byte chunks XORed with the row's phase.
+int64_t swizzledOffset(const Swizzle &swizzle, int64_t rows, int64_t cols, int64_t elementBytes, int64_t row,
+                       int64_t col) {
+  const int64_t vec = swizzle.vec, perPhase = swizzle.perPhase, maxPhase = swizzle.maxPhase;
+  const int64_t blockCols = std::min<int64_t>(cols, 128 / elementBytes);
+  const int64_t block = col / blockCols, inBlock = col % blockCols;
+  const int64_t chunk = (inBlock / vec) ^ ((row / perPhase) % maxPhase);
+  return block * rows * blockCols + row * blockCols + chunk * vec + inBlock % vec;
+}
+
+/// The largest number of distinct addresses one bank serves in any phase
+/// of an LDS access of `bytes` a lane: AMD's LDS has 32 banks of 4 bytes,
+/// and serves a wavefront's 16-byte accesses 8 lanes at a time, 8-byte ones
+/// 16 lanes at a time (lanes reading one address share it).
+int ldsConflicts(const std::vector<int64_t> &laneBytes, int64_t bytes) {
+  const size_t lanesAPhase = 128 / bytes;
+  int worst = 1;
+  for (size_t first = 0; first < laneBytes.size(); first += lanesAPhase) {
+    std::map<int64_t, std::set<int64_t>> wordsOfBank;
+    for (size_t l = first; l < std::min(laneBytes.size(), first + lanesAPhase); ++l)
+      for (int64_t word = laneBytes[l] / 4; word < (laneBytes[l] + bytes) / 4; ++word)
+        wordsOfBank[word % 32].insert(word);
+    for (const auto &[bank, words] : wordsOfBank)
+      worst = std::max(worst, static_cast<int>(words.size()));
+  }
+  return worst;
+}
+
+} // namespace
+
+TEST(SwizzledLds, MatrixCoreReadsAndRowStoresAreFreeOfBankConflicts) {
+  // An operand staged K-major for the matrix cores ([rows][K], the swizzle
+  // swizzleOf gives it): each lane reads its run of K of one row
+  // (MfmaToLLVM.cpp: lane l, row l % P, K from the run's start times
+  // l / P), 16 bytes where two instructions' K are read together, else 8;
+  // rows are stored as 16-byte vectors, lanes along K first. Under AMD's
+  // bank model neither conflicts, for every K step the plans take, except
+  // 8-byte reads of 16-row pieces in 32-byte rows (16-bit K steps of 16 at
+  // v_mfma 16x16x16), which two rows share a bank in.
+  for (const int64_t elementBytes : {2, 4})
+    for (const int64_t K : {16, 32, 64, 128}) {
+      const int64_t rows = 128;
+      const Swizzle swizzle = swizzleOf(K, elementBytes);
+      for (const int64_t P : {32, 16}) {
+        const int64_t perLane = elementBytes == 2 ? 4 : 2, kStep = perLane * (64 / P);
+        const int64_t run = K % (2 * kStep) == 0 ? 2 * perLane : perLane, runBytes = run * elementBytes;
+        SCOPED_TRACE(std::to_string(elementBytes) + "-byte elements, K " + std::to_string(K) + ", pieces of " +
+                     std::to_string(P) + ", " + std::to_string(runBytes) + "-byte reads");
+        for (int64_t k0 = 0; k0 < K; k0 += run * (64 / P))
+          for (int64_t firstRow = 0; firstRow < rows; firstRow += P) {
+            std::vector<int64_t> reads;
+            for (int64_t l = 0; l < 64; ++l)
+              reads.push_back(elementBytes *
+                              swizzledOffset(swizzle, rows, K, elementBytes, firstRow + l % P, k0 + run * (l / P)));
+            const bool sharedBank = runBytes == 8 && P == 16 && K * elementBytes == 32;
+            EXPECT_EQ(ldsConflicts(reads, runBytes), sharedBank ? 2 : 1) << "rows from " << firstRow << ", K " << k0;
+          }
+      }
+      const int64_t chunksARow = K * elementBytes / 16, vec = 16 / elementBytes;
+      SCOPED_TRACE(std::to_string(elementBytes) + "-byte elements, K " + std::to_string(K) + ", stores");
+      for (int64_t first = 0; first < rows * chunksARow; first += 64) {
+        std::vector<int64_t> stores;
+        for (int64_t l = 0; l < 64; ++l) {
+          const int64_t chunk = first + l;
+          stores.push_back(elementBytes * swizzledOffset(swizzle, rows, K, elementBytes, chunk / chunksARow,
+                                                         chunk % chunksARow * vec));
+        }
+        EXPECT_EQ(ldsConflicts(stores, 16), 1) << "chunks from " << first;
       }
     }
 }

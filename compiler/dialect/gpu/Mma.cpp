@@ -167,13 +167,18 @@ std::optional<AccumulatorReset> accumulatorReset(tile::DotOp op) {
 
 int64_t elementBytes(Type type) { return std::max<int64_t>(1, type.getIntOrFloatBitWidth() / 8); }
 
+Swizzle swizzleOf(int64_t contiguous, int64_t elementBytes) {
+  const int64_t rowBytes = contiguous * elementBytes;
+  return Swizzle{.vec = std::max<int64_t>(1, 16 / elementBytes),
+                 .perPhase = std::max<int64_t>(1, 128 / std::max<int64_t>(rowBytes, 1)),
+                 .maxPhase = std::clamp<int64_t>(rowBytes / 16, 1, 8)};
+}
+
 SharedEncodingAttr swizzledEncoding(MLIRContext *context, int64_t contiguous, int64_t elementBytes,
                                     ArrayRef<unsigned> order) {
-  int64_t rowBytes = contiguous * elementBytes;
-  unsigned vec = static_cast<unsigned>(std::max<int64_t>(1, 16 / elementBytes));
-  unsigned perPhase = static_cast<unsigned>(std::max<int64_t>(1, 128 / std::max<int64_t>(rowBytes, 1)));
-  unsigned maxPhase = static_cast<unsigned>(std::clamp<int64_t>(rowBytes / 16, 1, 8));
-  return SharedEncodingAttr::get(context, vec, perPhase, maxPhase, order);
+  const Swizzle swizzle = swizzleOf(contiguous, elementBytes);
+  return SharedEncodingAttr::get(context, static_cast<unsigned>(swizzle.vec), static_cast<unsigned>(swizzle.perPhase),
+                                 static_cast<unsigned>(swizzle.maxPhase), order);
 }
 
 } // namespace kiln::gpu

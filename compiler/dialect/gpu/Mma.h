@@ -15,6 +15,7 @@
 #pragma once
 
 #include "compiler/dialect/gpu/KGpu.h"
+#include "compiler/dialect/gpu/Swizzle.h"
 
 #include <optional>
 
@@ -104,9 +105,8 @@ std::optional<AccumulatorReset> accumulatorReset(tile::DotOp op);
 int64_t elementBytes(mlir::Type type);
 
 /// The swizzled shared encoding of a tile whose dimension `order[0]` is
-/// contiguous with `contiguous` elements of `elementBytes` each: 16-byte
-/// chunks XORed with the row so that any 8 consecutive rows of one chunk
-/// column fall in different banks.
+/// contiguous with `contiguous` elements of `elementBytes` each
+/// (swizzleOf, Swizzle.h).
 SharedEncodingAttr swizzledEncoding(mlir::MLIRContext *context, int64_t contiguous,
                                     int64_t elementBytes, llvm::ArrayRef<unsigned> order);
 
