@@ -604,7 +604,7 @@ private:
         continue; // the slice's own (cloned with it)
       if ((def->getBlock() != top && def->getBlock() != walkBody) || def->getNumRegions() != 0 ||
           !llvm::all_of(def->getResultTypes(), scalar) ||
-          !(isMemoryEffectFree(def) || (def->getBlock() == top && rereadable_.contains(def))))
+          !(isMemoryEffectFree(def) || rereadable_.contains(def)))
         return false;
       if (needed.insert(def))
         llvm::append_range(work, def->getOperands());
@@ -1416,15 +1416,32 @@ private:
   int64_t heldBytes_; ///< the held blocks the loop's dots read from shared memory
 };
 
-/// The scalar loads at the top of `func` that a producer may issue again
-/// and read what the consumers' own read (a packed batch's sequence
-/// starts): plain loads before anything of the kernel writes memory.
-/// (Taken before the pipeliner adds its own operations.)
+/// Whether `pointer` points into a parameter the kernel only reads (a
+/// `ConstPtr`, marked `tile.readonly`): plain offsets from it.
+bool pointsIntoReadOnlyParameter(Value pointer, tile::FuncOp func) {
+  while (auto add = pointer.getDefiningOp<tile::AddPtrOp>())
+    pointer = add.getPtr();
+  auto arg = dyn_cast<BlockArgument>(pointer);
+  return arg && arg.getOwner() == &func.getBody().front() &&
+         func.getArgAttr(arg.getArgNumber(), "tile.readonly");
+}
+
+/// The scalar loads that a producer may issue again and read what the
+/// consumers' own read: at the top of `func`, plain loads before anything
+/// of the kernel writes memory (a packed batch's sequence starts); in a
+/// walk over tiles (ProgramWalk.h), which stores each tile's results before
+/// the next tile's loads, plain loads through a parameter the kernel only
+/// reads, whose memory a kernel takes as unchanged while it runs (a walk's
+/// tile read from a table). (Taken before the pipeliner adds its own
+/// operations.)
 llvm::DenseSet<Operation *> rereadableLoads(tile::FuncOp func) {
   llvm::DenseSet<Operation *> loads;
+  auto plainScalar = [](tile::LoadOp load) {
+    return load && !load.getIsVolatile() && !isa<ShapedType>(load.getType());
+  };
   for (Operation &op : func.getBody().front()) {
     auto load = dyn_cast<tile::LoadOp>(op);
-    if (load && !load.getIsVolatile() && !isa<ShapedType>(load.getType())) {
+    if (plainScalar(load)) {
       loads.insert(load);
       continue;
     }
@@ -1434,6 +1451,11 @@ llvm::DenseSet<Operation *> rereadableLoads(tile::FuncOp func) {
         }))
       break;
   }
+  for (auto walk : func.getBody().front().getOps<scf::ForOp>())
+    if (walksTiles(walk))
+      for (auto load : walk.getBody()->getOps<tile::LoadOp>())
+        if (plainScalar(load) && pointsIntoReadOnlyParameter(load.getPtr(), func))
+          loads.insert(load);
   return loads;
 }
 

@@ -135,6 +135,11 @@ Module Kernel::traceMerged(const Config &config, const Specialization &spec,
     if (!spec.args[i].nonpositive && !type.is_pointer && type.descriptor_rank == 0 && is_integer(type.dtype))
       func.setArgAttr(i, "tile.positive", b.getUnitAttr());
   }
+  // A ConstPtr's memory is taken as unchanged while the kernel runs (no
+  // other parameter writes it): loads through it may be issued again.
+  for (size_t i = 0; i < impl_->signature.size(); ++i)
+    if (impl_->signature[i].is_pointer && impl_->signature[i].is_const)
+      func.setArgAttr(i, "tile.readonly", b.getUnitAttr());
   llvm::SmallVector<mlir::Location> arg_locs(arg_types.size(), func_loc);
   mlir::Block *entry = b.createBlock(&func.getBody(), {}, arg_types, arg_locs);
   b.setInsertionPointToStart(entry);
