@@ -105,37 +105,55 @@ for batch, heads, kv_heads, n, D, causal, layout in cases():
     table.append((name, tflops))
     del q, k, v, out, lse
 
-# A packed batch (FlashAttention's varlen): lengths drawn from 128-4096 until
-# 32k tokens, [tokens, heads, D]; its TFLOP/s (the sum of each sequence's
-# work) beside Kiln's own dense kernel at N 4096 in this run, the issue's
-# "same work" comparison.
-packed_name = "attention fwd bf16 packed 32k tokens (lengths 128-4096) H 32 D 128 full"
-dense = next((t["kiln"] for name, t in table if name == "attention fwd bf16 B 4 H 32 N 4096 D 128 full"), None)
-if only in packed_name and dense:
-    generator = torch.Generator().manual_seed(1)
-    lengths = []
-    while sum(lengths) < 32768:
-        lengths.append(int(torch.randint(128, 4097, (1,), generator=generator)))
-    starts = torch.tensor([0] + list(torch.tensor(lengths).cumsum(0)), dtype=torch.int32, device="cuda")
-    tokens = int(starts[-1])
-    q, k, v = (torch.randn(tokens, 32, 128, device="cuda", dtype=torch.bfloat16) for _ in range(3))
+# Packed batches (FlashAttention's varlen): lengths drawn from 128-4096 until
+# 32k tokens, [tokens, heads, D]; their TFLOP/s (the sum of each sequence's
+# work) beside Kiln's own dense kernel at B 4 N 4096 with the same head
+# dimension and mask in this run, the "same work" comparison.
+generator = torch.Generator().manual_seed(1)
+lengths = []
+while sum(lengths) < 32768:
+    lengths.append(int(torch.randint(128, 4097, (1,), generator=generator)))
+starts = torch.tensor([0] + list(torch.tensor(lengths).cumsum(0)), dtype=torch.int32, device="cuda")
+tokens = int(starts[-1])
+for D, causal in ((128, False), (128, True), (64, False)):
+    variant = f"H 32 D {D} {'causal' if causal else 'full'}"
+    packed_name = f"attention fwd bf16 packed 32k tokens (lengths 128-4096) {variant}"
+    if only not in packed_name:
+        continue
+    mask = kiln_ops.MASK_CAUSAL_TOP_LEFT if causal else kiln_ops.MASK_NONE
+    dense_name = f"attention fwd bf16 B 4 N 4096 D {D} {'causal' if causal else 'full'}"
+    dense = next((t["kiln"] for name, t in table if name == f"attention fwd bf16 B 4 H 32 N 4096 D {D} "
+                  f"{'causal' if causal else 'full'}"), None)
+    if dense is None:
+        # (The sweep above skipped the dense row: Kiln's dense rate measured here.)
+        q, k, v = (torch.randn(4, 32, 4096, D, device="cuda", dtype=torch.bfloat16) for _ in range(3))
+        out = torch.empty_like(q)
+
+        def dense_kiln():
+            ops.attention(q, k, v, out, layout=kiln_ops.LAYOUT_BHSD, mask=mask)
+
+        dense_kiln()
+        dense = 4 * 4 * 32 * 4096 * 4096 * D / (2 if causal else 1) / median_times({"kiln": dense_kiln})["kiln"] / 1e9
+        del q, k, v, out
+    q, k, v = (torch.randn(tokens, 32, D, device="cuda", dtype=torch.bfloat16) for _ in range(3))
     out = torch.full_like(q, float("nan"))
     lse = torch.full((32, tokens), float("nan"), device="cuda")
 
     def packed():
-        ops.attention(q, k, v, out, lse, cu_seqlens_q=starts, cu_seqlens_k=starts)
+        ops.attention(q, k, v, out, lse, mask=mask, cu_seqlens_q=starts, cu_seqlens_k=starts)
 
     packed()
     torch.cuda.synchronize()
     last = slice(tokens - lengths[-1], tokens)  # the last sequence against float64
-    check(packed_name, *(t[last].transpose(0, 1)[None] for t in (q, k, v, out)), lse[:, last][None], False)
+    check(packed_name, *(t[last].transpose(0, 1)[None] for t in (q, k, v, out)), lse[:, last][None], causal)
     ms = median_times({"kiln": packed})["kiln"]
-    flops = sum(4 * 32 * n * n * 128 for n in lengths)
+    flops = sum(4 * 32 * n * n * D / (2 if causal else 1) for n in lengths)
     tflops = flops / ms / 1e9
     records.append(dict(workload=f"ops {packed_name}", metric="TFLOP/s", kiln=tflops,
-                        peer="Kiln dense, B 4 N 4096 D 128 full", peer_value=dense, ratio=tflops / dense,
+                        peer=f"Kiln dense, {dense_name}", peer_value=dense, ratio=tflops / dense,
                         device=device, date=date, command=command))
     print(f"{packed_name} ({len(lengths)} sequences): {tflops:.0f} TFLOP/s, {tflops / dense:.2f} of the dense kernel's")
+    del q, k, v, out, lse
 
 # Decoding from a paged KV cache: one new query a sequence over its cache,
 # pages of 64 tokens scattered over the cache by a random block table. The

@@ -163,10 +163,30 @@ AttentionLaunch::Step mergeStep(const AttentionArgs &a, const AttentionProblem &
   return step;
 }
 
+/// `bytes` rounded up to the workspace's alignment.
+uint64_t alignedInWorkspace(uint64_t bytes) {
+  return (bytes + kWorkspaceAlignment - 1) / kWorkspaceAlignment * kWorkspaceAlignment;
+}
+
+/// The listing of a packed batch's tiles into the workspace's table.
+AttentionLaunch::Step tileListStep(const AttentionArgs &a, const AttentionProblem &p, int64_t BM) {
+  const TileListParams q = tile_list_parameters();
+  AttentionLaunch::Step step{cached_kernel(tile_list_key(), [&] { return tile_list_kernel(q); })};
+  step.args.assign(q.signature.types().size(), Arg(0));
+  step.tiles = q.table;
+  step.args[q.cuQ] = arg_of(a.cu_seqlens_q);
+  step.args[q.batch] = Arg(static_cast<int32_t>(p.batch));
+  step.config = Config{{"BLOCK_M", BM}, {"num_warps", 4}};
+  step.grid = Grid(1);
+  return step;
+}
+
 /// The workspace's regions as a step's arguments: at `base` (a real
 /// address, or for compiling only a placeholder of the same alignment).
 void pointAtWorkspace(const AttentionLaunch &launch, const AttentionLaunch::Step &step, std::vector<Arg> &args,
                       uint64_t base, DeviceKind kind) {
+  if (step.tiles >= 0)
+    args[step.tiles] = Arg::device_pointer(base, launch.tableBytes, kind);
   if (step.partialOut >= 0)
     args[step.partialOut] = Arg::device_pointer(base, launch.lseOffset, kind);
   if (step.partialLse >= 0)
@@ -182,7 +202,7 @@ bool keysOnTheCopyEngine(const Structure &s, const AttentionProblem &p, int64_t 
 }
 
 /// Whether programs may walk tiles of structure `s` (tiles_can_be_walked).
-bool walkable(const Structure &s) { return !s.varlen && !s.paged && !s.packHeads && s.blockD <= 128; }
+bool walkable(const Structure &s) { return !s.paged && !s.packHeads && s.blockD <= 128; }
 
 /// The untuned tile of a call of structure `s` on an NVIDIA target (or
 /// none: the interpreter).
@@ -209,26 +229,26 @@ Config measuredTile(const Structure &s, const AttentionProblem &p, const std::st
   // queries then wait in shared memory beside two slots of keys and
   // values, and a producer feeds them, masked or not). Where the keys are
   // one loop (no bounds, blocks dividing them) the compiler runs a
-  // warpgroup's softmax under its own P V (overlap_chain). At D 64, where
-  // a packed batch adds a loop over its cut blocks, and at D 256 under
+  // warpgroup's softmax under its own P V (overlap_chain). At D 256 under
   // bounds (two loops), the consumer warpgroups take turns instead; at D
-  // 128 under bounds they run as they drift. On mma.sync targets (before
+  // 64 and 128 under bounds they run as they drift (a walk takes no
+  // turns). On mma.sync targets (before
   // Hopper) 64 queries on one warpgroup, three stages deep, 128-key steps
   // at D 64, 64 at D 128, whose registers hold the scores without
   // spilling; at D 256 64 x 64 on 8 warps, two stages.
-  // Where a producer feeds 128-key blocks of a dense batch, without a
-  // window's left edge, one program a multiprocessor walks the tiles
-  // (`persistent`): its producer brings a tile's first blocks in under the
-  // one before. (At D 64 below 2048 keys, 64-key blocks run two programs a
-  // multiprocessor without a producer, which hide each other's start and
-  // end: a walk, which asks for a producer, would take that away.)
+  // Where a producer feeds 128-key blocks of a dense or packed batch,
+  // without a window's left edge, one program a multiprocessor walks the
+  // tiles (`persistent`; a packed batch's, those its sequences have): its
+  // producer brings a tile's first blocks in under the one before. (At D
+  // 64 below 2048 keys, 64-key blocks run two programs a multiprocessor
+  // without a producer, which hide each other's start and end: a walk,
+  // which asks for a producer, would take that away.)
   const bool walk = hopper && !s.boundedLeft && walkable(s) && keysOnTheCopyEngine(s, p, 128);
   if (s.blockD <= 64 && hopper && keysOnTheCopyEngine(s, p, 128) && p.seqK >= 2048)
     return Config{{"BLOCK_M", 128},
                   {"BLOCK_N", 128},
                   {"num_warps", 8},
                   {"num_stages", 2},
-                  {"ping_pong", bounded || !s.varlen ? 0 : 1},
                   {"persistent", walk ? 1 : 0}};
   if (s.blockD <= 64)
     return hopper ? Config{{"BLOCK_M", 128}, {"BLOCK_N", 64}, {"num_warps", 8}, {"num_stages", 2}}
@@ -301,8 +321,8 @@ AttentionLaunch prepare_attention(const AttentionArgs &a, const AttentionProblem
   const int64_t tiles = queryBlocks * columns * p.batch;
   const int64_t splits = splitsFor(a, p, tiles, BN, stream);
   s.split = splits > 1;
-  // (Persistent programs walk dense tiles only: a packed batch's, a paged
-  // cache's and split-KV's programs find their work from their ids.)
+  // (A paged cache's and split-KV's programs find their work from their
+  // ids: they do not walk.)
   const int64_t perMultiprocessor = tile.get("persistent", 0);
   if (perMultiprocessor < 0 || perMultiprocessor > 4)
     throw Error(kOp + ": persistent is the programs a multiprocessor walking the tiles (0: one program a tile), 0 to "
@@ -310,8 +330,14 @@ AttentionLaunch prepare_attention(const AttentionArgs &a, const AttentionProblem
   s.persistent = perMultiprocessor > 0 && !s.split && walkable(s);
   if (s.persistent)
     tile.set("warp_specialize", 1);
-  // (A causal walk takes its tiles two at a time: walkTiles.)
-  const int64_t walked = s.keysGrowWithQueries() ? cdiv(queryBlocks, 2) * columns * p.batch : tiles;
+  // (A causal walk takes its tiles two at a time; a packed batch's walks
+  // the query blocks its sequences have: walkTiles.)
+  int64_t entries = 0;
+  for (int64_t length : p.lengthsQ)
+    entries += cdiv(length, BM);
+  const int64_t walked = s.varlen                  ? entries * columns
+                         : s.keysGrowWithQueries() ? cdiv(queryBlocks, 2) * columns * p.batch
+                                                   : tiles;
   const Grid grid = s.persistent ? Grid(static_cast<uint32_t>(std::clamp<int64_t>(
                                             perMultiprocessor * stream.device().multiprocessors(), 1,
                                             std::max<int64_t>(walked, 1))))
@@ -320,12 +346,20 @@ AttentionLaunch prepare_attention(const AttentionArgs &a, const AttentionProblem
 
   const Params q = parameters(s);
   AttentionLaunch launch;
+  if (s.persistent && s.varlen) {
+    // The table of the tiles the walk takes, listed on the stream first.
+    launch.tableBytes = static_cast<uint64_t>(std::max<int64_t>(entries, 1)) * 8;
+    launch.steps.push_back(tileListStep(a, p, BM));
+  }
   AttentionLaunch::Step forward{cached_kernel(s.key(), [&] { return forward_kernel(s, q); }), tile, grid,
-                                forwardArguments(a, p, s, q, splits), q.partialOut, q.partialLse};
+                                forwardArguments(a, p, s, q, splits), q.partialOut, q.partialLse, q.tiles};
+  if (q.tileEntries >= 0)
+    forward.args[q.tileEntries] = Arg(static_cast<int32_t>(entries));
+  launch.forwardStep = launch.steps.size();
   launch.steps.push_back(std::move(forward));
   if (s.split) {
     const uint64_t rows = static_cast<uint64_t>(splits * p.batch * p.headsQ * p.seqQ);
-    launch.lseOffset = (rows * s.blockD * 4 + kWorkspaceAlignment - 1) / kWorkspaceAlignment * kWorkspaceAlignment;
+    launch.lseOffset = alignedInWorkspace(rows * s.blockD * 4);
     launch.workspaceBytes = launch.lseOffset + rows * 4;
     launch.steps.push_back(mergeStep(a, p, s, splits));
   }
@@ -333,9 +367,10 @@ AttentionLaunch prepare_attention(const AttentionArgs &a, const AttentionProblem
 }
 
 void AttentionLaunch::queue(const Stream &stream) const {
-  Buffer space = workspaceBytes ? workspace(stream, workspaceBytes) : Buffer();
+  const uint64_t bytes = std::max(workspaceBytes, tableBytes);
+  Buffer space = bytes ? workspace(stream, bytes) : Buffer();
   for (const Step &step : steps) {
-    if (step.partialOut < 0) {
+    if (step.partialOut < 0 && step.tiles < 0) {
       step.kernel.launch_with(step.grid, step.config, stream, step.args);
       continue;
     }
@@ -352,7 +387,7 @@ CompiledKernel AttentionLaunch::compile(const std::string &arch) const {
     std::vector<Arg> args = step.args;
     pointAtWorkspace(*this, step, args, kWorkspaceAlignment, DeviceKind::cuda);
     CompiledKernel compiled = step.kernel.compile(step.config, step.kernel.specialize(args), arch);
-    if (&step == &steps.front())
+    if (&step == &steps[forwardStep])
       forward = std::move(compiled);
   }
   return forward;

@@ -94,6 +94,10 @@ Params parameters(const Structure &s) {
   if (s.persistent) {
     q.heads = q.signature.scalar(DType::i32);
     q.batches = q.signature.scalar(DType::i32);
+    if (s.varlen) {
+      q.tiles = q.signature.pointer(DType::i64, true);
+      q.tileEntries = q.signature.scalar(DType::i32);
+    }
   }
   // (A packed batch has no batch stride: its sequences start where
   // cu_seqlens says.)
@@ -493,6 +497,21 @@ void walkTiles(const Structure &s, const Params &q, const Config &cfg, const std
   // first step's tile is still computed, its loads masked.)
   Tensor someBlocks = maximum(blocks, 1);
   Tensor pid = program_id(0), programs = num_programs(0);
+  if (s.varlen) {
+    // A packed batch: the tiles its sequences have, read from the table
+    // (tile_list_kernel), heads outermost, so that the tiles in flight are
+    // a sequence's query blocks sharing its keys in L2. (Those of a
+    // causal diagonal are not paired: the table mixes the sequences'
+    // lengths anyway.)
+    const Tensor &entries = args[q.tileEntries];
+    Tensor someEntries = maximum(entries, 1), tiles = entries * heads;
+    walk(s, q, cfg, args, pid, tiles, programs, [&](const Tensor &t) {
+      Tensor entry = load(args[q.tiles] + (t % someEntries));
+      Tensor sequence = (entry >> 32).to(DType::i32), block = (entry & int64_t(0xffffffff)).to(DType::i32);
+      return TileIndex{block, entries, t / someEntries, sequence, /*reversed=*/false, t < tiles};
+    });
+    return;
+  }
   if (!s.keysGrowWithQueries()) {
     Tensor tiles = blocks * heads * args[q.batches];
     walk(s, q, cfg, args, pid, tiles, programs, [&](const Tensor &t) {
@@ -522,6 +541,37 @@ Kernel forward_kernel(const Structure &s, const Params &q) {
       QueryBlock(s, q, cfg, args, launchedTile()).run();
   };
   return Kernel("kiln_attention_" + sha256_hex(key).substr(0, 10), q.signature.types(), body).library("attention");
+}
+
+TileListParams tile_list_parameters() {
+  TileListParams q;
+  q.cuQ = q.signature.pointer(DType::i32, true);
+  q.table = q.signature.pointer(DType::i64, false);
+  q.batch = q.signature.scalar(DType::i32);
+  return q;
+}
+
+std::string tile_list_key() { return "attention-tiles"; }
+
+/// One program lists every tile: a chunk of sequences at a time, each
+/// sequence's first entry the entries listed before plus the blocks of the
+/// chunk's sequences before it, then the chunk's blocks one column a step.
+Kernel tile_list_kernel(const TileListParams &q) {
+  auto body = [q](const Config &cfg, const std::vector<Tensor> &args) {
+    const int64_t BM = cfg["BLOCK_M"], CHUNK = 32 * cfg.num_warps();
+    const Tensor &batch = args[q.batch];
+    for_range(0, batch, CHUNK, carry(constant(0, DType::i32)), [&](const Tensor &start, const Tensor &listed) {
+      Tensor sequences = start + arange(0, CHUNK), in = sequences < batch;
+      Tensor first = load(args[q.cuQ] + sequences, in, 0), next = load(args[q.cuQ] + (sequences + 1), in, 0);
+      Tensor blocks = where(in, (next - first + (BM - 1)) / BM, 0);
+      Tensor firstEntry = listed + cumsum(blocks, 0) - blocks, tag = sequences.to(DType::i64) << 32;
+      for_range(0, max(blocks, 0), 1, [&](const Tensor &i) {
+        store(args[q.table] + (firstEntry + i).to(DType::i64), tag + i.to(DType::i64), i < blocks);
+      });
+      return listed + sum(blocks, 0);
+    });
+  };
+  return Kernel("kiln_attention_tiles", q.signature.types(), body).library("attention");
 }
 
 MergeParams merge_parameters(DType dtype, bool lse) {

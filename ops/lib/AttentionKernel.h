@@ -79,7 +79,9 @@ struct Structure {
   /// of one batch) pid, pid + programs, ... one after another, so that the
   /// compiler's producer brings a tile's first keys in while the consumers
   /// finish the one before, and no program's start or end is left exposed.
-  /// (Not with split, varlen, paged or packHeads, nor at D 256.)
+  /// A packed batch's programs walk the tiles its sequences have, listed
+  /// in a table (tile_list_kernel) in the workspace.
+  /// (Not with split, paged or packHeads, nor at D 256.)
   bool persistent = false;
 
   /// Whether a query block's keys grow with its index (a causal diagonal,
@@ -111,6 +113,9 @@ struct Params {
   /// heads_q, seq_q]
   int splits = -1, partialOut = -1, partialLse = -1;
   int heads = -1, batches = -1; ///< (persistent) the tiles' heads and batches (i32)
+  /// (persistent, varlen) the tile table (i64 sequence * 2^32 + query
+  /// block, tile_list_kernel) and its entries (i32)
+  int tiles = -1, tileEntries = -1;
 };
 
 Params parameters(const Structure &s);
@@ -118,6 +123,19 @@ Params parameters(const Structure &s);
 /// The forward kernel: grid (query blocks x splits, heads_q, batch); config
 /// BLOCK_M, BLOCK_N, num_warps, num_stages.
 Kernel forward_kernel(const Structure &s, const Params &q);
+
+/// The table a packed batch's walk reads its tiles from: entry e is
+/// sequence b * 2^32 + query block i, the sequences' blocks one after
+/// another, as many entries as the sequences have blocks of BLOCK_M
+/// queries. Grid 1; config BLOCK_M (the forward kernel's), num_warps.
+struct TileListParams {
+  Signature signature;
+  int cuQ = -1, table = -1, batch = -1;
+};
+
+TileListParams tile_list_parameters();
+std::string tile_list_key();
+Kernel tile_list_kernel(const TileListParams &q);
 
 /// The merge of a split-KV pass: for each query row, out = Σ_s w_s o_s / Σ_s
 /// w_s with w_s = exp(lse_s - max lse), lse = max + log Σ w_s.

@@ -26,11 +26,16 @@ struct AttentionLaunch {
     Config config;
     Grid grid;
     std::vector<Arg> args;
-    /// The workspace's regions this step reads or writes (-1: none).
-    int partialOut = -1, partialLse = -1;
+    /// The workspace's regions this step reads or writes (-1: none): a
+    /// split pass's partial results, a packed batch's walk's tile table.
+    int partialOut = -1, partialLse = -1, tiles = -1;
   };
-  std::vector<Step> steps; ///< the forward kernel, then (split) the merge
-  uint64_t workspaceBytes = 0, lseOffset = 0;
+  /// (a packed batch's walk) the listing of its tiles; the forward kernel;
+  /// (split) the merge
+  std::vector<Step> steps;
+  size_t forwardStep = 0; ///< which step is the forward kernel
+  uint64_t workspaceBytes = 0, lseOffset = 0; ///< (split) the partial results' region, its lse part
+  uint64_t tableBytes = 0;                    ///< (a packed batch's walk) the tile table's, from the workspace's start
 
   void queue(const Stream &stream) const;
   /// Compiles every step for `arch`; returns the forward kernel's.
@@ -52,7 +57,7 @@ Config default_attention_tile(const AttentionArgs &a, const AttentionProblem &p,
 bool copy_engine_reads_keys(const AttentionArgs &a, const AttentionProblem &p, int64_t blockN);
 
 /// Whether a call's programs may walk its tiles (config `persistent`): a
-/// dense batch (not packed, paged or of heads packed into one program's
+/// dense or packed batch (not paged or of heads packed into one program's
 /// rows) whose keys and values stream through rings alone (D up to 128:
 /// D 256 holds its queries in shared memory), which the compiler's
 /// producer then fills across tiles. (Split-KV calls stay one program a run.)

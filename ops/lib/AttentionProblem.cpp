@@ -198,6 +198,7 @@ AttentionProblem checkedPacked(const AttentionArgs &a, const Stream &stream) {
   p.firstKey = startsK.front();
   p.packedKeys = startsK.back() - startsK.front();
   for (int64_t b = 0; b < p.batch; ++b) {
+    p.lengthsQ.push_back(startsQ[b + 1] - startsQ[b]);
     p.seqQ = std::max<int64_t>(p.seqQ, startsQ[b + 1] - startsQ[b]);
     p.seqK = std::max<int64_t>(p.seqK, startsK[b + 1] - startsK[b]);
   }

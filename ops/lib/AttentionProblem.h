@@ -28,6 +28,7 @@ struct AttentionProblem {
   std::vector<int64_t> lseStrides; ///< batch, head, sequence
   int64_t pageSize = 0, pages = 0, maxPages = 0; ///< (paged) keys a page holds, the cache's pages, a table row's
   int64_t firstKey = 0, packedKeys = 0; ///< (packed) cu_seqlens_k[0], and the keys from there to cu_seqlens_k[batch]
+  std::vector<int64_t> lengthsQ;        ///< (packed) each sequence's queries
   double scale = 1;
 };
 

@@ -97,7 +97,7 @@ ConfigSpace attention_space(const AttentionArgs &a, const AttentionProblem &p, c
       // before; not taking turns. A producer's program takes a
       // multiprocessor's registers, so a second one would only wait.)
       .axis("persistent", {0, 1})
-      .constraint("programs walk the tiles only of a dense batch up to D 128, beside a producer, without turns",
+      .constraint("programs walk the tiles only of a dense or packed batch up to D 128, beside a producer, without turns",
                   [=, walkable = tiles_can_be_walked(a, p)](const Config &c) {
                     return !c["persistent"] ||
                            (walkable && producerFeeds(c) && c["warp_specialize"] && !c["ping_pong"]);

@@ -503,14 +503,19 @@ TEST(GpuOps, AttentionOnAPackedBatch) {
     return t;
   };
   Pair q(HostTensor::random(DType::bf16, {cuQ.back(), HQ, D}, 61)), k(HostTensor::random(DType::bf16, {cuK.back(), HKV, D}, 62));
-  Pair v(HostTensor::random(DType::bf16, {cuK.back(), HKV, D}, 63)), out(HostTensor::poisoned(DType::bf16, {cuQ.back(), HQ, D}));
-  Pair lse(HostTensor::poisoned(DType::f32, {HQ, cuQ.back()})), cq(ints(cuQ)), ck(ints(cuK));
-  expect_same({&out, &lse}, [&](bool gpu, const Stream &s) {
-    auto view = [&](Pair &p) { return gpu ? p.gpu(p.tensor().view()) : p.tensor().view(); };
-    AttentionArgs args{view(q), view(k), view(v), view(out), view(lse)};
-    args.mask = AttentionMask::causal_bottom_right;
-    args.cu_seqlens_q = view(cq);
-    args.cu_seqlens_k = view(ck);
-    attention(args, s);
-  }, toleranceFor(DType::bf16));
+  Pair v(HostTensor::random(DType::bf16, {cuK.back(), HKV, D}, 63)), cq(ints(cuQ)), ck(ints(cuK));
+  // Launched a program a tile, then walked by persistent programs (on
+  // Hopper beside a producer that reads the walk's tile table too).
+  for (int64_t persistent : {0, 1}) {
+    SCOPED_TRACE("persistent " + std::to_string(persistent));
+    Pair out(HostTensor::poisoned(DType::bf16, {cuQ.back(), HQ, D})), lse(HostTensor::poisoned(DType::f32, {HQ, cuQ.back()}));
+    expect_same({&out, &lse}, [&](bool gpu, const Stream &s) {
+      auto view = [&](Pair &p) { return gpu ? p.gpu(p.tensor().view()) : p.tensor().view(); };
+      AttentionArgs args{view(q), view(k), view(v), view(out), view(lse)};
+      args.mask = AttentionMask::causal_bottom_right;
+      args.cu_seqlens_q = view(cq);
+      args.cu_seqlens_k = view(ck);
+      attention(args, s, {{"persistent", persistent}});
+    }, toleranceFor(DType::bf16));
+  }
 }

@@ -248,7 +248,7 @@ TEST(OpsAttention, StridedViewsOfAPackedProjection) {
 /// sequence by sequence against float64; `keyMargin` NaN tokens of k and v before and after the batch's keys,
 /// which no output may see.
 void expectPacked(const std::vector<int32_t> &lengthsQ, const std::vector<int32_t> &lengthsK, AttentionMask mask,
-                  int64_t windowLeft = -1, int32_t keyMargin = 0) {
+                  int64_t windowLeft = -1, int32_t keyMargin = 0, const Config &config = small()) {
   const int64_t HQ = 4, HKV = 2, D = 32;
   std::vector<int32_t> cuQ{0}, cuK{keyMargin};
   for (size_t b = 0; b < lengthsQ.size(); ++b) {
@@ -270,7 +270,7 @@ void expectPacked(const std::vector<int32_t> &lengthsQ, const std::vector<int32_
   args.window_left = windowLeft;
   args.cu_seqlens_q = TensorView::of_host(cuQ.data(), {static_cast<int64_t>(cuQ.size())});
   args.cu_seqlens_k = TensorView::of_host(cuK.data(), {static_cast<int64_t>(cuK.size())});
-  attention(args, cpu(), small());
+  attention(args, cpu(), config);
   kiln::testing::DenseAttention variants;
   variants.mask = mask, variants.windowLeft = windowLeft, variants.headsQ = HQ, variants.headsKV = HKV, variants.D = D;
   kiln::testing::AttentionReference reference(
@@ -322,6 +322,23 @@ TEST(OpsAttention, PackedBatchesReadNoKeyOutsideTheirs) {
   }
   SCOPED_TRACE("a window");
   expectPacked(lengthsQ, lengthsK, AttentionMask::causal_bottom_right, 6, 7);
+}
+
+TEST(OpsAttention, PackedBatchesWalkedByPersistentPrograms) {
+  // One program walks the tiles the sequences have, listed in a table on
+  // the stream first: empty sequences and sequences of one query list no
+  // tile and one; every mask, a window, keys outside the batch's.
+  Config walking = small();
+  walking.set("persistent", 1);
+  const std::vector<int32_t> lengthsQ{1, 17, 0, 40, 9}, lengthsK{5, 17, 3, 40, 2};
+  for (AttentionMask mask : {AttentionMask::none, AttentionMask::causal_top_left, AttentionMask::causal_bottom_right}) {
+    SCOPED_TRACE(name(mask));
+    expectPacked(lengthsQ, lengthsK, mask, -1, 0, walking);
+    expectPacked(lengthsQ, lengthsK, mask, -1, 5, walking);
+  }
+  SCOPED_TRACE("a window, and sequences that are all empty but one");
+  expectPacked(lengthsQ, lengthsK, AttentionMask::causal_bottom_right, 6, 7, walking);
+  expectPacked({0, 0, 33, 0}, {4, 0, 50, 0}, AttentionMask::none, -1, 0, walking);
 }
 
 TEST(OpsAttention, PackedBatchesRefuseBadSequenceStarts) {
@@ -636,6 +653,24 @@ TEST(OpsAttention, TheTuningSpaceHoldsTheDefaultTile) {
     EXPECT_EQ(hopper.space.check(hopper.seeds[0]), "") << hopper.seeds[0].str();
     EXPECT_EQ(attention_tuning_task(args, cpu(), "sm_80").seeds[0]["persistent"], 0);
   }
+  // A packed batch whose keys the copy engine reads walks its tiles too
+  // (D 64 and 128, with and without a causal mask), not taking turns;
+  // not with a window's left edge.
+  std::vector<int32_t> starts{0, 3000, 4100};
+  for (int64_t D : {64, 128})
+    for (int64_t windowLeft : {-1, 100})
+      for (AttentionMask mask : {AttentionMask::none, AttentionMask::causal_bottom_right}) {
+        SCOPED_TRACE("packed, D " + std::to_string(D) + ", " + name(mask) + (windowLeft >= 0 ? ", window" : ""));
+        HostTensor x = HostTensor::random(DType::bf16, {4100, 2, D}, 1);
+        HostTensor y = HostTensor::poisoned(DType::bf16, {4100, 2, D});
+        AttentionArgs packed{x.view(), x.view(), x.view(), y.view(), {}, AttentionLayout::bshd, mask};
+        packed.window_left = windowLeft;
+        packed.cu_seqlens_q = packed.cu_seqlens_k = TensorView::of_host(starts.data(), {3});
+        autotune::Task hopper = attention_tuning_task(packed, cpu(), "sm_90a");
+        EXPECT_EQ(hopper.seeds[0]["persistent"], windowLeft < 0 ? 1 : 0);
+        EXPECT_EQ(hopper.seeds[0]["ping_pong"], 0);
+        EXPECT_EQ(hopper.space.check(hopper.seeds[0]), "") << hopper.seeds[0].str();
+      }
   HostTensor q = HostTensor::random(DType::bf16, {1, 2, 8, 16}, 1);
   AttentionArgs inPlace{q.view(), q.view(), q.view(), q.view(), {}};
   EXPECT_THROW(attention_tuning_task(inPlace, cpu(), "sm_90a"), Error); // the tuner would destroy q
@@ -691,9 +726,21 @@ TEST(OpsAttention, TheHopperDefaultTilesCompileWithoutSpilling) {
   AttentionArgs packed{q.view(), q.view(), q.view(), out.view(), {}};
   packed.cu_seqlens_q = packed.cu_seqlens_k = TensorView::of_host(starts.data(), {3});
   autotune::Task task = attention_tuning_task(packed, cpu(), "sm_90a");
-  CompiledKernel kernel = task.compile(task.seeds[0]);
-  EXPECT_EQ(kernel.num_warps, 12);
-  EXPECT_EQ(kernel.spill_stores, 0) << kernel.ptxas_log;
+  // Launched a program a tile, and (the default) walked, reading its
+  // tiles and sequence starts in every step: the producer reads them
+  // again. (A walked tile's sequence starts and lengths are loaded, not
+  // computed from the arguments as a dense tile's offsets are: ptxas parks
+  // three registers in local memory around the block the sequence's end
+  // cuts, stored and loaded once a tile.)
+  EXPECT_EQ(task.seeds[0]["persistent"], 1);
+  for (int64_t persistent : {0, 1}) {
+    Config tile = task.seeds[0];
+    tile.set("persistent", persistent);
+    tile.set("warp_specialize", persistent);
+    CompiledKernel kernel = task.compile(tile);
+    EXPECT_EQ(kernel.num_warps, 12);
+    EXPECT_LE(kernel.spill_stores, persistent ? 16 : 0) << kernel.ptxas_log;
+  }
 }
 
 TEST(OpsAttention, BadArgumentsAreRefusedWithTheirReason) {

@@ -10,6 +10,7 @@
 // RUN: kiln-opt %S/Inputs/attention-walk-d64.mlir --kgpu-lower-descriptors="num-stages=2 num-warps=8 target=sm_90a warp-specialize=true" --canonicalize --cse --kgpu-assign-layouts="num-warps=8 target=sm_90a" --canonicalize --cse --kgpu-pipeline-loops="num-stages=2 warp-specialize=true overlap-chain=true" --canonicalize --cse | FileCheck %s
 // RUN: kiln-opt %S/Inputs/attention-walk-causal-d64.mlir --kgpu-lower-descriptors="num-stages=2 num-warps=8 target=sm_90a warp-specialize=true" --canonicalize --cse --kgpu-assign-layouts="num-warps=8 target=sm_90a" --canonicalize --cse --kgpu-pipeline-loops="num-stages=2 warp-specialize=true overlap-chain=true" --canonicalize --cse | FileCheck %s --check-prefix=CAUSAL
 // RUN: kiln-opt %S/Inputs/attention-walk-bshd-d64.mlir --kgpu-lower-descriptors="num-stages=2 num-warps=8 target=sm_90a warp-specialize=true" --canonicalize --cse --kgpu-assign-layouts="num-warps=8 target=sm_90a" --canonicalize --cse --kgpu-pipeline-loops="num-stages=2 warp-specialize=true overlap-chain=true" --canonicalize --cse | FileCheck %s --check-prefix=BSHD
+// RUN: kiln-opt %S/Inputs/attention-walk-packed-d128.mlir --kgpu-lower-descriptors="num-stages=2 num-warps=8 target=sm_90a warp-specialize=true" --canonicalize --cse --kgpu-assign-layouts="num-warps=8 target=sm_90a" --canonicalize --cse --kgpu-pipeline-loops="num-stages=2 warp-specialize=true overlap-chain=true" --canonicalize --cse | FileCheck %s --check-prefix=PACKED
 
 // The producer's walk: its fill loop starts at the walk's slot and parity (free at first: parity 1) and the walk
 // yields where the loop stopped.
@@ -68,3 +69,22 @@
 // BSHD: arith.divsi %[[T]], %[[SOME]]
 // BSHD: kgpu.tma_load
 // BSHD: kgpu.tma_load
+
+// A packed batch's walk: each step's tile and its sequence's starts are scalar loads through read-only parameters
+// (the tile table, cu_seqlens), which the producer's walk issues again, before each of the tile's two fill loops,
+// whose boxes start at the sequence's first key.
+// PACKED: kgpu.producer {
+// PACKED: scf.for %[[T:arg[0-9]+]] =
+// PACKED: %[[ENTRY:[0-9]+]] = tile.addptr %arg13,
+// PACKED: %[[TILE:[0-9]+]] = tile.load %[[ENTRY]] : !tile.ptr<i64>
+// PACKED: %[[SEQ:[0-9]+]] = arith.trunci
+// PACKED: %[[STARTK:[0-9]+]] = tile.addptr %arg5, %[[SEQ]]
+// PACKED: %[[KEY0:[0-9]+]] = tile.load %[[STARTK]] : !tile.ptr<i32>
+// PACKED: scf.for %[[J:arg[0-9]+]] =
+// PACKED: %[[ROW:[0-9]+]] = arith.addi %[[J]], %[[KEY0]]
+// PACKED: kgpu.tma_load %{{arg[0-9]+}}[%[[ROW]],
+// PACKED: kgpu.tma_load %{{arg[0-9]+}}[%[[ROW]],
+// PACKED: tile.load %[[ENTRY]] : !tile.ptr<i64>
+// PACKED: scf.for
+// PACKED: kgpu.tma_load
+// PACKED: kgpu.tma_load
