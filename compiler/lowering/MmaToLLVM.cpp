@@ -214,7 +214,7 @@ struct MmaDotLowering : KilnPattern<tile::DotOp> {
   MmaDotLowering(const LoweringContext &context) : KilnPattern(context, /*benefit=*/2) {}
 
   LogicalResult matchAndRewrite(tile::DotOp op, OpAdaptor adaptor, ConversionPatternRewriter &rewriter) const override {
-    if (!gpu::usesMma(op, ctx.computeCapability))
+    if (!gpu::usesMma(op, ctx.computeCapability) || gpu::isFp8Dot(op)) // (fp8: wgmma's alone)
       return failure();
     Location loc = op.getLoc();
     auto aType = op.getA().getType(), bType = op.getB().getType(), cType = op.getC().getType();

@@ -3,7 +3,8 @@
 // When layout assignment gave a dot the wgmma accumulator layout (Mma.h),
 // each warpgroup (4 warps) multiplies its 64-row blocks of A by all of B,
 // 32 bytes of K at a time (`wgmma.mma_async.m64nNk16` for f16/bf16, `k8`
-// for tf32, whose operands the hardware truncates to tf32), reading both
+// for tf32, whose operands the hardware truncates to tf32, `k32` for fp8,
+// e4m3 or e5m2 on either side), reading both
 // operands straight from shared memory through matrix descriptors. The
 // operands must sit K-major in the swizzled layout, which for rows of 32,
 // 64 or 128 bytes is exactly the hardware's 32/64/128-byte swizzle (B may
@@ -103,7 +104,6 @@ struct WgmmaDotLowering : KilnPattern<tile::DotOp> {
     Type element = ctx.types.elementType(aType);
     const int64_t bytes = element.getIntOrFloatBitWidth() / 8, rowBytes = K * bytes;
     const int64_t kStep = 32 / bytes; // one instruction's K: 32 bytes of each K row
-    const bool tf32 = element.isF32();
 
     // Operand tiles: ring slots, which must be K-major (B: or N-major), or
     // registers staged K-major.
@@ -178,10 +178,14 @@ struct WgmmaDotLowering : KilnPattern<tile::DotOp> {
     // descriptor, scale-d.
     const int64_t aOperands = registerA ? 4 : 1;
     const int64_t bIndex = 2 * perBlock + aOperands, scaleIndex = bIndex + 1;
-    std::string shape = tf32 ? "tf32" : element.isBF16() ? "bf16" : "f16";
+    // (fp8: each operand its own format, e4m3 or e5m2.)
+    auto typeName = [](Type t) -> std::string {
+      return t.isF32() ? "tf32" : t.isBF16() ? "bf16" : t.isF16() ? "f16" : isa<Float8E4M3FNType>(t) ? "e4m3" : "e5m2";
+    };
+    const bool sixteenBit = bytes == 2;
     std::string text = "{ .reg .pred p; setp.ne.b32 p, $" + std::to_string(scaleIndex) +
                        ", 0; wgmma.mma_async.sync.aligned.m64n" + std::to_string(N) + "k" + std::to_string(kStep) +
-                       ".f32." + shape + "." + shape + " {";
+                       ".f32." + typeName(aType.getElementType()) + "." + typeName(bType.getElementType()) + " {";
     std::string constraints;
     for (int64_t r = 0; r < perBlock; ++r) {
       text += (r ? ", $" : "$") + std::to_string(r);
@@ -199,7 +203,7 @@ struct WgmmaDotLowering : KilnPattern<tile::DotOp> {
     // Scale-d p, A and B scales 1, then (16-bit only) the transposes
     // (registers have no A transpose).
     text += ", $" + std::to_string(bIndex) + ", p, 1, 1" +
-            (tf32 ? std::string() : std::string(registerA ? ", " : ", 0, ") + (bNMajor ? "1" : "0")) + "; }";
+            (sixteenBit ? std::string(registerA ? ", " : ", 0, ") + (bNMajor ? "1" : "0") : std::string()) + "; }";
     for (int64_t r = 0; r < perBlock; ++r)
       constraints += std::to_string(r) + ",";
     constraints += registerA ? "r,r,r,r,l,r" : "l,l,r";

@@ -348,7 +348,10 @@ private:
             std::numeric_limits<int64_t>::max()};
         return;
       }
-      if (!usesMma(dot, computeCapability_))
+      // (An fp8 dot is a candidate for wgmma alone: usesMma holds for it
+      // once it is marked below.)
+      const bool fp8 = isFp8Dot(dot);
+      if (fp8 ? !wgmmaShapeFits(dot, computeCapability_, numWarps_) : !usesMma(dot, computeCapability_))
         return;
       // A loaded beside the dot streams through shared memory (a ring in a
       // loop); any other 16-bit A (computed, as attention's P, or loaded
@@ -362,6 +365,8 @@ private:
                    (aStreamed || aInRegisters || aHeldInShared) &&
                    (loadedAlong(dot.getB(), 0) ||
                     (wgmmaTakesNMajorB(dot) && shape[1] % 64 == 0 && loadedAlong(dot.getB(), 1)));
+      if (fp8 && !wgmma)
+        return; // (FMAs)
       if (wgmma)
         dot->setAttr(kWgmmaAttr, UnitAttr::get(context_));
       Attribute layout = LinearEncodingAttr::get(

@@ -1,7 +1,7 @@
 // Matrix products on tensor cores (mma.sync with ldmatrix from swizzled
 // shared memory, cp.async pipelining of the K loop) against a double
 // precision reference: both operand orders, ragged edges, every pipelining
-// depth, f16 and bf16, and f32 operands as tf32 or tf32x3. Without a GPU (--compile-only) the interpreter runs
+// depth, f16 and bf16, f32 operands as tf32 or tf32x3, and fp8 operands. Without a GPU (--compile-only) the interpreter runs
 // the same cases, and KILN_CHECK_PTX compiles every variant through ptxas.
 #include "GpuTestSupport.h"
 
@@ -44,6 +44,10 @@ Kernel kernelFor(DType dtype, Precision precision) {
     return jit(matmul<f16>, "matmul_f16");
   if (dtype == bf16)
     return jit(matmul<bf16>, "matmul_bf16");
+  if (dtype == f8e4m3)
+    return jit(matmul<f8e4m3>, "matmul_f8e4m3");
+  if (dtype == f8e5m2)
+    return jit(matmul<f8e5m2>, "matmul_f8e5m2");
   return precision == Precision::tf32x3 ? jit(matmul<f32, Precision::tf32x3>, "matmul_tf32x3")
                                         : jit(matmul<f32, Precision::tf32>, "matmul_tf32");
 }
@@ -51,8 +55,13 @@ Kernel kernelFor(DType dtype, Precision precision) {
 /// How far C may be from the exact product, relative to the sum of the
 /// products' magnitudes: f32 accumulation of exact products (16-bit
 /// operands), or of products of operands rounded to tf32 (2^-11 each), or
-/// of split tf32 operands (about 2^-21).
-double tolerance(DType dtype, Precision precision) {
+/// of split tf32 operands (about 2^-21). fp8 products are exact too, but
+/// Hopper's fp8 wgmma keeps only about 14 bits of its running sums (what
+/// block-scaled fp8 matmuls promote partial sums into f32 registers for):
+/// a K step of 32 each adds up to 2^-14 of the sum so far.
+double tolerance(DType dtype, Precision precision, int64_t K) {
+  if (dtype == f8e4m3 || dtype == f8e5m2)
+    return std::max<double>(1e-5, std::ldexp(static_cast<double>(K) / 32, -14));
   if (dtype != f32)
     return 1e-5;
   return precision == Precision::tf32x3 ? 2e-5 : 1.5e-3;
@@ -79,7 +88,7 @@ void check(const Case &t) {
         magnitude += std::fabs(product);
       }
       double got = result.at(i * t.N + j);
-      if (!(std::fabs(got - exact) <= tolerance(t.dtype, t.precision) * magnitude + 1e-6) && bad++ < 5)
+      if (!(std::fabs(got - exact) <= tolerance(t.dtype, t.precision, t.K) * magnitude + 1e-6) && bad++ < 5)
         ADD_FAILURE() << "C[" << i << "][" << j << "] = " << got << ", expected " << exact;
     }
   EXPECT_EQ(bad, 0u) << t.M << "x" << t.N << "x" << t.K << " " << name(t.dtype);
@@ -112,6 +121,19 @@ TEST(GpuMatmul, HopperWgmmaWithKMajorOperands) {
   // B row-major ([K][N]): N-major slots in 128-byte column blocks (trans-b).
   check({bf16, 256, 512, 256, false, false, config(128, 256, 64, 8, 3)});
   check({f16, 128, 192, 160, false, false, config(64, 64, 32, 4, 4)});
+}
+
+TEST(GpuMatmul, Fp8WgmmaWithKMajorOperands) {
+  // e4m3 and e5m2 operands, A row-major and B column-major ([N][K]): both
+  // K-major in shared memory, so sm_90a runs wgmma k32 (128-, 64- and
+  // 32-byte swizzled rows for BLOCK_K 128, 64 and 32), one or two
+  // warpgroups, pipelined or staged. B row-major ([K][N]) would be N-major,
+  // which fp8 wgmma does not read: FMAs, as on every other target.
+  check({f8e4m3, 256, 256, 512, false, true, config(128, 128, 128, 8, 3)});
+  check({f8e5m2, 128, 192, 256, false, true, config(64, 64, 64, 4, 4)});
+  check({f8e4m3, 192, 160, 320, false, true, config(128, 64, 32, 8, 2)}); // edges of M and N masked
+  check({f8e5m2, 128, 128, 256, false, true, config(64, 128, 128, 4, 1)}); // staged from registers
+  check({f8e4m3, 128, 128, 128, false, false, config(64, 64, 32, 4, 3)});  // B N-major: FMAs
 }
 
 TEST(GpuMatmul, RaggedShapesAndUnpipelinedLoops) {

@@ -9,17 +9,24 @@ using namespace mlir;
 
 namespace kiln::gpu {
 
-bool usesMma(tile::DotOp op, int computeCapability) {
+namespace {
+
+/// Whether `op`'s operands, accumulator and shape suit the tensor cores of
+/// `computeCapability` (fp8: Hopper's wgmma alone).
+bool tensorCoresTake(tile::DotOp op, int computeCapability) {
   if (computeCapability < 80)
     return false;
   auto a = op.getA().getType(), b = op.getB().getType(), c = op.getC().getType();
   if (a.getRank() != 2)
     return false;
   Type element = a.getElementType();
-  if (b.getElementType() != element)
-    return false;
   Type acc = c.getElementType();
   int64_t M = a.getShape()[0], K = a.getShape()[1], N = b.getShape()[1];
+  if (isFp8Dot(op))
+    return computeCapability == 90 && tile::isFloat8(element) && tile::isFloat8(b.getElementType()) &&
+           acc.isF32() && M % 16 == 0 && N % 16 == 0 && K % 32 == 0;
+  if (b.getElementType() != element)
+    return false;
   if (element.isF32()) // tf32: m16n8k8; ieee f32 stays on FMAs
     return op.getPrecision() != tile::InputPrecision::ieee && acc.isF32() && M % 16 == 0 && N % 16 == 0 &&
            K % 8 == 0;
@@ -28,6 +35,17 @@ bool usesMma(tile::DotOp op, int computeCapability) {
   if (!(acc.isF32() || (acc.isF16() && element.isF16())))
     return false;
   return M % 16 == 0 && N % 16 == 0 && K % 16 == 0;
+}
+
+} // namespace
+
+bool isFp8Dot(tile::DotOp op) {
+  return tile::isFloat8(op.getA().getType().getElementType()) || tile::isFloat8(op.getB().getType().getElementType());
+}
+
+bool usesMma(tile::DotOp op, int computeCapability) {
+  // (fp8 has no mma.sync here: it is wgmma's, or the FMAs'.)
+  return tensorCoresTake(op, computeCapability) && (!isFp8Dot(op) || op->hasAttr(kWgmmaAttr));
 }
 
 MmaWarps mmaWarps(int64_t M, int64_t N, int numWarps) {
@@ -86,7 +104,7 @@ LocalLoadOp ringSlotLoad(Value operand) {
 }
 
 bool wgmmaShapeFits(tile::DotOp op, int computeCapability, int numWarps) {
-  if (computeCapability != 90 || !usesMma(op, computeCapability) || numWarps % 4 != 0)
+  if (computeCapability != 90 || !tensorCoresTake(op, computeCapability) || numWarps % 4 != 0)
     return false;
   // tf32x3 splits each operand in registers; wgmma reads them from memory.
   if (op.getA().getType().getElementType().isF32() && op.getPrecision() != tile::InputPrecision::tf32)

@@ -8,7 +8,10 @@
 // interleaved with the other warps' along N then M and repeated over the
 // block; within a piece, lane l holds rows l/4 and l/4 + 8, columns
 // 2*(l%4) and 2*(l%4) + 1. The operands go through XOR-swizzled shared
-// memory and reach the registers through ldmatrix.
+// memory and reach the registers through ldmatrix. A dot of fp8 operands
+// (e4m3 or e5m2, f32 accumulation) runs on tensor cores only as Hopper's
+// wgmma (k32, both operands K-major in shared memory), where layout
+// assignment chooses it; elsewhere it stays on FMAs.
 //
 //===----------------------------------------------------------------------===//
 
@@ -21,8 +24,12 @@
 
 namespace kiln::gpu {
 
-/// Whether `op` runs on tensor cores on a GPU of `computeCapability`.
+/// Whether `op` runs on tensor cores on a GPU of `computeCapability` (an
+/// fp8 dot: once layout assignment chose wgmma for it).
 bool usesMma(tile::DotOp op, int computeCapability);
+
+/// Whether `op` multiplies fp8 operands (e4m3 or e5m2, either side).
+bool isFp8Dot(tile::DotOp op);
 
 /// Warps along M and N for an MxN accumulator; with fewer 16x16 pieces
 /// than warps, the rest hold copies.
@@ -51,10 +58,10 @@ int64_t mmaKStep(mlir::Type element);
 LocalLoadOp ringSlotLoad(mlir::Value operand);
 
 /// Whether `op` may run as Hopper's wgmma (sm_90a, warpgroups of 4 warps):
-/// a tensor-core dot (16-bit, or tf32 but not tf32x3) whose M splits into 64
-/// rows per warpgroup, N at most 256, and whose K rows fit one
-/// 32/64/128-byte swizzle atom or (16-bit) are whole 128-byte blocks of
-/// them. (A must also be K-contiguous in shared
+/// a tensor-core dot (16-bit, tf32 but not tf32x3, or fp8 with f32
+/// accumulation) whose M splits into 64 rows per warpgroup, N at most 256,
+/// and whose K rows fit one 32/64/128-byte swizzle atom or (16-bit) are
+/// whole 128-byte blocks of them. (A must also be K-contiguous in shared
 /// memory, B K-contiguous or, see below, N-contiguous with N a multiple of
 /// 64; layout assignment checks how they are loaded.)
 bool wgmmaShapeFits(tile::DotOp op, int computeCapability, int numWarps);
