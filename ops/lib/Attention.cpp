@@ -327,17 +327,19 @@ AttentionLaunch prepare_attention(const AttentionArgs &a, const AttentionProblem
   if (perMultiprocessor < 0 || perMultiprocessor > 4)
     throw Error(kOp + ": persistent is the programs a multiprocessor walking the tiles (0: one program a tile), 0 to "
                       "4, got " + std::to_string(perMultiprocessor));
-  s.persistent = perMultiprocessor > 0 && !s.split && walkable(s);
-  if (s.persistent)
-    tile.set("warp_specialize", 1);
   // (A causal walk takes its tiles two at a time; a packed batch's walks
-  // the query blocks its sequences have: walkTiles.)
+  // the query blocks its sequences have: walkTiles. A walk counts its
+  // steps in 32 bits, with room for the steps past its last tile: more
+  // tiles than that are launched a program each.)
   int64_t entries = 0;
   for (int64_t length : p.lengthsQ)
     entries += cdiv(length, BM);
   const int64_t walked = s.varlen                  ? entries * columns
                          : s.keysGrowWithQueries() ? cdiv(queryBlocks, 2) * columns * p.batch
                                                    : tiles;
+  s.persistent = perMultiprocessor > 0 && !s.split && walkable(s) && walked * 2 < (int64_t(1) << 31);
+  if (s.persistent)
+    tile.set("warp_specialize", 1);
   const Grid grid = s.persistent ? Grid(static_cast<uint32_t>(std::clamp<int64_t>(
                                             perMultiprocessor * stream.device().multiprocessors(), 1,
                                             std::max<int64_t>(walked, 1))))
