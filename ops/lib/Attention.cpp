@@ -163,11 +163,6 @@ AttentionLaunch::Step mergeStep(const AttentionArgs &a, const AttentionProblem &
   return step;
 }
 
-/// `bytes` rounded up to the workspace's alignment.
-uint64_t alignedInWorkspace(uint64_t bytes) {
-  return (bytes + kWorkspaceAlignment - 1) / kWorkspaceAlignment * kWorkspaceAlignment;
-}
-
 /// The listing of a packed batch's tiles into the workspace's table.
 AttentionLaunch::Step tileListStep(const AttentionArgs &a, const AttentionProblem &p, int64_t BM) {
   const TileListParams q = tile_list_parameters();
@@ -361,7 +356,7 @@ AttentionLaunch prepare_attention(const AttentionArgs &a, const AttentionProblem
   launch.steps.push_back(std::move(forward));
   if (s.split) {
     const uint64_t rows = static_cast<uint64_t>(splits * p.batch * p.headsQ * p.seqQ);
-    launch.lseOffset = alignedInWorkspace(rows * s.blockD * 4);
+    launch.lseOffset = (rows * s.blockD * 4 + kWorkspaceAlignment - 1) / kWorkspaceAlignment * kWorkspaceAlignment;
     launch.workspaceBytes = launch.lseOffset + rows * 4;
     launch.steps.push_back(mergeStep(a, p, s, splits));
   }

@@ -508,6 +508,7 @@ void walkTiles(const Structure &s, const Params &q, const Config &cfg, const std
     walk(s, q, cfg, args, pid, tiles, programs, [&](const Tensor &t) {
       Tensor entry = load(args[q.tiles] + (t % someEntries));
       Tensor sequence = (entry >> 32).to(DType::i32), block = (entry & int64_t(0xffffffff)).to(DType::i32);
+      // (Not reversed: the tile's block count is never asked for.)
       return TileIndex{block, entries, t / someEntries, sequence, /*reversed=*/false, t < tiles};
     });
     return;
