@@ -20,6 +20,7 @@
 
 #include "compiler/transforms/Passes.h"
 
+#include "compiler/analysis/AxisInfo.h"
 #include "compiler/dialect/gpu/KGpu.h"
 #include "compiler/dialect/gpu/Mma.h"
 #include "compiler/dialect/gpu/Tma.h"
@@ -121,7 +122,7 @@ public:
   /// (The held blocks a loop reads from shared memory take their part of
   /// its ring budget from the start.)
   Decider(tile::FuncOp func, int computeCapability, int numStages, int numWarps)
-      : func_(func), computeCapability_(computeCapability), numStages_(numStages), numWarps_(numWarps) {
+      : func_(func), computeCapability_(computeCapability), numStages_(numStages), numWarps_(numWarps), axis_(func) {
     func.walk([&](scf::ForOp loop) {
       if (int64_t held = heldSharedBytes(loop, computeCapability, numWarps))
         ringBytes_[loop] = held;
@@ -140,7 +141,7 @@ public:
     auto loop = dyn_cast<scf::ForOp>(load->getParentOp());
     Value operand = dotOperandOf(load);
     auto dot = operand ? dyn_cast<tile::DotOp>(*operand.getUsers().begin()) : tile::DotOp();
-    if (!loop || !dot || dot->getBlock() != load->getBlock() || !usesMma(dot, computeCapability_) ||
+    if (!loop || !dot || dot->getBlock() != load->getBlock() || !takesTensorCores(dot) ||
         (dot.getA() != operand && dot.getB() != operand))
       return false;
     if (!tensorFitsCopyEngine(load, func_))
@@ -157,6 +158,33 @@ public:
     ringBytes_[loop] += ring;
     boxes_[cast<BlockArgument>(load.getMap()).getArgNumber()] = *box;
     return true;
+  }
+
+  /// Whether `dot` runs on the tensor cores. An fp8 dot is wgmma's only
+  /// where both operands are K-major in shared memory (AssignLayouts marks
+  /// it so later): here, A a block of rows along K and B the transpose of
+  /// one, both from descriptors. (An N-major B moved to the copy engine
+  /// would leave the dot on FMAs, reading a ring.)
+  bool takesTensorCores(tile::DotOp dot) {
+    if (!isFp8Dot(dot))
+      return usesMma(dot, computeCapability_);
+    return wgmmaShapeFits(dot, computeCapability_, numWarps_) && kMajor(dot.getA(), 1) && kMajor(dot.getB(), 0);
+  }
+
+  /// Whether a dot operand is read from memory with its K dimension
+  /// (`kDim`) contiguous: a descriptor's block along its last dimension (or
+  /// its transpose along the first), a pointer block along the dimension
+  /// it is most contiguous in (a load being raised is still one).
+  bool kMajor(Value operand, unsigned kDim) {
+    if (operand.getDefiningOp<tile::DescriptorLoadOp>())
+      return kDim == 1;
+    if (auto trans = operand.getDefiningOp<tile::TransOp>())
+      return trans.getSrc().getDefiningOp<tile::DescriptorLoadOp>() && kDim == 0;
+    auto load = operand.getDefiningOp<tile::LoadOp>();
+    if (!load || !isa<RankedTensorType>(load.getPtr().getType()))
+      return false;
+    gpu::AxisInfo info = axis_.get(load.getPtr());
+    return info.contiguity[kDim] >= 16 && info.contiguity[kDim] >= info.contiguity[1 - kDim];
   }
 
   /// Whether `store` is written by the copy engine (any 2-d block of a
@@ -237,6 +265,7 @@ public:
 private:
   tile::FuncOp func_;
   int computeCapability_, numStages_, numWarps_;
+  gpu::AxisInfoAnalysis axis_; ///< (of the pointer loads as the function came)
   std::map<unsigned, TmaBox> boxes_;
   std::map<unsigned, TensorMapSpec> sources_;
   llvm::DenseMap<Operation *, int64_t> ringBytes_;
