@@ -11,8 +11,10 @@
  * a tensor that claims more memory than it has is the caller's bug, which
  * no function can detect.
  *
- * Supported dtypes: float 16/32/64, bfloat16, int 8/16/32/64, uint 8/16/32/64
- * and bool (as 8-bit), one lane. docs/ops.md documents each operation.
+ * Supported dtypes: float 16/32/64, bfloat16, int 8/16/32/64, uint 8/16/32/64,
+ * bool (as 8-bit), and DLPack 1.1's float8_e4m3fn (code 10) and float8_e5m2
+ * (code 12) for kiln_matmul_scaled; one lane. docs/ops.md documents each
+ * operation.
  */
 #ifndef KILN_OPS_H
 #define KILN_OPS_H
@@ -25,7 +27,7 @@ extern "C" {
 #endif
 
 /** The version of this header's ABI: a library of another version refuses nothing, but check it. */
-#define KILN_OPS_ABI_VERSION 4
+#define KILN_OPS_ABI_VERSION 5
 
 enum {
   KILN_OK = 0,
@@ -150,6 +152,17 @@ int kiln_rms_norm(const DLTensor *x, const DLTensor *weight, double eps, const D
  *  (KILN_PRECISION_*) says how f32 operands multiply. */
 int kiln_matmul(const DLTensor *a, const DLTensor *b, const DLTensor *bias, const DLTensor *residual, double alpha,
                 int activation, int precision, const DLTensor *out, void *stream);
+
+/** out = activation(alpha * scale_a * scale_b * (a x b) + bias) + residual,
+ *  as kiln_matmul (f32 operands at full precision), and for fp8 operands:
+ *  a and b float8_e4m3fn or float8_e5m2 (either on each side), K-major (a
+ *  with contiguous rows, b the transpose of an [N, K] tensor), as
+ *  torch._scaled_mm takes them. scale_a and scale_b (each may be NULL: 1)
+ *  are f32 of one element (the tensor's) or of M elements (a's rows) and N
+ *  (b's columns). */
+int kiln_matmul_scaled(const DLTensor *a, const DLTensor *b, const DLTensor *scale_a, const DLTensor *scale_b,
+                       const DLTensor *bias, const DLTensor *residual, double alpha, int activation,
+                       const DLTensor *out, void *stream);
 
 /** out = softmax(scale * q k^T + mask) v per batch and head: q and out
  *  [batch, seq_q, heads_q, head_dim], k and v [batch, seq_k, heads_kv,

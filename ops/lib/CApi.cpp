@@ -56,6 +56,12 @@ DType dtypeOf(const DLDataType &t, const std::string &role) {
   case 6: // kDLBool (DLPack 0.8+): one byte per value
     if (t.bits == 8) return DType::i1;
     break;
+  case 10: // kDLFloat8_e4m3fn (DLPack 1.1+)
+    if (t.bits == 8) return DType::f8e4m3;
+    break;
+  case 12: // kDLFloat8_e5m2 (DLPack 1.1+)
+    if (t.bits == 8) return DType::f8e5m2;
+    break;
   default:
     break;
   }
@@ -337,6 +343,27 @@ int kiln_matmul(const DLTensor *a, const DLTensor *b, const DLTensor *bias, cons
     args.precision = precision == KILN_PRECISION_TF32     ? Precision::tf32
                      : precision == KILN_PRECISION_TF32X3 ? Precision::tf32x3
                                                           : Precision::ieee;
+    matmul(args, streamFor(devices, stream));
+  });
+}
+
+int kiln_matmul_scaled(const DLTensor *a, const DLTensor *b, const DLTensor *scale_a, const DLTensor *scale_b,
+                       const DLTensor *bias, const DLTensor *residual, double alpha, int activation,
+                       const DLTensor *out, void *stream) {
+  return guarded([&] {
+    if (activation < KILN_ACTIVATION_NONE || activation > KILN_ACTIVATION_SILU)
+      throw InvalidArgument("kiln_matmul_scaled: unknown activation " + std::to_string(activation));
+    DeviceOf devices;
+    MatmulArgs args;
+    args.a = viewOf(a, "a", devices);
+    args.b = viewOf(b, "b", devices);
+    args.out = viewOf(out, "out", devices);
+    args.scale_a = optionalView(scale_a, "scale_a", devices);
+    args.scale_b = optionalView(scale_b, "scale_b", devices);
+    args.bias = optionalView(bias, "bias", devices);
+    args.residual = optionalView(residual, "residual", devices);
+    args.alpha = alpha;
+    args.activation = static_cast<Activation>(activation);
     matmul(args, streamFor(devices, stream));
   });
 }

@@ -76,6 +76,24 @@ void addEpilogueInput(Problem &p, Role role, const TensorView &view, bool fits, 
   views.push_back(&view);
 }
 
+/// A scale (scale_a, scale_b) when the call passes it: f32, one element
+/// (the tensor's) or `size` (a row's of A, a column's of B). Returns
+/// whether it is one a row / column.
+bool addScale(Problem &p, Role role, const TensorView &view, const std::string &what, int64_t size,
+              const std::string &sizeName, std::vector<const TensorView *> &views) {
+  if (!view.address)
+    return false;
+  check_view(view, kOp, what);
+  const bool one = view.numel() == 1 && view.rank() <= 1, each = view.rank() == 1 && view.shape[0] == size;
+  if (view.dtype != DType::f32 || !(one || each))
+    throw Error(kOp + ": " + what + " " + view.describe() + " must be f32 of one element or of " + sizeName + " (" +
+                std::to_string(size) + ") elements");
+  p.s.present[role] = true;
+  p.s.dtypes[role] = DType::f32;
+  views.push_back(&view);
+  return each && !one;
+}
+
 /// The call's problem; throws kiln::Error naming what does not fit.
 Problem checkedProblem(const MatmulArgs &m, const Stream &stream) {
   check_view(m.a, kOp, "a");
@@ -88,9 +106,10 @@ Problem checkedProblem(const MatmulArgs &m, const Stream &stream) {
   if (m.a.rank() != rank || m.b.rank() != rank)
     throw Error(kOp + ": a " + m.a.describe() + " and b " + m.b.describe() + " must have out's rank (" +
                 std::to_string(rank) + ")");
-  if (!isMatmulFloat(m.a.dtype) || m.b.dtype != m.a.dtype)
-    throw Error(kOp + ": a and b must both be f16, bf16 or f32 (a is " + std::string(name(m.a.dtype)) + ", b " +
-                std::string(name(m.b.dtype)) + ")");
+  const bool fp8 = is_float8(m.a.dtype) && is_float8(m.b.dtype);
+  if (!fp8 && (!isMatmulFloat(m.a.dtype) || m.b.dtype != m.a.dtype))
+    throw Error(kOp + ": a and b must both be f16, bf16 or f32, or both fp8 (f8e4m3, f8e5m2); a is " +
+                std::string(name(m.a.dtype)) + ", b " + std::string(name(m.b.dtype)));
   if (!isMatmulFloat(m.out.dtype))
     throw Error(kOp + ": out must be f32, f16 or bf16, not " + std::string(name(m.out.dtype)));
   p.M = m.out.shape[rank - 2], p.N = m.out.shape[rank - 1], p.K = m.a.shape[rank - 1];
@@ -98,6 +117,12 @@ Problem checkedProblem(const MatmulArgs &m, const Stream &stream) {
     throw Error(kOp + ": shapes do not multiply: a " + m.a.describe() + " x b " + m.b.describe() + " -> out " +
                 m.out.describe());
   p.batches = rank == 3 ? m.out.shape[0] : 1;
+  // (Tensor cores read fp8 with K contiguous on both sides, as cuBLASLt
+  // and torch._scaled_mm take them.)
+  if (fp8 && p.K > 1 &&
+      (m.a.effective_strides()[rank - 1] != 1 || (p.N > 1 && m.b.effective_strides()[rank - 2] != 1)))
+    throw Error(kOp + ": fp8 operands must be K-major: a " + m.a.describe() + " with contiguous rows, b " +
+                m.b.describe() + " with contiguous columns (the transpose of an [N, K] tensor)");
   for (const TensorView *v : {&m.a, &m.b})
     if (rank == 3 && v->shape[0] != p.batches && v->shape[0] != 1)
       throw Error(kOp + ": batch of " + v->describe() + " must be out's (" + std::to_string(p.batches) + ") or 1");
@@ -109,18 +134,20 @@ Problem checkedProblem(const MatmulArgs &m, const Stream &stream) {
                    " must be 1-D f32, f16 or bf16 of out's last size " + std::to_string(p.N), views);
   addEpilogueInput(p, RESIDUAL, m.residual, m.residual.shape == m.out.shape,
                    " must be f32, f16 or bf16 of out's shape " + m.out.describe(), views);
+  p.s.scaleRows = addScale(p, SCALE_A, m.scale_a, "scale_a", p.M, "M", views);
+  p.s.scaleColumns = addScale(p, SCALE_B, m.scale_b, "scale_b", p.N, "N", views);
   check_devices(views, stream, kOp);
   check_no_overlap(m.out, kOp, "out");
   if (p.batches > 65535)
     throw Error(kOp + ": at most 65535 batches, got " + std::to_string(p.batches));
-  const TensorView *of[OPERANDS] = {&m.a, &m.b, &m.out, &m.bias, &m.residual};
+  const TensorView *of[OPERANDS] = {&m.a, &m.b, &m.out, &m.bias, &m.residual, &m.scale_a, &m.scale_b};
   std::copy(of, of + OPERANDS, p.views);
   for (int o = 0; o < OPERANDS; ++o) {
     if (!p.s.present[o])
       continue;
     std::vector<int64_t> st = of[o]->effective_strides();
-    if (o == BIAS) {
-      p.strides[o][2] = st[0];
+    if (o == BIAS || o == SCALE_A || o == SCALE_B) {
+      p.strides[o][2] = st.empty() ? 0 : st.back();
       continue;
     }
     p.strides[o][0] = rank == 3 && of[o]->shape[0] > 1 ? st[0] : 0;
@@ -150,6 +177,9 @@ TileChoice chooseTile(const Problem &p, const MatmulArgs &m, const Stream &strea
   c.config = targets_amd(target)
                  ? default_amd_matmul_config(m.a.dtype, p.s.precision, target, p.M, p.K)
                  : default_matmul_config(m.a.dtype, p.s.precision, stores_b_k_major(m.b), p.batches, p.M, p.N, p.K);
+  // (fp8 is on the tensor cores of Hopper only.)
+  if (is_float8(m.a.dtype) && !targets_amd(target) && compute_capability_of(target) < 90)
+    c.config = fma_matmul_config();
   // A given tile (a user's, a tuned one) runs unsplit unless it says
   // otherwise: the default split belongs to the default tile. So do
   // persistent programs, which compute whole tiles.
@@ -360,6 +390,7 @@ void addSplitK(MatmulLaunch &launch, const Problem &p, const Plan &plan, const M
   Structure partial = plan.s, combine = plan.s;
   partial.phase = Phase::partial;
   partial.present[OUT] = partial.present[BIAS] = partial.present[RESIDUAL] = false;
+  partial.present[SCALE_A] = partial.present[SCALE_B] = false;
   partial.present[WORK] = combine.present[WORK] = true;
   partial.dtypes[WORK] = combine.dtypes[WORK] = DType::f32;
   partial.activation = Activation::none;
@@ -403,9 +434,10 @@ int32_t matmul_plan_choices(const MatmulArgs &args) {
 }
 
 void MatmulLaunch::rebind(const MatmulArgs &m) {
-  static_assert(A == 0 && B == 1 && OUT == 2 && BIAS == 3 && RESIDUAL == 4, "views numbered as MatmulArgs orders them");
+  static_assert(A == 0 && B == 1 && OUT == 2 && BIAS == 3 && RESIDUAL == 4 && SCALE_A == 5 && SCALE_B == 6,
+                "views numbered as MatmulArgs orders them");
   for (Step &step : steps) {
-    step.tensors.rebind(step.args, {&m.a, &m.b, &m.out, &m.bias, &m.residual});
+    step.tensors.rebind(step.args, {&m.a, &m.b, &m.out, &m.bias, &m.residual, &m.scale_a, &m.scale_b});
     if (step.alpha >= 0)
       step.args[step.alpha] = Arg(static_cast<float>(m.alpha));
   }
@@ -443,14 +475,14 @@ CompiledKernel MatmulLaunch::compile(const std::string &arch) const {
 void matmul(const MatmulArgs &args, const Stream &stream, const Config &config) {
   thread_local RecentPlans<MatmulLaunch> recent;
   PlanKey key;
-  const bool keyed = key.make({&args.a, &args.b, &args.out, &args.bias, &args.residual},
+  const bool keyed = key.make({&args.a, &args.b, &args.out, &args.bias, &args.residual, &args.scale_a, &args.scale_b},
                               matmul_plan_choices(args), stream);
   if (const MatmulLaunch *plan = keyed ? recent.find(key, config, args) : nullptr) {
     plan->queue(stream);
     return;
   }
   check_present_views({{&args.a, "a"}, {&args.b, "b"}, {&args.out, "out"}, {&args.bias, "bias"},
-                       {&args.residual, "residual"}},
+                       {&args.residual, "residual"}, {&args.scale_a, "scale_a"}, {&args.scale_b, "scale_b"}},
                       "matmul");
   MatmulLaunch plan =
       prepare_matmul(args, stream, config.values().empty() ? chosen_matmul_config(args, stream) : config);

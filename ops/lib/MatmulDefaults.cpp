@@ -17,12 +17,9 @@ bool stores_b_k_major(const TensorView &b) {
   return b.rank() >= 2 && b.effective_strides()[b.rank() - 2] == 1 && b.shape[b.rank() - 1] > 1;
 }
 
-namespace {
-/// The tile of products on FMAs (ieee f32).
-Config fmaTile() {
+Config fma_matmul_config() {
   return Config{{"BLOCK_M", 32}, {"BLOCK_N", 32}, {"BLOCK_K", 16}, {"GROUP_M", 8}, {"num_warps", 4}, {"num_stages", 1}};
 }
-} // namespace
 
 /// The default tile for a problem, the fastest of the measured ones
 /// (docs/ops.md, "Matrix products"): 16-row tiles with long K steps
@@ -43,7 +40,7 @@ Config fmaTile() {
 Config default_matmul_config(DType operands, Precision precision, bool kMajorB, int64_t batches, int64_t M,
                              int64_t N, int64_t K) {
   if (!on_tensor_cores(operands, precision))
-    return fmaTile();
+    return fma_matmul_config();
   constexpr int64_t kWave = 128; // programs that about fill a Hopper GPU (132 multiprocessors) once
   auto tile = [](int64_t bm, int64_t bn, int64_t bk, int64_t warps, int64_t stages) {
     return Config{{"BLOCK_M", bm}, {"BLOCK_N", bn}, {"BLOCK_K", bk}, {"GROUP_M", 8}, {"num_warps", warps},
@@ -62,6 +59,10 @@ Config default_matmul_config(DType operands, Precision precision, bool kMajorB, 
     c = tile(128, 128, 64, 4, 5);
   else
     c = tile(128, 256, 64, 8, 3);
+  // (fp8: K steps of as many bytes as 16-bit operands take, up to the
+  // 128-byte rows of the widest swizzle fp8 wgmma reads.)
+  if (is_float8(operands))
+    c.set("BLOCK_K", std::min<int64_t>(128, 2 * c["BLOCK_K"]));
   const int64_t tiles = batches * cdiv(M, c["BLOCK_M"]) * cdiv(N, c["BLOCK_N"]), steps = cdiv(K, c["BLOCK_K"]);
   const int64_t minChunk = operands == DType::f32 ? 1024 : c["BLOCK_M"] <= 16 ? 8192 : 4096;
   int64_t split = 1;
@@ -82,7 +83,7 @@ bool on_amd_matrix_cores(DType operands, Precision precision, std::string_view a
 
 Config default_amd_matmul_config(DType operands, Precision precision, std::string_view arch, int64_t M, int64_t K) {
   if (!on_amd_matrix_cores(operands, precision, arch))
-    return fmaTile();
+    return fma_matmul_config();
   const int64_t rows = M <= 64 ? std::max<int64_t>(16, next_pow2(M)) : 128;
   // (f32 K steps half as long: the same bytes of LDS a stage.)
   const int64_t longest = operands == DType::f32 ? 16 : 32;

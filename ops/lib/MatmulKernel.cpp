@@ -128,6 +128,13 @@ public:
   void epilogue(const Tile &tile, const Tensor &acc) const {
     Span t = spanOf(tile);
     Tensor v = s.scaled ? acc * args[q.alpha] : acc;
+    // (fp8 products: each row's and column's scales, or the tensors'.)
+    if (s.present[SCALE_A])
+      v = v * (s.scaleRows ? expand_dims(load(args[q.pointers[SCALE_A]] + (t.rm % M) * stride(SCALE_A, 2)), 1)
+                           : load(args[q.pointers[SCALE_A]]));
+    if (s.present[SCALE_B])
+      v = v * (s.scaleColumns ? expand_dims(load(args[q.pointers[SCALE_B]] + (t.rn % N) * stride(SCALE_B, 2)), 0)
+                              : load(args[q.pointers[SCALE_B]]));
     if (s.present[BIAS])
       v = v + expand_dims(load(args[q.pointers[BIAS]] + (t.rn % N) * stride(BIAS, 2)).to(DType::f32), 0);
     switch (s.activation) {
@@ -311,6 +318,8 @@ std::string Structure::key() const {
   k += persistent ? "|persistent" : "";
   k += carriedPointers ? "|carried-pointers" : "";
   k += scaled ? "|scaled" : "";
+  k += present[SCALE_A] ? (scaleRows ? "|scale-rows" : "|scale-a") : "";
+  k += present[SCALE_B] ? (scaleColumns ? "|scale-columns" : "|scale-b") : "";
   return k;
 }
 
@@ -336,7 +345,8 @@ Params parameters(const Structure &s) {
     q.splits = q.signature.scalar(DType::i32);
   for (int o = 0; o < OPERANDS; ++o)
     for (int d = 0; d < 3; ++d)
-      q.strides[o][d] = s.present[o] && (o != BIAS || d == 2) && (s.batched || d > 0 || o == WORK) &&
+      q.strides[o][d] = s.present[o] && (o != BIAS || d == 2) && (o != SCALE_A || (s.scaleRows && d == 2)) &&
+                                (o != SCALE_B || (s.scaleColumns && d == 2)) && (s.batched || d > 0 || o == WORK) &&
                                 !(o <= OUT && q.descriptors[o] >= 0)
                             ? q.signature.scalar(index)
                             : -1;

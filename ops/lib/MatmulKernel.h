@@ -19,9 +19,11 @@
 
 namespace kiln::ops::matmul_kernel {
 
-/// The parameters of a generated kernel, by role. WORK: the split-K
-/// partial tiles, f32 planes [chunk * batches + batch][M][N].
-enum Role { A, B, OUT, BIAS, RESIDUAL, WORK, OPERANDS };
+/// The parameters of a generated kernel, by role. SCALE_A, SCALE_B: f32
+/// scales of A's rows and B's columns (one for the whole tensor, or one a
+/// row / column). WORK: the split-K partial tiles, f32 planes
+/// [chunk * batches + batch][M][N].
+enum Role { A, B, OUT, BIAS, RESIDUAL, SCALE_A, SCALE_B, WORK, OPERANDS };
 
 /// What a kernel computes: the whole product with its epilogue; or, with
 /// split-K, one K chunk's partial sums, or the sum of the chunks with the
@@ -30,7 +32,7 @@ enum class Phase { whole, partial, combine };
 
 struct Structure {
   DType dtypes[OPERANDS] = {};
-  bool present[OPERANDS] = {true, true, true, false, false, false};
+  bool present[OPERANDS] = {true, true, true, false, false, false, false, false};
   Phase phase = Phase::whole;
   Activation activation = Activation::none;
   Precision precision = Precision::ieee; ///< f32 operands only
@@ -47,6 +49,8 @@ struct Structure {
   /// parameter, and none of the 128 multiplies a thread a 128x256 tile
   /// would take between two tiles' dots)
   bool scaled = false;
+  /// (SCALE_A, SCALE_B present) a scale a row of A, a column of B; else one
+  bool scaleRows = false, scaleColumns = false;
 
   /// What tells this structure's kernel apart from every other's.
   std::string key() const;
@@ -55,12 +59,12 @@ struct Structure {
 /// Positions in the signature.
 struct Params {
   Signature signature;
-  int pointers[OPERANDS] = {-1, -1, -1, -1, -1, -1};
+  int pointers[OPERANDS] = {-1, -1, -1, -1, -1, -1, -1, -1};
   int descriptors[3] = {-1, -1, -1}; ///< A, B and OUT's descriptors (their first parameter), if accessed through them
   int M = -1, N = -1, K = -1, alpha = -1;
   int chunk = -1;  ///< partial: K elements per chunk
   int splits = -1; ///< combine: the number of chunks
-  int strides[OPERANDS][3] = {}; ///< batch (WORK: plane), rows, columns (bias: columns only)
+  int strides[OPERANDS][3] = {}; ///< batch (WORK: plane), rows, columns (bias, scales: their one dimension's, last)
 };
 
 /// The parameters the kernel of structure `s` takes.

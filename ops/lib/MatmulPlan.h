@@ -42,6 +42,8 @@ bool on_tensor_cores(DType operands, Precision precision);
 /// Whether b ([.., K, N]) is stored K-major ([N][K], as nn.Linear's weight).
 bool stores_b_k_major(const TensorView &b);
 
+/// The tile of products on FMAs (f32 at full precision, fp8 before Hopper).
+Config fma_matmul_config();
 /// The tile a problem gets without tuning (SPLIT_K only where above 1);
 /// `kMajorB`: b's K stride is 1 (b stored [N][K]).
 Config default_matmul_config(DType operands, Precision precision, bool kMajorB, int64_t batches, int64_t M,

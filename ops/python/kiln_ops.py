@@ -20,7 +20,7 @@ PRECISION_IEEE, PRECISION_TF32, PRECISION_TF32X3 = range(3)
 # kiln_attention layouts and masks (KILN_ATTENTION_LAYOUT_*, KILN_ATTENTION_MASK_*)
 LAYOUT_BSHD, LAYOUT_BHSD = range(2)
 MASK_NONE, MASK_CAUSAL_TOP_LEFT, MASK_CAUSAL_BOTTOM_RIGHT = range(3)
-ABI_VERSION = 4
+ABI_VERSION = 5
 
 
 class DLDevice(ctypes.Structure):
@@ -63,9 +63,15 @@ class _Borrowed:
     """A tensor's DLTensor, kept alive (with its capsule) for one call."""
 
     def __init__(self, tensor):
+        import torch
         import torch.utils.dlpack
-        self.capsule = torch.utils.dlpack.to_dlpack(tensor)
+        # (PyTorch's DLPack export may not take float8: its bytes go as uint8,
+        # the DLTensor then marked with DLPack 1.1's float8 code.)
+        fp8 = {torch.float8_e4m3fn: 10, torch.float8_e5m2: 12}.get(tensor.dtype)
+        self.capsule = torch.utils.dlpack.to_dlpack(tensor.view(torch.uint8) if fp8 else tensor)
         managed = ctypes.cast(_get_pointer(self.capsule, b"dltensor"), ctypes.POINTER(DLManagedTensor))
+        if fp8:
+            managed.contents.dl_tensor.dtype.code = fp8
         self.pointer = ctypes.pointer(managed.contents.dl_tensor)
 
 
@@ -89,6 +95,7 @@ class Library:
         lib.kiln_layer_norm.argtypes = [T, T, T, ctypes.c_double, T, T, T, ctypes.c_void_p]
         lib.kiln_rms_norm.argtypes = [T, T, ctypes.c_double, T, T, ctypes.c_void_p]
         lib.kiln_matmul.argtypes = [T, T, T, T, ctypes.c_double, ctypes.c_int, ctypes.c_int, T, ctypes.c_void_p]
+        lib.kiln_matmul_scaled.argtypes = [T, T, T, T, T, T, ctypes.c_double, ctypes.c_int, T, ctypes.c_void_p]
         lib.kiln_attention.argtypes = [T, T, T, T, T, ctypes.POINTER(AttentionOptions), ctypes.c_void_p]
         if lib.kiln_ops_abi_version() != ABI_VERSION:
             raise KilnError(f"{path} has ABI {lib.kiln_ops_abi_version()}, this binding speaks {ABI_VERSION}")
@@ -150,6 +157,15 @@ class Library:
         t = [_Borrowed(x) if x is not None else None for x in (a, b, bias, residual, out)]
         self._check(self.lib.kiln_matmul(_pointer(t[0]), _pointer(t[1]), _pointer(t[2]), _pointer(t[3]), alpha,
                                          activation, precision, _pointer(t[4]), self._stream(out)))
+
+    def matmul_scaled(self, a, b, out, scale_a=None, scale_b=None, bias=None, residual=None, alpha=1.0,
+                      activation=ACTIVATION_NONE):
+        """out = activation(alpha * scale_a * scale_b * (a @ b) + bias) + residual; a and b may be fp8
+        (torch.float8_e4m3fn, torch.float8_e5m2; a row-major, b the transpose of an [N, K] tensor, as
+        torch._scaled_mm takes them); scale_a and scale_b: f32 of 1, M or N elements."""
+        t = [_Borrowed(x) if x is not None else None for x in (a, b, scale_a, scale_b, bias, residual, out)]
+        self._check(self.lib.kiln_matmul_scaled(*(_pointer(x) for x in t[:6]), alpha, activation, _pointer(t[6]),
+                                                self._stream(out)))
 
     def attention(self, q, k, v, out, lse=None, layout=LAYOUT_BSHD, mask=MASK_NONE, scale=0.0, window=None,
                   softcap=0.0, cu_seqlens_q=None, cu_seqlens_k=None, block_table=None, cache_seqlens=None,

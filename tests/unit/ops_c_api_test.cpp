@@ -91,6 +91,48 @@ TEST(OpsCApi, MatmulWithBiasAndActivation) {
   EXPECT_NE(error().find("unknown activation 9"), std::string::npos) << error();
 }
 
+TEST(OpsCApi, ScaledMatmulOfFp8Operands) {
+  // a [2, 32] e4m3fn (DLPack code 10), b the transpose of a [3, 32] e5m2
+  // (code 12) tensor, scales of a's rows and of b's tensor: exact sums of
+  // small integers.
+  const int64_t M = 2, N = 3, K = 32;
+  std::vector<uint8_t> a(M * K), b(N * K);
+  for (int64_t i = 0; i < M * K; ++i)
+    a[i] = static_cast<uint8_t>(kiln::encode_float(kiln::DType::f8e4m3, double(i % 5) - 2));
+  for (int64_t i = 0; i < N * K; ++i)
+    b[i] = static_cast<uint8_t>(kiln::encode_float(kiln::DType::f8e5m2, double(i % 3) - 1));
+  std::vector<int64_t> aShape{M, K}, bShape{K, N}, bStrides{1, K};
+  DLTensor ta{}, tb{};
+  ta.data = a.data(), ta.device = {kDLCPU, 0}, ta.ndim = 2, ta.dtype = {10, 8, 1}, ta.shape = aShape.data();
+  tb.data = b.data(), tb.device = {kDLCPU, 0}, tb.ndim = 2, tb.dtype = {12, 8, 1}, tb.shape = bShape.data();
+  tb.strides = bStrides.data();
+  Tensor rows({M}, 0), one({1}, 0.5f), out({M, N}, NAN);
+  rows.data = {2.0f, -1.0f};
+  ASSERT_EQ(kiln_matmul_scaled(&ta, &tb, &rows.dl, &one.dl, nullptr, nullptr, 1.0, KILN_ACTIVATION_NONE, &out.dl,
+                               nullptr),
+            KILN_OK)
+      << error();
+  for (int64_t i = 0; i < M; ++i)
+    for (int64_t j = 0; j < N; ++j) {
+      double s = 0;
+      for (int64_t k = 0; k < K; ++k)
+        s += (double((i * K + k) % 5) - 2) * (double((j * K + k) % 3) - 1);
+      EXPECT_EQ(out.data[i * N + j], s * rows.data[i] * 0.5) << i << "," << j;
+    }
+  // b N-major: refused with the reason.
+  std::vector<int64_t> rowMajor{N, 1};
+  tb.strides = rowMajor.data();
+  EXPECT_EQ(kiln_matmul_scaled(&ta, &tb, nullptr, nullptr, nullptr, nullptr, 1.0, KILN_ACTIVATION_NONE, &out.dl,
+                               nullptr),
+            KILN_ERROR_FAILED);
+  EXPECT_NE(error().find("K-major"), std::string::npos) << error();
+  // Other fp8 encodings (e4m3fnuz, code 11) are not taken.
+  ta.dtype = {11, 8, 1};
+  EXPECT_EQ(kiln_matmul_scaled(&ta, &tb, nullptr, nullptr, nullptr, nullptr, 1.0, KILN_ACTIVATION_NONE, &out.dl,
+                               nullptr),
+            KILN_ERROR_INVALID_ARGUMENT);
+}
+
 TEST(OpsCApi, MatmulF32PrecisionChoosesTf32) {
   // Low bits that tf32 (10 mantissa bits, ties away) drops or rounds up:
   // the tf32 product is the sum of rounded products; ieee keeps them.

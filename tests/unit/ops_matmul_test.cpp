@@ -315,6 +315,94 @@ TEST(OpsMatmul, PersistentNeedsWholeTilesAndASensibleCount) {
       5e-4);
 }
 
+TEST(OpsMatmul, Fp8OperandsWithTheirScales) {
+  // fp8 operands, K-major (a row-major, b the transpose of an [N][K]
+  // tensor), either kind on each side; scales of the tensors, of a's rows
+  // and b's columns; ragged sizes, descriptors, split-K and persistent
+  // programs; against double sums of the fp8 values (whose products f32
+  // holds exactly) times the scales.
+  struct Case {
+    DType ta, tb, out;
+    int64_t M, N, K;
+    bool rows, columns;
+    Config config;
+  };
+  const Config tile = Config(small()).set("BLOCK_K", 32);
+  for (const Case &c : {Case{DType::f8e4m3, DType::f8e4m3, DType::f32, 32, 64, 64, false, false, tile},
+                        Case{DType::f8e4m3, DType::f8e5m2, DType::bf16, 37, 45, 80, true, true, tile},
+                        Case{DType::f8e5m2, DType::f8e4m3, DType::f16, 40, 48, 96, true, false,
+                             Config(tile).set("DESCRIPTORS", 1).set("SPLIT_K", 2)},
+                        Case{DType::f8e4m3, DType::f8e4m3, DType::f32, 48, 64, 64, false, true,
+                             Config(tile).set("DESCRIPTORS", 1).set("PERSISTENT", 1)}}) {
+    SCOPED_TRACE(std::string(name(c.ta)) + " x " + std::string(name(c.tb)) + " -> " + std::string(name(c.out)) + ", " + std::to_string(c.M) +
+                 "x" + std::to_string(c.N) + "x" + std::to_string(c.K));
+    HostTensor a = HostTensor::random(c.ta, {c.M, c.K}, 21), b = HostTensor::random(c.tb, {c.N, c.K}, 22);
+    HostTensor sa = HostTensor::random(DType::f32, {c.rows ? c.M : 1}, 23, 0.25, 2);
+    HostTensor sb = HostTensor::random(DType::f32, {c.columns ? c.N : 1}, 24, 0.25, 2);
+    HostTensor out = HostTensor::poisoned(c.out, {c.M, c.N});
+    MatmulArgs args{a.view(), transposed(b), out.view()};
+    args.scale_a = sa.view();
+    args.scale_b = sb.view();
+    matmul(args, cpu(), c.config);
+    out.expect_near(
+        [&](const std::vector<int64_t> &at) {
+          double sum = 0;
+          for (int64_t k = 0; k < c.K; ++k)
+            sum += a.at({at[0], k}) * b.at({at[1], k});
+          return sum * sa.at({c.rows ? at[0] : 0}) * sb.at({c.columns ? at[1] : 0});
+        },
+        c.out == DType::f32 ? 1e-5 : c.out == DType::bf16 ? 1e-2 : 2e-3);
+  }
+  // Scales of 16-bit operands too (an epilogue's multiply): the same sums.
+  HostTensor a = HostTensor::random(DType::bf16, {16, 32}, 25), b = HostTensor::random(DType::bf16, {32, 32}, 26);
+  HostTensor sa = HostTensor::random(DType::f32, {16}, 27), out = HostTensor::poisoned(DType::f32, {16, 32});
+  MatmulArgs args{a.view(), b.view(), out.view()};
+  args.scale_a = sa.view();
+  matmul(args, cpu(), small());
+  out.expect_near(
+      [&](const std::vector<int64_t> &at) {
+        double sum = 0;
+        for (int64_t k = 0; k < 32; ++k)
+          sum += a.at({at[0], k}) * b.at({k, at[1]});
+        return sum * sa.at({at[0]});
+      },
+      1e-5);
+}
+
+TEST(OpsMatmul, Fp8DefaultTilesRunOnWgmmaFromTheCopyEngine) {
+  // The default plan of a large fp8 product with row and column scales on
+  // sm_90a, through the whole compiler and ptxas: both operands by the copy
+  // engine (B's [N][K] blocks transposed in the kernel: K-major, as fp8
+  // wgmma reads them), k32 e4m3 x e5m2 wgmma, no spills.
+  const int64_t M = 2048, N = 2048, K = 1024;
+  HostTensor a = HostTensor::random(DType::f8e4m3, {M, K}, 31), b = HostTensor::random(DType::f8e5m2, {N, K}, 32);
+  HostTensor sa = HostTensor::random(DType::f32, {M}, 33), sb = HostTensor::random(DType::f32, {N}, 34);
+  HostTensor out = HostTensor::poisoned(DType::bf16, {M, N});
+  MatmulArgs args{a.view(), transposed(b), out.view()};
+  args.scale_a = sa.view();
+  args.scale_b = sb.view();
+  autotune::Task task = tuning_task(args, cpu(), "sm_90a");
+  const Config seed = task.seeds.at(0);
+  EXPECT_EQ(seed["BLOCK_K"], 128) << seed.str();
+  EXPECT_EQ(seed["warp_specialize"], 1) << seed.str();
+  // (Descriptors are the default on a Hopper GPU; a host stream's plan
+  // names them.)
+  CompiledKernel kernel = task.compile(Config(seed).set("DESCRIPTORS", 1));
+  EXPECT_NE(kernel.ptx.find("k32.f32.e4m3.e5m2"), std::string::npos);
+  EXPECT_NE(kernel.ptx.find("cp.async.bulk.tensor.2d"), std::string::npos);
+  EXPECT_EQ(kernel.ptx.find("cp.async.cg"), std::string::npos);
+  // A column's scales take 64 registers a thread of the 128x256 tile's
+  // epilogue, beside its 128 accumulators: ptxas parks four registers
+  // there, once a tile. With the tensors' scales, none.
+  EXPECT_LE(kernel.spill_stores, 16) << kernel.ptxas_log;
+  HostTensor one = HostTensor::random(DType::f32, {1}, 35);
+  args.scale_a = args.scale_b = one.view();
+  autotune::Task perTensor = tuning_task(args, cpu(), "sm_90a");
+  kernel = perTensor.compile(Config(perTensor.seeds.at(0)).set("DESCRIPTORS", 1));
+  EXPECT_EQ(kernel.spill_stores, 0) << kernel.ptxas_log;
+  EXPECT_NE(kernel.ptx.find("k32.f32.e4m3.e5m2"), std::string::npos);
+}
+
 TEST(OpsMatmul, EmptySumsGiveTheEpilogueOfZero) {
   // K = 0: out = relu(alpha * 0 + bias); descriptors cannot describe it.
   HostTensor a = HostTensor::random(DType::bf16, {8, 0}, 1), b = HostTensor::random(DType::bf16, {0, 16}, 2);
@@ -819,4 +907,16 @@ TEST(OpsMatmul, BadArgumentsAreRejectedWithReasons) {
   fails({a.view(), good.view(), out.view(), bias.view()}, {}, "bias");
   HostTensor flat = HostTensor::random(DType::f16, {16}, 20);
   fails({flat.view(), good.view(), out.view()}, {}, "must have out's rank");
+  // fp8: both sides, K-major; scales f32 of one element or one a row / column.
+  HostTensor a8 = HostTensor::random(DType::f8e4m3, {8, 16}, 21), b8 = HostTensor::random(DType::f8e5m2, {16, 8}, 22);
+  HostTensor bT8 = HostTensor::random(DType::f8e4m3, {8, 16}, 23);
+  fails({a8.view(), good.view(), out.view()}, {}, "or both fp8");
+  fails({a8.view(), b8.view(), out.view()}, {}, "fp8 operands must be K-major");
+  MatmulArgs scaled{a8.view(), transposed(bT8), out.view()};
+  HostTensor rows = HostTensor::random(DType::f32, {9}, 24), halves = HostTensor::random(DType::f16, {8}, 25);
+  scaled.scale_a = rows.view();
+  fails(scaled, {}, "scale_a");
+  scaled.scale_a = {};
+  scaled.scale_b = halves.view();
+  fails(scaled, {}, "scale_b");
 }

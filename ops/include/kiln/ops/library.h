@@ -166,11 +166,18 @@ const char *name(Precision p);
 /// mantissa bits), `tf32x3` on tensor cores with three tf32 products per
 /// pair (near f32 accuracy). out is f32, f16 or bf16. bias ([N]) and
 /// residual (out's shape; may be out itself) are optional (empty views).
+/// fp8 operands (f8e4m3 or f8e5m2, either on each side) must be K-major (a
+/// with contiguous rows, b the transpose of an [N, K] tensor) and run on
+/// Hopper's tensor cores (wgmma; FMAs elsewhere); scale_a and scale_b
+/// (optional, any operand dtype: f32 of one element, or scale_a [M] one a
+/// row of a, scale_b [N] one a column of b) multiply the product first:
+/// out = act(alpha * scale_a * scale_b * (a x b) + bias) + residual.
 struct MatmulArgs {
   TensorView a, b, out, bias, residual;
   double alpha = 1;
   Activation activation = Activation::none;
   Precision precision = Precision::ieee; ///< f32 operands only
+  TensorView scale_a, scale_b;
 };
 /// Runs it. `config` may set the tile: BLOCK_M, BLOCK_N, BLOCK_K, GROUP_M
 /// (tiles along M walked together, for L2 reuse), num_warps, num_stages;
