@@ -538,8 +538,21 @@ TEST(Interpreter, RunsLargeKernelsQuickly) {
   double matmul = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   EXPECT_EQ(c[12345], 256 * 0.125f);
   std::printf("interpreter: 1M-element pointwise %.3f s, 256^3 matmul %.3f s\n", pointwise, matmul);
-  EXPECT_LT(pointwise, 1.0);
-  EXPECT_LT(matmul, 1.0);
+  // (Under AddressSanitizer, beside the fuzzers on two cores, the time is
+  // mostly the sanitizer's: a bound that still catches a pathology.)
+#if defined(__SANITIZE_ADDRESS__)
+  const double limit = 5.0;
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+  const double limit = 5.0;
+#else
+  const double limit = 1.0;
+#endif
+#else
+  const double limit = 1.0;
+#endif
+  EXPECT_LT(pointwise, limit);
+  EXPECT_LT(matmul, limit);
 }
 
 TEST(Interpreter, RemainingAtomicKinds) {
