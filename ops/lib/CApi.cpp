@@ -324,22 +324,31 @@ int kiln_rms_norm(const DLTensor *x, const DLTensor *weight, double eps, const D
   });
 }
 
+/// What kiln_matmul and kiln_matmul_scaled share: the checked activation
+/// and the operands, output and epilogue inputs as views.
+static MatmulArgs matmulArgsOf(const std::string &function, const DLTensor *a, const DLTensor *b,
+                               const DLTensor *bias, const DLTensor *residual, double alpha, int activation,
+                               const DLTensor *out, DeviceOf &devices) {
+  if (activation < KILN_ACTIVATION_NONE || activation > KILN_ACTIVATION_SILU)
+    throw InvalidArgument(function + ": unknown activation " + std::to_string(activation));
+  MatmulArgs args;
+  args.a = viewOf(a, "a", devices);
+  args.b = viewOf(b, "b", devices);
+  args.out = viewOf(out, "out", devices);
+  args.bias = optionalView(bias, "bias", devices);
+  args.residual = optionalView(residual, "residual", devices);
+  args.alpha = alpha;
+  args.activation = static_cast<Activation>(activation);
+  return args;
+}
+
 int kiln_matmul(const DLTensor *a, const DLTensor *b, const DLTensor *bias, const DLTensor *residual, double alpha,
                 int activation, int precision, const DLTensor *out, void *stream) {
   return guarded([&] {
-    if (activation < KILN_ACTIVATION_NONE || activation > KILN_ACTIVATION_SILU)
-      throw InvalidArgument("kiln_matmul: unknown activation " + std::to_string(activation));
     if (precision < KILN_PRECISION_IEEE || precision > KILN_PRECISION_TF32X3)
       throw InvalidArgument("kiln_matmul: unknown precision " + std::to_string(precision));
     DeviceOf devices;
-    MatmulArgs args;
-    args.a = viewOf(a, "a", devices);
-    args.b = viewOf(b, "b", devices);
-    args.out = viewOf(out, "out", devices);
-    args.bias = optionalView(bias, "bias", devices);
-    args.residual = optionalView(residual, "residual", devices);
-    args.alpha = alpha;
-    args.activation = static_cast<Activation>(activation);
+    MatmulArgs args = matmulArgsOf("kiln_matmul", a, b, bias, residual, alpha, activation, out, devices);
     args.precision = precision == KILN_PRECISION_TF32     ? Precision::tf32
                      : precision == KILN_PRECISION_TF32X3 ? Precision::tf32x3
                                                           : Precision::ieee;
@@ -351,19 +360,10 @@ int kiln_matmul_scaled(const DLTensor *a, const DLTensor *b, const DLTensor *sca
                        const DLTensor *bias, const DLTensor *residual, double alpha, int activation,
                        const DLTensor *out, void *stream) {
   return guarded([&] {
-    if (activation < KILN_ACTIVATION_NONE || activation > KILN_ACTIVATION_SILU)
-      throw InvalidArgument("kiln_matmul_scaled: unknown activation " + std::to_string(activation));
     DeviceOf devices;
-    MatmulArgs args;
-    args.a = viewOf(a, "a", devices);
-    args.b = viewOf(b, "b", devices);
-    args.out = viewOf(out, "out", devices);
+    MatmulArgs args = matmulArgsOf("kiln_matmul_scaled", a, b, bias, residual, alpha, activation, out, devices);
     args.scale_a = optionalView(scale_a, "scale_a", devices);
     args.scale_b = optionalView(scale_b, "scale_b", devices);
-    args.bias = optionalView(bias, "bias", devices);
-    args.residual = optionalView(residual, "residual", devices);
-    args.alpha = alpha;
-    args.activation = static_cast<Activation>(activation);
     matmul(args, streamFor(devices, stream));
   });
 }
