@@ -27,7 +27,7 @@ extern "C" {
 #endif
 
 /** The version of this header's ABI: a library of another version refuses nothing, but check it. */
-#define KILN_OPS_ABI_VERSION 5
+#define KILN_OPS_ABI_VERSION 6
 
 enum {
   KILN_OK = 0,
@@ -159,7 +159,10 @@ int kiln_matmul(const DLTensor *a, const DLTensor *b, const DLTensor *bias, cons
  *  with contiguous rows, b the transpose of an [N, K] tensor), as
  *  torch._scaled_mm takes them. scale_a and scale_b (each may be NULL: 1)
  *  are f32 of one element (the tensor's) or of M elements (a's rows) and N
- *  (b's columns). */
+ *  (b's columns); since ABI 6, or both block scales (2-D products, any
+ *  strides): scale_a [M, ceil(K / 128)], one a row and 128 K elements,
+ *  scale_b [ceil(K / 128), ceil(N / 128)], one a 128 x 128 block of b,
+ *  each block's product scaled before it joins the f32 sum. */
 int kiln_matmul_scaled(const DLTensor *a, const DLTensor *b, const DLTensor *scale_a, const DLTensor *scale_b,
                        const DLTensor *bias, const DLTensor *residual, double alpha, int activation,
                        const DLTensor *out, void *stream);

@@ -76,22 +76,42 @@ void addEpilogueInput(Problem &p, Role role, const TensorView &view, bool fits, 
   views.push_back(&view);
 }
 
+/// How a scale covers its operand.
+enum class ScaleKind { none, tensor, lines, blocks };
+
 /// A scale (scale_a, scale_b) when the call passes it: f32, one element
-/// (the tensor's) or `size` (a row's of A, a column's of B). Returns
-/// whether it is one a row / column.
-bool addScale(Problem &p, Role role, const TensorView &view, const std::string &what, int64_t size,
-              const std::string &sizeName, std::vector<const TensorView *> &views) {
+/// (the tensor's), `size` (a row's of A, a column's of B), or `blocks`
+/// (block scales). `names` says what these sizes are.
+ScaleKind addScale(Problem &p, Role role, const TensorView &view, const std::string &what, int64_t size,
+                   const std::vector<int64_t> &blocks, const std::string &names,
+                   std::vector<const TensorView *> &views) {
   if (!view.address)
-    return false;
+    return ScaleKind::none;
   check_view(view, kOp, what);
-  const bool one = view.numel() == 1 && view.rank() <= 1, each = view.rank() == 1 && view.shape[0] == size;
-  if (view.dtype != DType::f32 || !(one || each))
-    throw Error(kOp + ": " + what + " " + view.describe() + " must be f32 of one element or of " + sizeName + " (" +
-                std::to_string(size) + ") elements");
+  const bool one = view.numel() == 1 && view.rank() <= 1;
+  const bool each = view.rank() == 1 && view.shape[0] == size, blocked = view.shape == blocks;
+  if (view.dtype != DType::f32 || !(one || each || blocked))
+    throw Error(kOp + ": " + what + " " + view.describe() + " must be f32 of one element, " + names + " ([" +
+                std::to_string(size) + "], [" + std::to_string(blocks[0]) + ", " + std::to_string(blocks[1]) + "])");
   p.s.present[role] = true;
   p.s.dtypes[role] = DType::f32;
   views.push_back(&view);
-  return each && !one;
+  return one ? ScaleKind::tensor : each ? ScaleKind::lines : ScaleKind::blocks;
+}
+
+/// The call's scales, checked: block scales come in pairs, of 2-D products.
+void addScales(Problem &p, const MatmulArgs &m, std::vector<const TensorView *> &views) {
+  const int64_t kBlocks = cdiv(p.K, kScaleBlock), nBlocks = cdiv(p.N, kScaleBlock);
+  const ScaleKind a = addScale(p, SCALE_A, m.scale_a, "scale_a", p.M, {p.M, kBlocks},
+                               "of M elements or of [M, ceil(K / 128)] block scales", views);
+  const ScaleKind b = addScale(p, SCALE_B, m.scale_b, "scale_b", p.N, {kBlocks, nBlocks},
+                               "of N elements or of [ceil(K / 128), ceil(N / 128)] block scales", views);
+  p.s.scaleRows = a == ScaleKind::lines;
+  p.s.scaleColumns = b == ScaleKind::lines;
+  p.s.blockScales = a == ScaleKind::blocks || b == ScaleKind::blocks;
+  if (p.s.blockScales && (a != b || p.rank != 2))
+    throw Error(kOp + ": block scales (scale_a " + m.scale_a.describe() + ", scale_b " + m.scale_b.describe() +
+                ") need both scales blockwise and a 2-D product (out " + m.out.describe() + ")");
 }
 
 /// The call's problem; throws kiln::Error naming what does not fit.
@@ -134,8 +154,7 @@ Problem checkedProblem(const MatmulArgs &m, const Stream &stream) {
                    " must be 1-D f32, f16 or bf16 of out's last size " + std::to_string(p.N), views);
   addEpilogueInput(p, RESIDUAL, m.residual, m.residual.shape == m.out.shape,
                    " must be f32, f16 or bf16 of out's shape " + m.out.describe(), views);
-  p.s.scaleRows = addScale(p, SCALE_A, m.scale_a, "scale_a", p.M, "M", views);
-  p.s.scaleColumns = addScale(p, SCALE_B, m.scale_b, "scale_b", p.N, "N", views);
+  addScales(p, m, views);
   check_devices(views, stream, kOp);
   check_no_overlap(m.out, kOp, "out");
   if (p.batches > 65535)
@@ -146,7 +165,7 @@ Problem checkedProblem(const MatmulArgs &m, const Stream &stream) {
     if (!p.s.present[o])
       continue;
     std::vector<int64_t> st = of[o]->effective_strides();
-    if (o == BIAS || o == SCALE_A || o == SCALE_B) {
+    if (o == BIAS || ((o == SCALE_A || o == SCALE_B) && !p.s.blockScales)) {
       p.strides[o][2] = st.empty() ? 0 : st.back();
       continue;
     }
@@ -180,6 +199,8 @@ TileChoice chooseTile(const Problem &p, const MatmulArgs &m, const Stream &strea
   // (fp8 is on the tensor cores of Hopper only.)
   if (is_float8(m.a.dtype) && !targets_amd(target) && compute_capability_of(target) < 90)
     c.config = fma_matmul_config();
+  if (p.s.blockScales)
+    c.config = with_block_scales(c.config);
   // A given tile (a user's, a tuned one) runs unsplit unless it says
   // otherwise: the default split belongs to the default tile. So do
   // persistent programs, which compute whole tiles.
@@ -242,6 +263,9 @@ void planChunks(Plan &plan, const Problem &p, const Config &config) {
   if (plan.persistent < 0 || plan.persistent > 32)
     throw Error(kOp + ": PERSISTENT must be between 0 (off) and 32 programs a multiprocessor, got " +
                 std::to_string(plan.persistent));
+  if (p.s.blockScales && plan.BK > kScaleBlock)
+    throw Error(kOp + ": block scales cover 128 K elements: BLOCK_K must be at most 128, got " +
+                std::to_string(plan.BK));
   if (plan.persistent > 0 && plan.splits > 1)
     throw Error(kOp + ": PERSISTENT programs compute whole tiles; it needs SPLIT_K=1, got " +
                 std::to_string(plan.splits) + " chunks");
@@ -282,9 +306,13 @@ bool needsWideOffsets(const Plan &plan, const Problem &p) {
     return (p.batches - 1) * std::abs(p.strides[o][0]) + rows * std::abs(p.strides[o][1]) +
            cols * std::abs(p.strides[o][2]);
   };
+  const int64_t kBlocks = cdiv(kEnd, kScaleBlock), nBlocks = cdiv(colsEnd, kScaleBlock);
+  const int64_t scaleReach = p.s.blockScales ? std::max(reach(SCALE_A, rowsEnd, kBlocks), reach(SCALE_B, kBlocks, nBlocks))
+                                         : std::max(rowsEnd * std::abs(p.strides[SCALE_A][2]),
+                                                    colsEnd * std::abs(p.strides[SCALE_B][2]));
   const int64_t farthest = std::max({reach(A, rowsEnd, kEnd), reach(B, kEnd, colsEnd), reach(OUT, rowsEnd, colsEnd),
                                      reach(RESIDUAL, rowsEnd, colsEnd), colsEnd * std::abs(p.strides[BIAS][2]),
-                                     rowsEnd, colsEnd, kEnd});
+                                     scaleReach, rowsEnd, colsEnd, kEnd});
   const int64_t workReach = (plan.splits * p.batches - 1) * p.M * p.N + rowsEnd * p.N + colsEnd;
   // (The last chunk's loop bound, first + chunk, may pass K.)
   return std::max({farthest, plan.splits > 1 ? workReach : 0, plan.splits * plan.chunk}) >= (int64_t(1) << 31);
@@ -305,7 +333,8 @@ void planPrograms(Plan &plan, const Problem &p, const TileChoice &choice, const 
                       (plan.s.descriptors || (p.M >= plan.BM && p.N >= plan.BN));
   // (On Hopper, pointer loads into wgmma keep forming their pointers every
   // step, the form measured with the dot left in flight.)
-  plan.s.carriedPointers = plan.s.persistent && !plan.s.descriptors && !choice.hopper;
+  // (Block scales need the tile every step: its pointers are formed there.)
+  plan.s.carriedPointers = plan.s.persistent && !plan.s.descriptors && !choice.hopper && !plan.s.blockScales;
   // Clusters of persistent programs sharing B's copies (cluster_size).
   plan.cluster = choice.config.get("cluster_size", 1);
   if (plan.cluster > 1 && (plan.persistent == 0 || !plan.s.descriptors))
@@ -390,7 +419,8 @@ void addSplitK(MatmulLaunch &launch, const Problem &p, const Plan &plan, const M
   Structure partial = plan.s, combine = plan.s;
   partial.phase = Phase::partial;
   partial.present[OUT] = partial.present[BIAS] = partial.present[RESIDUAL] = false;
-  partial.present[SCALE_A] = partial.present[SCALE_B] = false;
+  // (Block scales scale each K step, so the chunks; the others the sum.)
+  partial.present[SCALE_A] = partial.present[SCALE_B] = plan.s.blockScales;
   partial.present[WORK] = combine.present[WORK] = true;
   partial.dtypes[WORK] = combine.dtypes[WORK] = DType::f32;
   partial.activation = Activation::none;
@@ -398,6 +428,8 @@ void addSplitK(MatmulLaunch &launch, const Problem &p, const Plan &plan, const M
   combine.phase = Phase::combine;
   combine.present[A] = combine.present[B] = false;
   combine.evenK = true;
+  if (plan.s.blockScales)
+    combine.present[SCALE_A] = combine.present[SCALE_B] = combine.blockScales = false;
   combine.descriptors = false; // (it reads no operands)
   combine.outDescriptor = false;
   launch.steps.push_back(

@@ -94,6 +94,21 @@ Config default_amd_matmul_config(DType operands, Precision precision, std::strin
                 {"num_warps", 4},  {"num_stages", 2}};
 }
 
+bool has_block_scales(const MatmulArgs &args) { return args.scale_a.rank() == 2 || args.scale_b.rank() == 2; }
+
+Config with_block_scales(Config tile) {
+  // Each K step's sum sits in registers beside the accumulator until it is
+  // scaled into it: at most 64 accumulators a thread (the 128x256 tile's
+  // 128 would spill), so the 128x256 tile becomes 128x128 on the same two
+  // warpgroups, with five 32 KB stages.
+  const int64_t threads = 32 * tile.get("num_warps", 4);
+  if (tile.get("BLOCK_M", 0) == 128 && tile.get("BLOCK_N", 0) == 256)
+    tile.set("BLOCK_N", 128).set("num_stages", 5);
+  while (tile.get("BLOCK_M", 0) * tile.get("BLOCK_N", 0) > 64 * threads && tile.get("BLOCK_N", 0) > 32)
+    tile.set("BLOCK_N", tile.get("BLOCK_N", 0) / 2);
+  return tile;
+}
+
 bool copy_engine_tile(int64_t blockM, int64_t M) {
   // (docs/ops.md, "Matrix products": skinny tiles stream their weights as
   // fast by pointer loads; 64-row tiles of taller products gain.)
@@ -113,8 +128,11 @@ Config with_copy_engine_schedule(Config tile) {
   // The 128x256 tile's persistent programs walk bands of 16 tile rows (the
   // default is 8): a wave of 132 tiles then spans 16 rows by about 8
   // columns instead of 8 by 16, which shares more of A and B in L2 and
-  // reads less from DRAM.
-  if (BM == 128 && BN == 256 && !tile.has("PERSISTENT")) {
+  // reads less from DRAM. So do block-scaled products' 128x128 tiles on
+  // the same two warpgroups, without a producer (no dot of theirs stays in
+  // flight: each K step's sum is scaled as soon as it completes).
+  const bool blockScaled = BM == 128 && BN == 128 && tile.get("num_warps", 4) == 8;
+  if (((BM == 128 && BN == 256) || blockScaled) && !tile.has("PERSISTENT")) {
     tile.set("PERSISTENT", 1);
     tile.set("GROUP_M", 16);
   }

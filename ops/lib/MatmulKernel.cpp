@@ -24,6 +24,7 @@
 
 #include <algorithm>
 #include <tuple>
+#include <utility>
 
 namespace kiln::ops::matmul_kernel {
 
@@ -106,33 +107,27 @@ public:
 
   /// One BLOCK_K step at K offset k (index type): acc + A[rows, k:] B[k:, columns].
   Tensor kStep(const Tile &t, const Pointers &p, const Tensor &k, const Tensor &acc) const {
-    const int64_t BK = cfg["BLOCK_K"];
+    auto [a, b] = operandsAt(t, p, k);
     DotOptions options{.precision = s.precision};
-    if (s.descriptors) {
-      Descriptor da = described(A), db = described(B);
-      // The copy engine's coordinates are i32 (each size is below 2^31),
-      // also where offsets past 2^31 make the index type i64.
-      Tensor row = (t.pid_m * BM).to(DType::i32), column = (t.pid_n * BN).to(DType::i32), k32 = k.to(DType::i32);
-      Tensor a = s.aKContiguous ? da.load({row, k32}, {BM, BK}) : da.load({k32, row}, {BK, BM}).trans();
-      Tensor b = s.bNContiguous ? db.load({k32, column}, {BK, BN}) : db.load({column, k32}, {BN, BK}).trans();
+    if (!s.blockScales)
       return dot(a, b, acc, options);
-    }
-    Tensor a_at = p.a + k * stride(A, 2), b_at = p.b + k * stride(B, 1);
-    if (s.evenK)
-      return dot(load(a_at), load(b_at), acc, options);
-    Tensor in_k = k + arange(0, BK).to(index) < args[q.K];
-    return dot(load(a_at, expand_dims(in_k, 0), 0.0), load(b_at, expand_dims(in_k, 1), 0.0), acc, options);
+    // (The step's own f32 sum, scaled before it joins acc: fp8 wgmma keeps
+    // fewer bits than f32 in its accumulator, so each step's sum is
+    // promoted to the registers' f32 anyway.)
+    return acc + dot(a, b, zeros({BM, BN}, DType::f32), options) * blockScalesAt(t, k);
   }
 
+  /// The epilogue, in f32, and the store.
   /// The epilogue, in f32, and the store.
   void epilogue(const Tile &tile, const Tensor &acc) const {
     Span t = spanOf(tile);
     Tensor v = s.scaled ? acc * args[q.alpha] : acc;
-    // (fp8 products: each row's and column's scales, or the tensors'.)
-    if (s.present[SCALE_A])
+    // (fp8 products: each row's and column's scales, or the tensors'; block
+    // scales were the K steps'.)
+    if (s.present[SCALE_A] && !s.blockScales)
       v = v * (s.scaleRows ? expand_dims(load(args[q.pointers[SCALE_A]] + (t.rm % M) * stride(SCALE_A, 2)), 1)
                            : load(args[q.pointers[SCALE_A]]));
-    if (s.present[SCALE_B])
+    if (s.present[SCALE_B] && !s.blockScales)
       v = v * (s.scaleColumns ? expand_dims(load(args[q.pointers[SCALE_B]] + (t.rn % N) * stride(SCALE_B, 2)), 0)
                               : load(args[q.pointers[SCALE_B]]));
     if (s.present[BIAS])
@@ -157,6 +152,40 @@ public:
 
 private:
   Tensor batch;
+
+  /// A's and B's blocks for K step k.
+  std::pair<Tensor, Tensor> operandsAt(const Tile &t, const Pointers &p, const Tensor &k) const {
+    const int64_t BK = cfg["BLOCK_K"];
+    if (s.descriptors) {
+      Descriptor da = described(A), db = described(B);
+      // The copy engine's coordinates are i32 (each size is below 2^31),
+      // also where offsets past 2^31 make the index type i64.
+      Tensor row = (t.pid_m * BM).to(DType::i32), column = (t.pid_n * BN).to(DType::i32), k32 = k.to(DType::i32);
+      return {s.aKContiguous ? da.load({row, k32}, {BM, BK}) : da.load({k32, row}, {BK, BM}).trans(),
+              s.bNContiguous ? db.load({k32, column}, {BK, BN}) : db.load({column, k32}, {BN, BK}).trans()};
+    }
+    Tensor a_at = p.a + k * stride(A, 2), b_at = p.b + k * stride(B, 1);
+    if (s.evenK)
+      return {load(a_at), load(b_at)};
+    Tensor in_k = k + arange(0, BK).to(index) < args[q.K];
+    return {load(a_at, expand_dims(in_k, 0), 0.0), load(b_at, expand_dims(in_k, 1), 0.0)};
+  }
+
+  /// The scales of K step k's blocks (BLOCK_K divides kScaleBlock): each
+  /// row's of A times each column's block's of B. Rows and columns past
+  /// the edges, never stored, take the last one's. A tile no wider than a
+  /// block lies in one block of columns: one scale of B, not one a column
+  /// (a load each of a thread's columns every step).
+  Tensor blockScalesAt(const Tile &t, const Tensor &k) const {
+    Tensor block = k / kScaleBlock;
+    Tensor rm = minimum((t.pid_m * BM + arange(0, BM)).to(index), M - 1);
+    Tensor sa = expand_dims(load(args[q.pointers[SCALE_A]] + rm * stride(SCALE_A, 1) + block * stride(SCALE_A, 2)), 1);
+    Tensor bBlocks = args[q.pointers[SCALE_B]] + block * stride(SCALE_B, 1);
+    if (BN <= kScaleBlock)
+      return sa * load(bBlocks + (t.pid_n * BN).to(index) / kScaleBlock * stride(SCALE_B, 2));
+    Tensor columnBlock = minimum((t.pid_n * BN + arange(0, BN)).to(index), N - 1) / kScaleBlock;
+    return sa * expand_dims(load(bBlocks + columnBlock * stride(SCALE_B, 2)), 0);
+  }
 
   Descriptor described(int o) const {
     return Descriptor(std::span<const Tensor>(args).subspan(q.descriptors[o], 6));
@@ -320,6 +349,7 @@ std::string Structure::key() const {
   k += scaled ? "|scaled" : "";
   k += present[SCALE_A] ? (scaleRows ? "|scale-rows" : "|scale-a") : "";
   k += present[SCALE_B] ? (scaleColumns ? "|scale-columns" : "|scale-b") : "";
+  k += blockScales ? "|block-scales" : "";
   return k;
 }
 
@@ -345,8 +375,8 @@ Params parameters(const Structure &s) {
     q.splits = q.signature.scalar(DType::i32);
   for (int o = 0; o < OPERANDS; ++o)
     for (int d = 0; d < 3; ++d)
-      q.strides[o][d] = s.present[o] && (o != BIAS || d == 2) && (o != SCALE_A || (s.scaleRows && d == 2)) &&
-                                (o != SCALE_B || (s.scaleColumns && d == 2)) && (s.batched || d > 0 || o == WORK) &&
+      q.strides[o][d] = s.present[o] && (o != BIAS || d == 2) && (o != SCALE_A || (s.blockScales ? d > 0 : s.scaleRows && d == 2)) &&
+                                (o != SCALE_B || (s.blockScales ? d > 0 : s.scaleColumns && d == 2)) && (s.batched || d > 0 || o == WORK) &&
                                 !(o <= OUT && q.descriptors[o] >= 0)
                             ? q.signature.scalar(index)
                             : -1;

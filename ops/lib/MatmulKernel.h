@@ -19,9 +19,12 @@
 
 namespace kiln::ops::matmul_kernel {
 
+/// The K elements (and B's N elements) that one block scale covers.
+constexpr int64_t kScaleBlock = 128;
+
 /// The parameters of a generated kernel, by role. SCALE_A, SCALE_B: f32
-/// scales of A's rows and B's columns (one for the whole tensor, or one a
-/// row / column). WORK: the split-K partial tiles, f32 planes
+/// scales of A's rows and B's columns (one for the whole tensor, one a
+/// row / column, or blocks: A's [M][K / 128], B's [K / 128][N / 128]). WORK: the split-K partial tiles, f32 planes
 /// [chunk * batches + batch][M][N].
 enum Role { A, B, OUT, BIAS, RESIDUAL, SCALE_A, SCALE_B, WORK, OPERANDS };
 
@@ -51,6 +54,10 @@ struct Structure {
   bool scaled = false;
   /// (SCALE_A, SCALE_B present) a scale a row of A, a column of B; else one
   bool scaleRows = false, scaleColumns = false;
+  /// (SCALE_A, SCALE_B present) block scales: A's one a row and 128 K
+  /// elements, B's one a 128 x 128 block; each K step's product is
+  /// multiplied by its blocks' scales before it joins the f32 sum
+  bool blockScales = false;
 
   /// What tells this structure's kernel apart from every other's.
   std::string key() const;
@@ -64,7 +71,9 @@ struct Params {
   int M = -1, N = -1, K = -1, alpha = -1;
   int chunk = -1;  ///< partial: K elements per chunk
   int splits = -1; ///< combine: the number of chunks
-  int strides[OPERANDS][3] = {}; ///< batch (WORK: plane), rows, columns (bias, scales: their one dimension's, last)
+  /// batch (WORK: plane), rows, columns (bias, row and column scales: their
+  /// one dimension's, last)
+  int strides[OPERANDS][3] = {};
 };
 
 /// The parameters the kernel of structure `s` takes.

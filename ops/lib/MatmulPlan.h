@@ -64,6 +64,13 @@ bool on_amd_matrix_cores(DType operands, Precision precision, std::string_view a
 /// other f32 products on FMAs with the small tiles they take elsewhere.
 Config default_amd_matmul_config(DType operands, Precision precision, std::string_view arch, int64_t M, int64_t K);
 
+/// Whether the call's scales are block scales (MatmulArgs).
+bool has_block_scales(const MatmulArgs &args);
+/// A tile for block-scaled products: at most 64 accumulators a thread (a
+/// second set holds each K step's sum), the 128x256 tile as 128x128 on its
+/// two warpgroups.
+Config with_block_scales(Config tile);
+
 /// Whether tiles of `blockM` rows of an M-row product read their operands
 /// through the copy engine by default (on Hopper, where it can): tiles of
 /// 128 rows or more, and 64-row tiles of products taller than 64 rows.
@@ -74,8 +81,9 @@ bool copy_engine_tile(int64_t blockM, int64_t M);
 /// How the default tile runs where the copy engine feeds it (Hopper, A and
 /// B through descriptors): the 128x256 tile, unsplit, as persistent
 /// programs with a producer warpgroup (PERSISTENT=1, warp_specialize=1);
-/// the 128x64 and 64x64 tiles, unsplit, with a producer warpgroup; unless
-/// `tile` says otherwise.
+/// (the 128x128 tile on two warpgroups of block-scaled products persistent
+/// without one); the 128x64 and 64x64 tiles, unsplit, with a producer
+/// warpgroup; unless `tile` says otherwise.
 Config with_copy_engine_schedule(Config tile);
 
 /// What, besides the views, a matmul's plan depends on (the activation, the

@@ -113,6 +113,13 @@ ConfigSpace matmulSpace(const MatmulArgs &args, const std::string &arch) {
                        return c["num_stages"] * (c["BLOCK_M"] + c["BLOCK_N"]) * c["BLOCK_K"] * bytes <= 32 * 1024;
                      });
   }
+  if (has_block_scales(args))
+    space.constraint("block scales: at most 64 accumulator values a thread (each K step's sum takes as many more), "
+                     "BLOCK_K at most the 128 K elements of a scale, no producer warpgroup (no dot stays in flight)",
+                     [=](const Config &c) {
+                       return c["BLOCK_M"] * c["BLOCK_N"] <= 64 * lanes * c["num_warps"] && c["BLOCK_K"] <= 128 &&
+                              c["warp_specialize"] == 0;
+                     });
   // (AMD's matrix cores take 16-bit operands, and on gfx942 f32 at tf32
   // precision, in any K step of 16 or more; other f32 runs on FMAs there.)
   const bool matrixCores = amd ? on_amd_matrix_cores(args.a.dtype, args.precision, arch) : tensorCores;
@@ -148,6 +155,13 @@ std::string matmul_problem_key(const MatmulArgs &m) {
     key += ",residual";
   if (m.activation != Activation::none)
     key += std::string(",") + name(m.activation);
+  // (Block scales take other tiles; a row's or column's scales another epilogue.)
+  if (has_block_scales(m))
+    key += ",block-scales";
+  else if (m.scale_a.rank() == 1 && m.scale_a.numel() > 1)
+    key += ",scale-rows";
+  if (!has_block_scales(m) && m.scale_b.rank() == 1 && m.scale_b.numel() > 1)
+    key += ",scale-columns";
   return key;
 }
 
@@ -198,6 +212,8 @@ autotune::Task tuning_task(const MatmulArgs &args, const Stream &stream, const s
   Config seed = amd ? default_amd_matmul_config(args.a.dtype, args.precision, arch, sz.M, sz.K)
                     : default_matmul_config(args.a.dtype, args.precision, stores_b_k_major(args.b), sz.batches,
                                             sz.M, sz.N, sz.K);
+  if (has_block_scales(args))
+    seed = with_block_scales(seed);
   if (!seed.has("SPLIT_K"))
     seed.set("SPLIT_K", 1);
   if (hopper && tensorCores)

@@ -20,7 +20,7 @@ PRECISION_IEEE, PRECISION_TF32, PRECISION_TF32X3 = range(3)
 # kiln_attention layouts and masks (KILN_ATTENTION_LAYOUT_*, KILN_ATTENTION_MASK_*)
 LAYOUT_BSHD, LAYOUT_BHSD = range(2)
 MASK_NONE, MASK_CAUSAL_TOP_LEFT, MASK_CAUSAL_BOTTOM_RIGHT = range(3)
-ABI_VERSION = 5
+ABI_VERSION = 6
 
 
 class DLDevice(ctypes.Structure):
@@ -162,7 +162,9 @@ class Library:
                       activation=ACTIVATION_NONE):
         """out = activation(alpha * scale_a * scale_b * (a @ b) + bias) + residual; a and b may be fp8
         (torch.float8_e4m3fn, torch.float8_e5m2; a row-major, b the transpose of an [N, K] tensor, as
-        torch._scaled_mm takes them); scale_a and scale_b: f32 of 1, M or N elements."""
+        torch._scaled_mm takes them); scale_a and scale_b: f32 of 1, M or N elements, or both block
+        scales: scale_a [M, ceil(K / 128)], scale_b [ceil(K / 128), ceil(N / 128)] (a 128 x 128 block of
+        b each; any strides)."""
         t = [_Borrowed(x) if x is not None else None for x in (a, b, scale_a, scale_b, bias, residual, out)]
         self._check(self.lib.kiln_matmul_scaled(*(_pointer(x) for x in t[:6]), alpha, activation, _pointer(t[6]),
                                                 self._stream(out)))

@@ -351,6 +351,38 @@ TEST(GpuOps, MatmulOfFp8OperandsWithTheirScales) {
     setenv("KILN_CHECK_PTX", kiln::testing::kCheckedTargets, 1);
 }
 
+TEST(GpuOps, MatmulOfFp8OperandsWithBlockScales) {
+  // Block scales (a's [M, ceil(K / 128)], b's [ceil(K / 128), ceil(N /
+  // 128)] as the transpose of its [N / 128, K / 128] tensor): the default
+  // plan (on Hopper 128x128 tiles, persistent, each K step's wgmma sum
+  // scaled into f32 registers), over ragged tiles and partial last blocks,
+  // and a K whose rows the copy engine cannot read (cp.async). Against the
+  // interpreter's f32 sums.
+  struct Case {
+    int64_t M, N, K;
+  };
+  for (const Case &c : {Case{512, 384, 640}, Case{300, 200, 300}, Case{130, 264, 136}}) {
+    const int64_t kBlocks = (c.K + 127) / 128, nBlocks = (c.N + 127) / 128;
+    Pair a(HostTensor::random(DType::f8e4m3, {c.M, c.K}, 61)), b(HostTensor::random(DType::f8e4m3, {c.N, c.K}, 62));
+    Pair sa(HostTensor::random(DType::f32, {c.M, kBlocks}, 63, 0.25, 2));
+    Pair sbT(HostTensor::random(DType::f32, {nBlocks, kBlocks}, 64, 0.25, 2));
+    Pair out(HostTensor::poisoned(DType::bf16, {c.M, c.N}));
+    SCOPED_TRACE(std::to_string(c.M) + "x" + std::to_string(c.N) + "x" + std::to_string(c.K));
+    expect_same({&out}, [&](bool gpu, const Stream &s) {
+      auto v = [&](Pair &p) { return gpu ? p.gpu(p.tensor().view()) : p.tensor().view(); };
+      auto transposed = [](TensorView t) {
+        std::swap(t.shape[0], t.shape[1]);
+        t.strides = {1, t.shape[0]};
+        return t;
+      };
+      MatmulArgs args{v(a), transposed(v(b)), v(out)};
+      args.scale_a = v(sa);
+      args.scale_b = transposed(v(sbT));
+      matmul(args, s);
+    }, 1e-2);
+  }
+}
+
 TEST(GpuOps, MatmulTuningChecksEveryConfigAndAWarmStoreDoesNothing) {
   if (compile_only())
     GTEST_SKIP() << "needs a GPU";

@@ -133,6 +133,46 @@ TEST(OpsCApi, ScaledMatmulOfFp8Operands) {
             KILN_ERROR_INVALID_ARGUMENT);
 }
 
+TEST(OpsCApi, BlockScaledMatmulOfFp8Operands) {
+  // Block scales (ABI 6): a [2, 256] e4m3fn with scale_a [2, 2] (a row's
+  // for each 128 elements of K), b the transpose of a [3, 256] e4m3fn
+  // tensor with scale_b [2, 1] (one block of columns), the transpose of a
+  // [1, 2] tensor as it comes with b's. Powers of two: exact sums.
+  const int64_t M = 2, N = 3, K = 256;
+  std::vector<uint8_t> a(M * K), b(N * K);
+  for (int64_t i = 0; i < M * K; ++i)
+    a[i] = static_cast<uint8_t>(kiln::encode_float(kiln::DType::f8e4m3, double(i % 5) - 2));
+  for (int64_t i = 0; i < N * K; ++i)
+    b[i] = static_cast<uint8_t>(kiln::encode_float(kiln::DType::f8e4m3, double(i % 3) - 1));
+  std::vector<int64_t> aShape{M, K}, bShape{K, N}, bStrides{1, K};
+  DLTensor ta{}, tb{};
+  ta.data = a.data(), ta.device = {kDLCPU, 0}, ta.ndim = 2, ta.dtype = {10, 8, 1}, ta.shape = aShape.data();
+  tb.data = b.data(), tb.device = {kDLCPU, 0}, tb.ndim = 2, tb.dtype = {10, 8, 1}, tb.shape = bShape.data();
+  tb.strides = bStrides.data();
+  Tensor sa({M, 2}, 0), sbT({1, 2}, 0), out({M, N}, NAN);
+  sa.data = {2.0f, 0.5f, -1.0f, 4.0f};
+  sbT.data = {0.25f, 8.0f};
+  std::vector<int64_t> sbShape{2, 1}, sbStrides{1, 2};
+  DLTensor sb = sbT.dl;
+  sb.shape = sbShape.data(), sb.strides = sbStrides.data();
+  ASSERT_EQ(kiln_matmul_scaled(&ta, &tb, &sa.dl, &sb, nullptr, nullptr, 1.0, KILN_ACTIVATION_NONE, &out.dl, nullptr),
+            KILN_OK)
+      << error();
+  for (int64_t i = 0; i < M; ++i)
+    for (int64_t j = 0; j < N; ++j) {
+      double s = 0;
+      for (int64_t k = 0; k < K; ++k)
+        s += (double((i * K + k) % 5) - 2) * (double((j * K + k) % 3) - 1) * sa.data[i * 2 + k / 128] *
+             sbT.data[k / 128];
+      EXPECT_EQ(out.data[i * N + j], s) << i << "," << j;
+    }
+  // One side's block scales alone: refused with the reason.
+  Tensor one({1}, 1.0f);
+  EXPECT_EQ(kiln_matmul_scaled(&ta, &tb, &sa.dl, &one.dl, nullptr, nullptr, 1.0, KILN_ACTIVATION_NONE, &out.dl, nullptr),
+            KILN_ERROR_FAILED);
+  EXPECT_NE(error().find("both scales blockwise"), std::string::npos) << error();
+}
+
 TEST(OpsCApi, MatmulF32PrecisionChoosesTf32) {
   // Low bits that tf32 (10 mantissa bits, ties away) drops or rounds up:
   // the tf32 product is the sum of rounded products; ieee keeps them.

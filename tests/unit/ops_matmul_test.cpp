@@ -369,6 +369,48 @@ TEST(OpsMatmul, Fp8OperandsWithTheirScales) {
       1e-5);
 }
 
+TEST(OpsMatmul, Fp8BlockScales) {
+  // DeepSeek-style block scales: a's one a row and 128 K elements ([M,
+  // ceil(K / 128)]), b's one a 128 x 128 block ([ceil(K / 128), ceil(N /
+  // 128)], here the transpose of an [N / 128, K / 128] tensor, as b is of
+  // its [N, K] one); each K step's product scaled before it joins the sum.
+  // K and N not multiples of 128 (partial last blocks), steps of 32 and
+  // 64 elements, pointer loads and descriptors, split-K (its chunks scaled
+  // as they are summed), persistent programs, tiles in one block of
+  // columns and across two; against double sums.
+  struct Case {
+    DType out;
+    int64_t M, N, K;
+    Config config;
+  };
+  const Config tile = Config(small()).set("BLOCK_K", 32);
+  for (const Case &c : {Case{DType::f32, 37, 200, 300, tile},
+                        Case{DType::bf16, 40, 160, 384, Config(tile).set("BLOCK_K", 64).set("DESCRIPTORS", 1)},
+                        Case{DType::f32, 33, 136, 320, Config(tile).set("SPLIT_K", 3)},
+                        Case{DType::f32, 48, 256, 256, Config(tile).set("DESCRIPTORS", 1).set("PERSISTENT", 1)},
+                        Case{DType::f32, 48, 256, 256, Config(tile).set("PERSISTENT", 1)},
+                        Case{DType::f32, 20, 300, 200, Config(tile).set("BLOCK_N", 256)}}) {
+    SCOPED_TRACE(std::to_string(c.M) + "x" + std::to_string(c.N) + "x" + std::to_string(c.K) + " " + c.config.str());
+    const int64_t kBlocks = (c.K + 127) / 128, nBlocks = (c.N + 127) / 128;
+    HostTensor a = HostTensor::random(DType::f8e4m3, {c.M, c.K}, 41), b = HostTensor::random(DType::f8e4m3, {c.N, c.K}, 42);
+    HostTensor sa = HostTensor::random(DType::f32, {c.M, kBlocks}, 43, 0.25, 2);
+    HostTensor sbT = HostTensor::random(DType::f32, {nBlocks, kBlocks}, 44, 0.25, 2);
+    HostTensor out = HostTensor::poisoned(c.out, {c.M, c.N});
+    MatmulArgs args{a.view(), transposed(b), out.view()};
+    args.scale_a = sa.view();
+    args.scale_b = transposed(sbT);
+    matmul(args, cpu(), c.config);
+    out.expect_near(
+        [&](const std::vector<int64_t> &at) {
+          double sum = 0;
+          for (int64_t k = 0; k < c.K; ++k)
+            sum += a.at({at[0], k}) * b.at({at[1], k}) * sa.at({at[0], k / 128}) * sbT.at({at[1] / 128, k / 128});
+          return sum;
+        },
+        c.out == DType::f32 ? 1e-5 : 1e-2);
+  }
+}
+
 TEST(OpsMatmul, Fp8DefaultTilesRunOnWgmmaFromTheCopyEngine) {
   // The default plan of a large fp8 product with row and column scales on
   // sm_90a, through the whole compiler and ptxas: both operands by the copy
@@ -401,6 +443,24 @@ TEST(OpsMatmul, Fp8DefaultTilesRunOnWgmmaFromTheCopyEngine) {
   kernel = perTensor.compile(Config(perTensor.seeds.at(0)).set("DESCRIPTORS", 1));
   EXPECT_EQ(kernel.spill_stores, 0) << kernel.ptxas_log;
   EXPECT_NE(kernel.ptx.find("k32.f32.e4m3.e5m2"), std::string::npos);
+  // Block scales: each 128-deep K step's wgmma sum starts from zero and
+  // joins the f32 accumulator scaled by its row's and block's scales, on
+  // 128x128 tiles of two warpgroups (64 accumulators a thread and as many
+  // for the step's sum), persistent programs walking them.
+  HostTensor blocksA = HostTensor::random(DType::f32, {M, K / 128}, 36);
+  HostTensor blocksB = HostTensor::random(DType::f32, {K / 128, N / 128}, 37);
+  args.scale_a = blocksA.view();
+  args.scale_b = blocksB.view();
+  autotune::Task blockwise = tuning_task(args, cpu(), "sm_90a");
+  const Config blockSeed = blockwise.seeds.at(0);
+  EXPECT_EQ(blockSeed["BLOCK_N"], 128) << blockSeed.str();
+  EXPECT_EQ(blockSeed["num_warps"], 8) << blockSeed.str();
+  EXPECT_EQ(blockSeed["PERSISTENT"], 1) << blockSeed.str();
+  EXPECT_EQ(blockwise.space.check(blockSeed), "");
+  kernel = blockwise.compile(Config(blockSeed).set("DESCRIPTORS", 1));
+  EXPECT_NE(kernel.ptx.find("wgmma.mma_async.sync.aligned.m64n128k32.f32.e4m3.e5m2"), std::string::npos);
+  EXPECT_NE(kernel.ptx.find("cp.async.bulk.tensor.2d"), std::string::npos);
+  EXPECT_EQ(kernel.spill_stores, 0) << kernel.ptxas_log;
 }
 
 TEST(OpsMatmul, EmptySumsGiveTheEpilogueOfZero) {
@@ -919,4 +979,24 @@ TEST(OpsMatmul, BadArgumentsAreRejectedWithReasons) {
   scaled.scale_a = {};
   scaled.scale_b = halves.view();
   fails(scaled, {}, "scale_b");
+  // Block scales: both blockwise, of a 2-D product, with BLOCK_K at most their 128.
+  HostTensor blocksA = HostTensor::random(DType::f32, {8, 1}, 26), blocksB = HostTensor::random(DType::f32, {1, 1}, 27);
+  HostTensor each = HostTensor::random(DType::f32, {8}, 28);
+  scaled.scale_a = blocksA.view();
+  scaled.scale_b = each.view();
+  fails(scaled, {}, "need both scales blockwise");
+  scaled.scale_b = blocksB.view();
+  fails(scaled, Config(small()).set("BLOCK_K", 256), "BLOCK_K must be at most 128");
+  HostTensor wide = HostTensor::random(DType::f32, {8, 2}, 29);
+  scaled.scale_a = wide.view();
+  fails(scaled, {}, "[M, ceil(K / 128)] block scales");
+  HostTensor a3 = HostTensor::random(DType::f8e4m3, {1, 8, 16}, 30), bT3 = HostTensor::random(DType::f8e4m3, {1, 8, 16}, 31);
+  HostTensor out3 = HostTensor::poisoned(DType::f32, {1, 8, 8});
+  TensorView b3 = bT3.view();
+  b3.shape = {1, 16, 8};
+  b3.strides = {128, 1, 16};
+  MatmulArgs batched{a3.view(), b3, out3.view()};
+  batched.scale_a = blocksA.view();
+  batched.scale_b = blocksB.view();
+  fails(batched, {}, "a 2-D product");
 }

@@ -171,7 +171,12 @@ const char *name(Precision p);
 /// Hopper's tensor cores (wgmma; FMAs elsewhere); scale_a and scale_b
 /// (optional, any operand dtype: f32 of one element, or scale_a [M] one a
 /// row of a, scale_b [N] one a column of b) multiply the product first:
-/// out = act(alpha * scale_a * scale_b * (a x b) + bias) + residual.
+/// out = act(alpha * scale_a * scale_b * (a x b) + bias) + residual. Block
+/// scales (2-D products, both scales blockwise, any strides): scale_a [M,
+/// ceil(K / 128)] one a row and 128 K elements, scale_b [ceil(K / 128),
+/// ceil(N / 128)] one a 128 x 128 block of b; out = act(alpha * sum over K
+/// blocks kb of (a[:, kb] x b[kb, :]) * scale_a[:, kb] * scale_b[kb, n /
+/// 128] + bias) + residual, each block's sum in f32.
 struct MatmulArgs {
   TensorView a, b, out, bias, residual;
   double alpha = 1;
