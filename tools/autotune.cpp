@@ -30,20 +30,26 @@ const char *kUsage = R"(autotune: tune an op of Kiln's ops library for a problem
 
 usage: autotune --op OP --rows R --cols C [options]
        autotune --op matmul --m M --n N --k K [options]
+       autotune --op grouped_matmul --groups G --m M --n N --k K [options]
        autotune --op attention --batch B --heads H --seq N --head-dim D [options]
        autotune export [FILE]        best configs of the tuning store, as JSON (stdout without FILE)
        autotune import FILE          merge an export into the tuning store
 
-  --op OP               softmax, log_softmax, layer_norm, rms_norm, matmul or attention
+  --op OP               softmax, log_softmax, layer_norm, rms_norm, matmul, grouped_matmul or attention
   --rows R, --cols C    a normalization's problem: R rows of C values (normalized along C)
-  --m M, --n N, --k K   a matmul's problem: [M, K] x [K, N] -> [M, N] (row-major, out in --dtype)
+  --m M, --n N, --k K   a matmul's problem: [M, K] x [K, N] -> [M, N] (row-major, out in --dtype;
+                        fp8: b the transpose of an [N, K] weight, out bf16)
+  --groups G            grouped_matmul: G groups of ragged sizes (fixed seed) summing to M rows, each
+                        times its own [K, N] (the transpose of an [N, K] weight: a mixture of experts)
+  --scales S            fp8 scales: tensor (default), rows (a's rows, b's columns) or blocks (1x128 and
+                        128x128; matmul only)
   --bias, --activation A  matmul epilogue: a bias of N values; none, relu, gelu or silu
   --batch B, --heads H, --seq N, --head-dim D  attention's problem: q, k and v [B, H, N, D]
   --kv-heads H, --seq-k N  attention: fewer K/V heads (grouped-query), another number of keys
   --causal              attention: a causal mask (top-left; with --page-size, bottom-right)
   --page-size P         attention: k and v a paged cache of --seq-k keys a sequence in pages of P
                         keys, scattered by a block table (decoding: --seq 1)
-  --dtype T             f32 (default; bf16 for attention), f16 or bf16
+  --dtype T             f32 (default; bf16 for attention), f16, bf16, or for matmuls fp8e4m3 or fp8e5m2
   --precision P         how a matmul multiplies f32: ieee (default, FMAs), tf32 or tf32x3 (tensor cores)
   --config C            tune only these configs (repeatable; "BLOCK_M=128,BLOCK_N=128,..."; axes left
                         out take their first value)
@@ -107,7 +113,7 @@ public:
       std::uniform_real_distribution<double> dist(-2, 2);
       std::vector<uint64_t> table(4096);
       for (uint64_t &raw : table)
-        raw = encode_float(dtype, round_to(dtype, dist(rng), Rounding::nearest_even, false));
+        raw = encode_float(dtype, round_to(dtype, dist(rng), Rounding::nearest_even, is_float8(dtype)));
       std::minstd_rand pick(seed);
       std::vector<uint8_t> bytes(n * width);
       for (int64_t i = 0; i < n; ++i)
@@ -176,6 +182,38 @@ ops::AttentionArgs attentionArgs(Operands &operands, DType dtype, const Attentio
   return args;
 }
 
+/// A (grouped) matmul's operand b for `groups` groups (0: a plain
+/// matmul's [K, N]): [K, N] row-major, or for fp8 the transpose of [N, K]
+/// weights (K-major, as fp8 tensor cores read it).
+ops::TensorView matmulB(Operands &operands, DType dtype, int64_t groups, int64_t n, int64_t k) {
+  const bool kMajor = is_float8(dtype);
+  std::vector<int64_t> stored = kMajor ? std::vector<int64_t>{n, k} : std::vector<int64_t>{k, n};
+  if (groups)
+    stored.insert(stored.begin(), groups);
+  ops::TensorView b = operands.make(dtype, stored, 2, true);
+  if (kMajor) {
+    b.shape = groups ? std::vector<int64_t>{groups, k, n} : std::vector<int64_t>{k, n};
+    b.strides = groups ? std::vector<int64_t>{n * k, 1, k} : std::vector<int64_t>{1, k};
+  }
+  return b;
+}
+
+/// Ragged group sizes summing to m (a fixed seed: the same problem every
+/// run), as cumulative int32 ends.
+std::vector<int32_t> raggedEnds(int64_t groups, int64_t m) {
+  std::mt19937 rng(7);
+  std::uniform_real_distribution<double> weight(0.25, 1.75);
+  std::vector<double> weights(groups);
+  for (double &w : weights)
+    w = weight(rng);
+  const double total = std::accumulate(weights.begin(), weights.end(), 0.0);
+  std::vector<int32_t> ends(groups);
+  double sum = 0;
+  for (int64_t g = 0; g < groups; ++g)
+    ends[g] = static_cast<int32_t>(g + 1 == groups ? m : std::llround((sum += weights[g]) / total * m));
+  return ends;
+}
+
 /// How many configs a dry run compiled.
 int compiledCount(const autotune::Report &report) {
   return static_cast<int>(std::count_if(report.configs.begin(), report.configs.end(),
@@ -242,7 +280,8 @@ int main(int argc, char **argv) {
     }
 
     std::string op, dtypeName, precisionName = "ieee", arch = "sm_90a";
-    int64_t rows = 0, cols = 0, m = 0, n = 0, k = 0;
+    int64_t rows = 0, cols = 0, m = 0, n = 0, k = 0, groups = 0;
+    std::string scales = "tensor";
     int64_t batch = 0, heads = 0, kvHeads = 0, seq = 0, seqK = 0, headDim = 0, pageSize = 0;
     bool bias = false, causal = false;
     std::string activation = "none";
@@ -265,6 +304,8 @@ int main(int argc, char **argv) {
       else if (a == "--m") m = number(a, value(a).c_str());
       else if (a == "--n") n = number(a, value(a).c_str());
       else if (a == "--k") k = number(a, value(a).c_str());
+      else if (a == "--groups") groups = number(a, value(a).c_str());
+      else if (a == "--scales") scales = value(a);
       else if (a == "--bias") bias = true;
       else if (a == "--batch") batch = number(a, value(a).c_str());
       else if (a == "--heads") heads = number(a, value(a).c_str());
@@ -296,12 +337,17 @@ int main(int argc, char **argv) {
                                                   {"layer_norm", ops::Normalization::layer_norm},
                                                   {"rms_norm", ops::Normalization::rms_norm}};
     if (op.empty())
-      fail("which op? (--op softmax|log_softmax|layer_norm|rms_norm|matmul|attention; see --help)");
-    const bool isMatmul = op == "matmul", isAttention = op == "attention";
+      fail("which op? (--op softmax|log_softmax|layer_norm|rms_norm|matmul|grouped_matmul|attention; see --help)");
+    const bool isGrouped = op == "grouped_matmul", isMatmul = op == "matmul" || isGrouped,
+               isAttention = op == "attention";
     if (!isMatmul && !isAttention && !ops.count(op))
-      fail("unknown op '" + op + "' (softmax, log_softmax, layer_norm, rms_norm, matmul, attention)");
+      fail("unknown op '" + op + "' (softmax, log_softmax, layer_norm, rms_norm, matmul, grouped_matmul, attention)");
     if (isMatmul && (!m || !n || !k))
       fail("--m, --n and --k give a matmul's problem");
+    if (isGrouped != (groups > 0))
+      fail(isGrouped ? "--groups gives a grouped_matmul's number of groups" : "--groups is for grouped_matmul");
+    if (isGrouped && bias)
+      fail("--bias is for matmul");
     if (isAttention && (!batch || !heads || !seq || !headDim))
       fail("--batch, --heads, --seq and --head-dim give attention's problem");
     if (pageSize && !isAttention)
@@ -316,10 +362,16 @@ int main(int argc, char **argv) {
                                                        {"silu", ops::Activation::silu}};
     if (!activations.count(activation))
       fail("unknown --activation '" + activation + "' (none, relu, gelu, silu)");
-    std::map<std::string, DType> dtypes{{"f32", DType::f32}, {"f16", DType::f16}, {"bf16", DType::bf16}};
-    if (!dtypes.count(dtypeName))
-      fail("unsupported --dtype '" + dtypeName + "' (f32, f16, bf16)");
+    std::map<std::string, DType> dtypes{{"f32", DType::f32},         {"f16", DType::f16},
+                                        {"bf16", DType::bf16},       {"fp8e4m3", DType::f8e4m3},
+                                        {"fp8e5m2", DType::f8e5m2}};
+    if (!dtypes.count(dtypeName) || (is_float8(dtypes[dtypeName]) && !isMatmul))
+      fail("unsupported --dtype '" + dtypeName + "' (f32, f16, bf16; fp8e4m3, fp8e5m2 for matmuls)");
     DType dtype = dtypes[dtypeName];
+    if (scales != "tensor" && scales != "rows" && !(scales == "blocks" && !isGrouped))
+      fail("unknown --scales '" + scales + "' (tensor, rows" + (isGrouped ? ")" : ", blocks)"));
+    if (scales != "tensor" && !is_float8(dtype))
+      fail("--scales is for fp8 operands");
     std::map<std::string, Precision> precisions{
         {"ieee", Precision::ieee}, {"tf32", Precision::tf32}, {"tf32x3", Precision::tf32x3}};
     if (!precisions.count(precisionName))
@@ -341,16 +393,41 @@ int main(int argc, char **argv) {
       task = ops::attention_tuning_task(
           attentionArgs(operands, dtype, {batch, heads, kvHeads ? kvHeads : heads, seq, seqK ? seqK : seq, headDim,
                                           pageSize, causal}),
-          stream, target);    } else if (isMatmul) {
+          stream, target);
+    } else if (isMatmul) {
+      // fp8: bf16 out, f32 scales of the tensors, of a's rows and b's
+      // columns (each group's), or blocks.
+      const DType outType = is_float8(dtype) ? DType::bf16 : dtype;
+      const int64_t kBlocks = cdiv(k, 128), nBlocks = cdiv(n, 128);
+      const std::vector<int64_t> scaleA = scales == "rows" ? std::vector<int64_t>{m}
+                                          : scales == "blocks" ? std::vector<int64_t>{m, kBlocks}
+                                                               : std::vector<int64_t>{1};
+      const std::vector<int64_t> scaleB = scales == "rows" ? (isGrouped ? std::vector<int64_t>{groups, n}
+                                                                         : std::vector<int64_t>{n})
+                                          : scales == "blocks" ? std::vector<int64_t>{kBlocks, nBlocks}
+                                                               : std::vector<int64_t>{1};
       ops::MatmulArgs margs;
       margs.a = operands.make(dtype, {m, k}, 1, true);
-      margs.b = operands.make(dtype, {k, n}, 2, true);
-      margs.out = operands.make(dtype, {m, n}, 3, false);
+      margs.b = matmulB(operands, dtype, groups, n, k);
+      margs.out = operands.make(outType, {m, n}, 3, false);
       margs.activation = activations[activation];
       margs.precision = precisions[precisionName];
       if (bias)
-        margs.bias = operands.make(dtype, {n}, 4, true);
-      task = ops::tuning_task(margs, stream, target);
+        margs.bias = operands.make(outType, {n}, 4, true);
+      if (is_float8(dtype)) {
+        margs.scale_a = operands.make(DType::f32, scaleA, 5, true);
+        margs.scale_b = operands.make(DType::f32, scaleB, 6, true);
+      }
+      if (isGrouped) {
+        ops::GroupedMatmulArgs gargs;
+        gargs.a = margs.a, gargs.b = margs.b, gargs.out = margs.out;
+        gargs.offsets = operands.indices(raggedEnds(groups, m), {groups});
+        gargs.activation = margs.activation, gargs.precision = margs.precision;
+        gargs.scale_a = margs.scale_a, gargs.scale_b = margs.scale_b;
+        task = ops::grouped_matmul_tuning_task(gargs, stream, target);
+      } else {
+        task = ops::tuning_task(margs, stream, target);
+      }
     } else {
       ops::NormalizationArgs nargs;
       nargs.x = operands.make(dtype, {rows, cols}, 1, true);

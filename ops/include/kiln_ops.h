@@ -167,6 +167,20 @@ int kiln_matmul_scaled(const DLTensor *a, const DLTensor *b, const DLTensor *sca
                        const DLTensor *bias, const DLTensor *residual, double alpha, int activation,
                        const DLTensor *out, void *stream);
 
+/** Since ABI 6: grouped products in one launch (mixture-of-experts layers,
+ *  as torch._grouped_mm takes them): a [M, K] holds G groups of rows,
+ *  group g ending at offsets[g] (int32 [G], cumulative; read on the device
+ *  only: clamped to [0, M] and made non-decreasing); each group's rows
+ *  times b[g] (b [G, K, N]) into the same rows of out [M, N]; rows past the
+ *  last group are not written. out = activation(alpha * scale_a * scale_b
+ *  * (a x b[g])). Dtypes as kiln_matmul_scaled's (fp8 K-major: b's groups
+ *  transposes of [N, K] matrices); scale_a f32 of one element or M,
+ *  scale_b of one or [G, N] (NULL: 1); `precision` for f32 operands. At
+ *  most 4096 groups. */
+int kiln_grouped_matmul(const DLTensor *a, const DLTensor *b, const DLTensor *offsets, const DLTensor *scale_a,
+                        const DLTensor *scale_b, double alpha, int activation, int precision, const DLTensor *out,
+                        void *stream);
+
 /** out = softmax(scale * q k^T + mask) v per batch and head: q and out
  *  [batch, seq_q, heads_q, head_dim], k and v [batch, seq_k, heads_kv,
  *  head_dim] in options->layout's order, all bf16 or all f16, head_dim

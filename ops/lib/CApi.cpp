@@ -342,17 +342,37 @@ static MatmulArgs matmulArgsOf(const std::string &function, const DLTensor *a, c
   return args;
 }
 
+/// A KILN_PRECISION_* as the ops library's Precision; throws on others.
+static Precision precisionOf(const std::string &function, int precision) {
+  if (precision < KILN_PRECISION_IEEE || precision > KILN_PRECISION_TF32X3)
+    throw InvalidArgument(function + ": unknown precision " + std::to_string(precision));
+  return precision == KILN_PRECISION_TF32 ? Precision::tf32
+         : precision == KILN_PRECISION_TF32X3 ? Precision::tf32x3
+                                              : Precision::ieee;
+}
+
 int kiln_matmul(const DLTensor *a, const DLTensor *b, const DLTensor *bias, const DLTensor *residual, double alpha,
                 int activation, int precision, const DLTensor *out, void *stream) {
   return guarded([&] {
-    if (precision < KILN_PRECISION_IEEE || precision > KILN_PRECISION_TF32X3)
-      throw InvalidArgument("kiln_matmul: unknown precision " + std::to_string(precision));
+    const Precision chosen = precisionOf("kiln_matmul", precision);
     DeviceOf devices;
     MatmulArgs args = matmulArgsOf("kiln_matmul", a, b, bias, residual, alpha, activation, out, devices);
-    args.precision = precision == KILN_PRECISION_TF32     ? Precision::tf32
-                     : precision == KILN_PRECISION_TF32X3 ? Precision::tf32x3
-                                                          : Precision::ieee;
+    args.precision = chosen;
     matmul(args, streamFor(devices, stream));
+  });
+}
+
+int kiln_grouped_matmul(const DLTensor *a, const DLTensor *b, const DLTensor *offsets, const DLTensor *scale_a,
+                        const DLTensor *scale_b, double alpha, int activation, int precision, const DLTensor *out,
+                        void *stream) {
+  return guarded([&] {
+    const Precision chosen = precisionOf("kiln_grouped_matmul", precision);
+    DeviceOf devices;
+    MatmulArgs m = matmulArgsOf("kiln_grouped_matmul", a, b, nullptr, nullptr, alpha, activation, out, devices);
+    GroupedMatmulArgs args{m.a, m.b, viewOf(offsets, "offsets", devices), m.out, alpha, m.activation, chosen};
+    args.scale_a = optionalView(scale_a, "scale_a", devices);
+    args.scale_b = optionalView(scale_b, "scale_b", devices);
+    grouped_matmul(args, streamFor(devices, stream));
   });
 }
 

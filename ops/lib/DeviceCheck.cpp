@@ -33,22 +33,22 @@ void DeviceCheck::prepare(const std::string &arch) {
   auto compiled = std::async(std::launch::async, [&] { compile_(referenceView(), stream_, arch); });
   compare();
   compiled.get();
-  queue_(referenceView(), stream_);
-  ready_ = true;
+  makeReference();
 }
 
 double DeviceCheck::largest_difference() {
   if (!ready_) {
     allocate();
-    queue_(referenceView(), stream_);
-    ready_ = true;
+    makeReference();
   }
   return compare();
 }
 
-void DeviceCheck::poison(const Stream &stream) const {
+void DeviceCheck::poison(const Stream &stream) const { poisonView(out_, stream); }
+
+void DeviceCheck::poisonView(const TensorView &view, const Stream &stream) {
   Pointwise fill;
-  fill.output(out_, Expr(std::numeric_limits<double>::quiet_NaN()));
+  fill.output(view, Expr(std::numeric_limits<double>::quiet_NaN()));
   fill.run(stream);
 }
 
@@ -70,6 +70,15 @@ void DeviceCheck::allocate() {
   reference_ = Buffer::allocate(device, out_.numel() * size_in_bytes(out_.dtype));
   rowMax_ = Buffer::allocate(device, rowsOf(out_) * 4);
   worst_ = Buffer::allocate(device, 4);
+}
+
+void DeviceCheck::makeReference() {
+  // (Poisoned first, as out is before each run: what the op leaves
+  // unwritten by design, such as a grouped product's rows past its last
+  // group, is NaN in both.)
+  poisonView(referenceView(), stream_);
+  queue_(referenceView(), stream_);
+  ready_ = true;
 }
 
 TensorView DeviceCheck::referenceView() const { return TensorView::of(reference_, out_.dtype, out_.shape); }

@@ -23,7 +23,8 @@ namespace kiln::ops {
 /// elements of |out - ref| / max(|ref|, 1), 0 where both are equal or both
 /// NaN, NaN where only one is, reduced on the device along the last
 /// dimension and then over the rows. The task poisons the output (NaN)
-/// before every run, so an element a config leaves unwritten fails.
+/// before every run, and the reference before it is made, so an element a
+/// config leaves unwritten fails unless the default plan leaves it too.
 class DeviceCheck {
 public:
   /// `queueReference(view)` queues the default plan writing into `view`
@@ -53,6 +54,9 @@ public:
 
 private:
   void allocate();
+  /// Poisons the reference and queues the default plan into it.
+  void makeReference();
+  static void poisonView(const TensorView &view, const Stream &stream);
   TensorView referenceView() const;
   double compare();
 

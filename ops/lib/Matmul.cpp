@@ -17,8 +17,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "ops/lib/GeneratedKernel.h"
-#include "ops/lib/MatmulKernel.h"
-#include "ops/lib/MatmulPlan.h"
+#include "ops/lib/MatmulProblem.h"
 #include "ops/lib/Views.h"
 #include "ops/lib/Workspace.h"
 
@@ -39,29 +38,9 @@ bool scales(const MatmulArgs &m) { return m.alpha != 1.0; }
 
 bool isMatmulFloat(DType t) { return t == DType::f32 || t == DType::f16 || t == DType::bf16; }
 
-/// Whether the copy engine can read a 2-D operand as stored: one of its
-/// dimensions contiguous, the other's stride a multiple of 16 bytes, the
-/// base 16-byte aligned.
-bool copyEngineReads(const TensorView &v) {
-  if (v.rank() != 2 || v.address % 16 != 0)
-    return false;
-  std::vector<int64_t> st = v.effective_strides();
-  int64_t bytes = static_cast<int64_t>(size_in_bytes(v.dtype));
-  return (st[1] == 1 && st[0] * bytes % 16 == 0) || (st[0] == 1 && st[1] * bytes % 16 == 0);
-}
-
 const std::string kOp = "matmul";
 
-/// A call's product: its sizes, its tensors by role with their strides
-/// (batch, 0 where it broadcasts; rows; columns), and what every kernel of
-/// it shares (dtypes, epilogue inputs, precision, activation).
-struct Problem {
-  int rank = 2;
-  int64_t M = 0, N = 0, K = 0, batches = 1;
-  const TensorView *views[OPERANDS] = {};
-  int64_t strides[OPERANDS][3] = {};
-  Structure s;
-};
+using Problem = MatmulProblem;
 
 /// An epilogue input (bias, residual) when the call passes it.
 void addEpilogueInput(Problem &p, Role role, const TensorView &view, bool fits, const std::string &what,
@@ -201,6 +180,8 @@ TileChoice chooseTile(const Problem &p, const MatmulArgs &m, const Stream &strea
     c.config = fma_matmul_config();
   if (p.s.blockScales)
     c.config = with_block_scales(c.config);
+  if (p.s.grouped) // (no default split: grouped products run unsplit)
+    c.config.set("SPLIT_K", 1);
   // A given tile (a user's, a tuned one) runs unsplit unless it says
   // otherwise: the default split belongs to the default tile. So do
   // persistent programs, which compute whole tiles.
@@ -216,8 +197,15 @@ TileChoice chooseTile(const Problem &p, const MatmulArgs &m, const Stream &strea
   // tensor cores, pipelined loops, 2-D operands it can read) and where it
   // measured faster (copy_engine_tile).
   // (Sizes below 2^31: the copy engine's coordinates are 32-bit.)
-  c.describable = p.rank == 2 && on_tensor_cores(m.a.dtype, p.s.precision) && copyEngineReads(m.a) &&
-                  copyEngineReads(m.b) && p.K > 0 && std::max({p.M, p.N, p.K}) < (int64_t(1) << 31);
+  // A grouped product's B is described as its groups' matrices one below
+  // the other, stored [K][N] only where BLOCK_K divides K (a K step must
+  // not reach into the next group's rows, which the copy engine would not
+  // zero).
+  c.describable = p.rank == 2 && on_tensor_cores(m.a.dtype, p.s.precision) && copy_engine_reads(m.a) &&
+                  copy_engine_reads(m.b) && p.K > 0 && std::max({p.M, p.N, p.K}) < (int64_t(1) << 31);
+  if (p.s.grouped)
+    c.describable = c.describable && p.groupsStacked && p.groups * std::max(p.N, p.K) < (int64_t(1) << 31) &&
+                    (stores_b_k_major(m.b) || p.K % c.config["BLOCK_K"] == 0);
   // The target compiled for (KILN_TARGET may name an older one than the
   // device's, e.g. sm_80 on a Hopper GPU), not the device itself.
   c.hopper = compute_capability_of(target) >= 90;
@@ -225,6 +213,8 @@ TileChoice chooseTile(const Problem &p, const MatmulArgs &m, const Stream &strea
       c.hopper && c.describable && c.config.num_stages() >= 2 && copy_engine_tile(c.config["BLOCK_M"], p.M);
   if (!c.givesTile && c.config.get("DESCRIPTORS", c.defaultDescriptors) == 1 && c.defaultDescriptors)
     c.config = with_copy_engine_schedule(c.config);
+  if (p.s.grouped && !overrides.has("PERSISTENT"))
+    c.config = with_grouped_schedule(c.config);
   return c;
 }
 
@@ -269,6 +259,8 @@ void planChunks(Plan &plan, const Problem &p, const Config &config) {
   if (plan.persistent > 0 && plan.splits > 1)
     throw Error(kOp + ": PERSISTENT programs compute whole tiles; it needs SPLIT_K=1, got " +
                 std::to_string(plan.splits) + " chunks");
+  if (p.s.grouped && plan.splits > 1)
+    throw Error(kOp + ": grouped products run unsplit (SPLIT_K=1), got " + std::to_string(plan.splits) + " chunks");
 }
 
 /// Which operands the copy engine reads and writes, checked against what
@@ -279,11 +271,16 @@ void planDescriptors(Plan &plan, const Problem &p, const MatmulArgs &m, const Ti
     throw Error(kOp + ": DESCRIPTORS must be 0 or 1, got " + std::to_string(wantDescriptors));
   if (wantDescriptors && !choice.describable)
     throw Error(kOp + ": DESCRIPTORS=1 needs 2-D f16/bf16 (or tf32) operands with one dimension contiguous, the "
-                      "other's stride a multiple of 16 bytes, 16-byte aligned addresses, and 0 < M, N, K < 2^31");
+                      "other's stride a multiple of 16 bytes, 16-byte aligned addresses, and 0 < M, N, K < 2^31 " +
+                (p.s.grouped ? "(grouped: b's groups stored one after the other, BLOCK_K dividing K where b is [G, K, "
+                               "N] with N contiguous)"
+                             : ""));
   plan.s.descriptors = wantDescriptors == 1;
   // The output through a descriptor where A and B are read through them
   // and out is a row-major matrix the copy engine can write.
-  const bool outDescribable = p.rank == 2 && copyEngineReads(m.out) && m.out.effective_strides()[1] == 1 &&
+  // (A grouped tile's rows past its group's belong to the next group's:
+  // stored by the threads, masked.)
+  const bool outDescribable = p.rank == 2 && !p.s.grouped && copy_engine_reads(m.out) && m.out.effective_strides()[1] == 1 &&
                               std::max(p.M, p.N) < (int64_t(1) << 31);
   const int64_t wantOutDescriptor =
       choice.config.get("OUT_DESCRIPTOR", plan.s.descriptors && outDescribable && plan.splits == 1);
@@ -300,16 +297,18 @@ void planDescriptors(Plan &plan, const Problem &p, const MatmulArgs &m, const Ti
 /// 64-bit offsets when an offset a program forms (rows and columns up to
 /// the edge tiles' ends) or a coordinate could pass 2^31.
 bool needsWideOffsets(const Plan &plan, const Problem &p) {
-  const int64_t rowsEnd = cdiv(p.M, plan.BM) * plan.BM, colsEnd = cdiv(p.N, plan.BN) * plan.BN,
-                kEnd = cdiv(p.K, plan.BK) * plan.BK;
+  // (A grouped tile starts at its group's first row: its rows end up to a
+  // tile past the last.)
+  const int64_t rowsEnd = (cdiv(p.M, plan.BM) + (p.s.grouped ? 1 : 0)) * plan.BM,
+                colsEnd = cdiv(p.N, plan.BN) * plan.BN, kEnd = cdiv(p.K, plan.BK) * plan.BK;
   auto reach = [&](int o, int64_t rows, int64_t cols) {
-    return (p.batches - 1) * std::abs(p.strides[o][0]) + rows * std::abs(p.strides[o][1]) +
+    return (std::max(p.batches, p.groups) - 1) * std::abs(p.strides[o][0]) + rows * std::abs(p.strides[o][1]) +
            cols * std::abs(p.strides[o][2]);
   };
   const int64_t kBlocks = cdiv(kEnd, kScaleBlock), nBlocks = cdiv(colsEnd, kScaleBlock);
   const int64_t scaleReach = p.s.blockScales ? std::max(reach(SCALE_A, rowsEnd, kBlocks), reach(SCALE_B, kBlocks, nBlocks))
                                          : std::max(rowsEnd * std::abs(p.strides[SCALE_A][2]),
-                                                    colsEnd * std::abs(p.strides[SCALE_B][2]));
+                                                    reach(SCALE_B, 0, colsEnd));
   const int64_t farthest = std::max({reach(A, rowsEnd, kEnd), reach(B, kEnd, colsEnd), reach(OUT, rowsEnd, colsEnd),
                                      reach(RESIDUAL, rowsEnd, colsEnd), colsEnd * std::abs(p.strides[BIAS][2]),
                                      scaleReach, rowsEnd, colsEnd, kEnd});
@@ -322,21 +321,25 @@ bool needsWideOffsets(const Plan &plan, const Problem &p) {
 /// multiprocessor, never more than tiles), each computing every
 /// num_programs-th tile in grouped order, alone or in clusters.
 void planPrograms(Plan &plan, const Problem &p, const TileChoice &choice, const Stream &stream) {
-  const int64_t tilesM = cdiv(p.M, plan.BM), tilesN = cdiv(p.N, plan.BN);
+  // (A grouped product's tile rows: at most one more a group than M's.)
+  const int64_t tilesM = cdiv(p.M, plan.BM) + (p.s.grouped ? p.groups : 0), tilesN = cdiv(p.N, plan.BN);
   plan.tiles = Grid(static_cast<uint32_t>(tilesM * tilesN), static_cast<uint32_t>(plan.s.batched ? p.batches : 1));
   // (With K = 0 there are no K steps to carry the tiles: one program a tile
   // stores the epilogue of zero. The loop's tile arithmetic is exact below
   // 2^20 tiles; more run one program a tile too.)
   // With pointer loads, rows and columns past the edges wrap by one
   // subtraction, which needs tiles no larger than the product.
+  // (Grouped rows are clamped, not wrapped.)
   plan.s.persistent = plan.persistent > 0 && p.K > 0 && tilesM * tilesN < (int64_t(1) << 20) &&
-                      (plan.s.descriptors || (p.M >= plan.BM && p.N >= plan.BN));
+                      (plan.s.descriptors || ((p.s.grouped || p.M >= plan.BM) && p.N >= plan.BN));
   // (On Hopper, pointer loads into wgmma keep forming their pointers every
   // step, the form measured with the dot left in flight.)
   // (Block scales need the tile every step: its pointers are formed there.)
   plan.s.carriedPointers = plan.s.persistent && !plan.s.descriptors && !choice.hopper && !plan.s.blockScales;
   // Clusters of persistent programs sharing B's copies (cluster_size).
   plan.cluster = choice.config.get("cluster_size", 1);
+  if (plan.cluster > 1 && p.s.grouped)
+    throw Error(kOp + ": grouped products take no clusters (cluster_size 1), got " + std::to_string(plan.cluster));
   if (plan.cluster > 1 && (plan.persistent == 0 || !plan.s.descriptors))
     throw Error(kOp + ": cluster_size " + std::to_string(plan.cluster) +
                 " shares B's copies among persistent programs: it needs PERSISTENT > 0 and DESCRIPTORS=1");
@@ -359,13 +362,15 @@ Plan planOf(const Problem &p, const MatmulArgs &m, const TileChoice &choice, con
   return plan;
 }
 
-/// The launch of one kernel of the plan: its arguments.
+/// The launch of one kernel of the plan: its arguments. (Its workspace:
+/// split-K's partial tiles, or a grouped product's tile table.)
 MatmulLaunch::Step stepOf(const Problem &p, const Plan &plan, const MatmulArgs &m, const Structure &st,
                           const Config &cfg, Grid grid) {
   Params q = parameters(st);
   std::string key = st.key();
   MatmulLaunch::Step step{cached_kernel(key, [&] { return make_kernel(key, st, q); }), cfg, grid,
-                          std::vector<Arg>(q.signature.types().size(), Arg(0)), q.pointers[WORK]};
+                          std::vector<Arg>(q.signature.types().size(), Arg(0)),
+                          q.pointers[WORK] >= 0 ? q.pointers[WORK] : q.pointers[TILES]};
   std::vector<Arg> &args = step.args;
   for (int o = 0; o < WORK; ++o)
     if (q.pointers[o] >= 0) {
@@ -375,7 +380,7 @@ MatmulLaunch::Step stepOf(const Problem &p, const Plan &plan, const MatmulArgs &
   for (int o : {A, B, OUT}) // as stored: [rows][contiguous columns]
     if (int first = q.descriptors[o]; first >= 0) {
       bool asLaid = o == A ? st.aKContiguous : o == B ? st.bNContiguous : true;
-      int64_t rows = o == A ? (asLaid ? p.M : p.K) : o == B ? (asLaid ? p.K : p.N) : p.M;
+      int64_t rows = o == A ? (asLaid ? p.M : p.K) : o == B ? (asLaid ? p.K : p.N) * p.groups : p.M;
       int64_t cols = o == A ? (asLaid ? p.K : p.M) : o == B ? (asLaid ? p.N : p.K) : p.N;
       int64_t rowStride = asLaid ? p.strides[o][1] : p.strides[o][2];
       std::vector<Arg> parts;
@@ -447,6 +452,18 @@ MatmulLaunch prepare_matmul(const MatmulArgs &m, const Stream &stream, const Con
   const Problem p = checkedProblem(m, stream);
   if (m.out.numel() == 0)
     return {};
+  return plan_matmul(p, m, stream, overrides);
+}
+
+bool copy_engine_reads(const TensorView &v) {
+  if (v.rank() != 2 || v.address % 16 != 0)
+    return false;
+  std::vector<int64_t> st = v.effective_strides();
+  int64_t bytes = static_cast<int64_t>(size_in_bytes(v.dtype));
+  return (st[1] == 1 && st[0] * bytes % 16 == 0) || (st[0] == 1 && st[1] * bytes % 16 == 0);
+}
+
+MatmulLaunch plan_matmul(const MatmulProblem &p, const MatmulArgs &m, const Stream &stream, const Config &overrides) {
   const TileChoice choice = chooseTile(p, m, stream, overrides);
   const Plan plan = planOf(p, m, choice, stream);
   MatmulLaunch launch;

@@ -141,6 +141,14 @@ Config with_copy_engine_schedule(Config tile) {
   return tile;
 }
 
+Config with_grouped_schedule(Config tile) {
+  // A persistent program would read each tile's group from the table
+  // inside its K loop, where the copies issued steps ahead cannot follow:
+  // its copy-engine loads would become pointer loads. One program a tile
+  // reads its tile before the loop.
+  return tile.set("PERSISTENT", 0);
+}
+
 const char *name(Precision p) {
   switch (p) {
   case Precision::ieee: return "ieee";

@@ -32,9 +32,11 @@ namespace {
 
 const char *name(Phase p) { return p == Phase::whole ? "whole" : p == Phase::partial ? "partial" : "combine"; }
 
-/// A tile's block row and column.
+/// A tile's block row and column; in a grouped product also its group and
+/// the range [first, end) of its rows (from the tile table).
 struct Tile {
   Tensor pid_m, pid_n;
+  Tensor group = {}, first = {}, end = {};
 };
 /// Its rows and columns, and which of its elements lie inside out (formed
 /// where used: in a loop over tiles, only the epilogue needs them).
@@ -65,22 +67,47 @@ public:
 
   Tensor at(int position) const { return position >= 0 ? args[position] : Tensor(); }
   Tensor stride(int o, int d) const { return at(q.strides[o][d]); }
-  Tensor base(int o) const {
+  /// Where operand o's matrix for tile t starts: its batch's, or (grouped)
+  /// B's and SCALE_B's that of the tile's group.
+  Tensor base(int o, const Tile &t) const {
     Tensor p = args[q.pointers[o]];
-    return s.batched ? p + batch * stride(o, 0) : p;
+    Tensor which = s.grouped ? (o == B || o == SCALE_B ? t.group.to(index) : Tensor()) : batch;
+    return which.valid() && q.strides[o][0] >= 0 ? p + which * stride(o, 0) : p;
+  }
+
+  /// (grouped) The number of tile rows the table lists.
+  Tensor tableRows() const { return load(args[q.pointers[TILES]]); }
+
+  /// (grouped) Tile t with its group and rows from the table; a tile row
+  /// past the listed ones (programs past the end, a persistent program's
+  /// copies past its last tile) gets group 0 and no rows.
+  Tile withGroup(Tile t, const Tensor &rows) const {
+    Tensor listed = (t.pid_m >= 0) & (t.pid_m < rows);
+    Tensor entry = args[q.pointers[TILES]] + 1 + where(listed, t.pid_m, 0).to(DType::i32) * 3;
+    t.group = where(listed, load(entry), 0);
+    t.first = where(listed, load(entry + 1), 0);
+    t.end = where(listed, load(entry + 2), 0);
+    return t;
   }
 
   /// Tile `pid` in grouped order.
   Tile tileOf(const Tensor &pid) const {
-    Tensor tiles_n = cdiv(N, BN), tiles_m = cdiv(M, BM);
+    Tensor tiles_n = cdiv(N, BN), tiles_m = s.grouped ? tableRows().to(pid.dtype()) : cdiv(M, BM);
     Tensor first_m = pid / (GROUP * tiles_n) * GROUP;
     Tensor group_rows = minimum(tiles_m - first_m, GROUP);
-    return Tile{first_m + pid % group_rows, (pid % (GROUP * tiles_n)) / group_rows};
+    if (s.grouped) // (programs past the listed tiles have no band)
+      group_rows = maximum(group_rows, 1);
+    Tile t{first_m + pid % group_rows, (pid % (GROUP * tiles_n)) / group_rows};
+    return s.grouped ? withGroup(t, tiles_m) : t;
   }
 
+  /// Whether tile t has rows to compute (grouped products' may not).
+  Tensor hasRows(const Tile &t) const { return t.end > t.first; }
+
   Span spanOf(const Tile &t) const {
-    Tensor rm = (t.pid_m * BM + arange(0, BM)).to(index), rn = (t.pid_n * BN + arange(0, BN)).to(index);
-    return Span{rm, rn, expand_dims(rm < M, 1) & expand_dims(rn < N, 0)};
+    Tensor rm = (s.grouped ? t.first + arange(0, BM) : t.pid_m * BM + arange(0, BM)).to(index);
+    Tensor rn = (t.pid_n * BN + arange(0, BN)).to(index);
+    return Span{rm, rn, expand_dims(rm < (s.grouped ? t.end.to(index) : M), 1) & expand_dims(rn < N, 0)};
   }
 
   /// A chunk's partial tile: plane chunk * batches + batch.
@@ -100,9 +127,11 @@ public:
     // runtime size costs ~20 instructions a row: its tiles start inside
     // and are no larger than the product (the plan sees to it), so one
     // conditional subtraction wraps.
+    // A grouped tile's rows run at most BLOCK_M - 1 past the last row.
     auto wrap = [&](const Tensor &r, const Tensor &size) { return s.persistent ? where(r >= size, r - size, r) : r % size; };
-    return Pointers{base(A) + expand_dims(wrap(t.rm, M), 1) * stride(A, 1) + expand_dims(rk, 0) * stride(A, 2),
-                    base(B) + expand_dims(rk, 1) * stride(B, 1) + expand_dims(wrap(t.rn, N), 0) * stride(B, 2)};
+    Tensor rows = s.grouped ? minimum(t.rm, M - 1) : wrap(t.rm, M);
+    return Pointers{base(A, tile) + expand_dims(rows, 1) * stride(A, 1) + expand_dims(rk, 0) * stride(A, 2),
+                    base(B, tile) + expand_dims(rk, 1) * stride(B, 1) + expand_dims(wrap(t.rn, N), 0) * stride(B, 2)};
   }
 
   /// One BLOCK_K step at K offset k (index type): acc + A[rows, k:] B[k:, columns].
@@ -128,7 +157,7 @@ public:
       v = v * (s.scaleRows ? expand_dims(load(args[q.pointers[SCALE_A]] + (t.rm % M) * stride(SCALE_A, 2)), 1)
                            : load(args[q.pointers[SCALE_A]]));
     if (s.present[SCALE_B] && !s.blockScales)
-      v = v * (s.scaleColumns ? expand_dims(load(args[q.pointers[SCALE_B]] + (t.rn % N) * stride(SCALE_B, 2)), 0)
+      v = v * (s.scaleColumns ? expand_dims(load(base(SCALE_B, tile) + (t.rn % N) * stride(SCALE_B, 2)), 0)
                               : load(args[q.pointers[SCALE_B]]));
     if (s.present[BIAS])
       v = v + expand_dims(load(args[q.pointers[BIAS]] + (t.rn % N) * stride(BIAS, 2)).to(DType::f32), 0);
@@ -139,14 +168,14 @@ public:
     case Activation::silu: v = v * sigmoid(v); break;
     }
     if (s.present[RESIDUAL]) {
-      Tensor r = base(RESIDUAL) + expand_dims(t.rm, 1) * stride(RESIDUAL, 1) + expand_dims(t.rn, 0) * stride(RESIDUAL, 2);
+      Tensor r = base(RESIDUAL, tile) + expand_dims(t.rm, 1) * stride(RESIDUAL, 1) + expand_dims(t.rn, 0) * stride(RESIDUAL, 2);
       v = v + load(r, t.inside, 0.0).to(DType::f32);
     }
     if (s.outDescriptor) {
       described(OUT).store({(tile.pid_m * BM).to(DType::i32), (tile.pid_n * BN).to(DType::i32)}, v.to(s.dtypes[OUT]));
       return;
     }
-    Tensor o = base(OUT) + expand_dims(t.rm, 1) * stride(OUT, 1) + expand_dims(t.rn, 0) * stride(OUT, 2);
+    Tensor o = base(OUT, tile) + expand_dims(t.rm, 1) * stride(OUT, 1) + expand_dims(t.rn, 0) * stride(OUT, 2);
     store(o, v.to(s.dtypes[OUT]), t.inside);
   }
 
@@ -159,10 +188,18 @@ private:
     if (s.descriptors) {
       Descriptor da = described(A), db = described(B);
       // The copy engine's coordinates are i32 (each size is below 2^31),
-      // also where offsets past 2^31 make the index type i64.
-      Tensor row = (t.pid_m * BM).to(DType::i32), column = (t.pid_n * BN).to(DType::i32), k32 = k.to(DType::i32);
+      // also where offsets past 2^31 make the index type i64. A grouped
+      // product's B is described as its groups' matrices one below the
+      // other.
+      Tensor row = (s.grouped ? t.first : t.pid_m * BM).to(DType::i32), column = (t.pid_n * BN).to(DType::i32),
+             k32 = k.to(DType::i32);
+      Tensor bRow = k32, bColumn = column;
+      if (s.grouped && s.bNContiguous)
+        bRow = k32 + t.group * args[q.K].to(DType::i32);
+      else if (s.grouped)
+        bColumn = column + t.group * N.to(DType::i32);
       return {s.aKContiguous ? da.load({row, k32}, {BM, BK}) : da.load({k32, row}, {BK, BM}).trans(),
-              s.bNContiguous ? db.load({k32, column}, {BK, BN}) : db.load({column, k32}, {BN, BK}).trans()};
+              s.bNContiguous ? db.load({bRow, column}, {BK, BN}) : db.load({bColumn, k32}, {BN, BK}).trans()};
     }
     Tensor a_at = p.a + k * stride(A, 2), b_at = p.b + k * stride(B, 1);
     if (s.evenK)
@@ -196,7 +233,7 @@ private:
 /// epilogue), or over the K chunk program_id(2) (its partial sums).
 void tileProduct(const TileProgram &p) {
   Tile t = p.tileOf(program_id(0));
-  Operand begin = 0, end = p.args[p.q.K];
+  Operand begin = 0, end = p.s.grouped ? where(p.hasRows(t), p.args[p.q.K], 0) : p.args[p.q.K];
   if (p.s.phase == Phase::partial) {
     Tensor first = program_id(2).to(p.index) * p.args[p.q.chunk];
     begin = first;
@@ -253,7 +290,7 @@ public:
   explicit PersistentWalk(const TileProgram &p)
       : p(p), BK(p.cfg["BLOCK_K"]), C(p.cfg.cluster_size()), band(std::max<int64_t>(1, p.GROUP / C)) {
     tiles_n = cdiv(p.N, p.BN).to(DType::i32);
-    tiles_m = cdiv(p.M, p.BM).to(DType::i32);
+    tiles_m = p.s.grouped ? p.tableRows() : cdiv(p.M, p.BM).to(DType::i32);
     if (C > 1)
       tiles_m = cdiv(tiles_m, C);
     Tensor tiles = tiles_m * tiles_n;
@@ -288,6 +325,8 @@ private:
     Tensor rows = where(full, band, last_rows);
     Tensor column = quotient(local, where(full, 1.0 / band, inv_last_rows));
     Tensor row = first_m + local - column * rows;
+    if (p.s.grouped)
+      return p.withGroup(Tile{row, column}, tiles_m);
     return Tile{C > 1 ? row * C + cluster_rank() : row, column};
   }
 
@@ -350,6 +389,7 @@ std::string Structure::key() const {
   k += present[SCALE_A] ? (scaleRows ? "|scale-rows" : "|scale-a") : "";
   k += present[SCALE_B] ? (scaleColumns ? "|scale-columns" : "|scale-b") : "";
   k += blockScales ? "|block-scales" : "";
+  k += grouped ? "|grouped" : "";
   return k;
 }
 
@@ -357,6 +397,7 @@ Params parameters(const Structure &s) {
   Params q;
   DType index = s.wide ? DType::i64 : DType::i32;
   for (int o = 0; o < OPERANDS; ++o) {
+    // (TILES: the table another kernel of the launch wrote; this one reads it.)
     bool written = o == OUT || (o == WORK && s.phase == Phase::partial);
     if (s.present[o] && ((s.descriptors && (o == A || o == B)) || (s.outDescriptor && o == OUT)))
       q.descriptors[o] = q.signature.descriptor(s.dtypes[o], 2);
@@ -373,13 +414,23 @@ Params parameters(const Structure &s) {
     q.chunk = q.signature.scalar(index);
   if (s.phase == Phase::combine)
     q.splits = q.signature.scalar(DType::i32);
+  // The strides a kernel steps each operand by: batch (or group, or WORK's
+  // plane), rows, columns.
+  auto takesStride = [&](int o, int d) {
+    if (!s.present[o] || o == TILES || (o <= OUT && q.descriptors[o] >= 0))
+      return false;
+    if (d == 0 && !(s.batched || o == WORK || (s.grouped && (o == B || o == SCALE_B))))
+      return false;
+    switch (o) {
+    case BIAS: return d == 2;
+    case SCALE_A: return s.blockScales ? d > 0 : s.scaleRows && d == 2;
+    case SCALE_B: return s.blockScales ? d > 0 : s.scaleColumns && d != 1;
+    default: return true;
+    }
+  };
   for (int o = 0; o < OPERANDS; ++o)
     for (int d = 0; d < 3; ++d)
-      q.strides[o][d] = s.present[o] && (o != BIAS || d == 2) && (o != SCALE_A || (s.blockScales ? d > 0 : s.scaleRows && d == 2)) &&
-                                (o != SCALE_B || (s.blockScales ? d > 0 : s.scaleColumns && d == 2)) && (s.batched || d > 0 || o == WORK) &&
-                                !(o <= OUT && q.descriptors[o] >= 0)
-                            ? q.signature.scalar(index)
-                            : -1;
+      q.strides[o][d] = takesStride(o, d) ? q.signature.scalar(index) : -1;
   return q;
 }
 

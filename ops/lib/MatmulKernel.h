@@ -25,8 +25,10 @@ constexpr int64_t kScaleBlock = 128;
 /// The parameters of a generated kernel, by role. SCALE_A, SCALE_B: f32
 /// scales of A's rows and B's columns (one for the whole tensor, one a
 /// row / column, or blocks: A's [M][K / 128], B's [K / 128][N / 128]). WORK: the split-K partial tiles, f32 planes
-/// [chunk * batches + batch][M][N].
-enum Role { A, B, OUT, BIAS, RESIDUAL, SCALE_A, SCALE_B, WORK, OPERANDS };
+/// [chunk * batches + batch][M][N]. TILES: a grouped product's tile table
+/// (GroupedMatmul.cpp): the number of tile rows, then each tile row's
+/// group, first row and end row (i32).
+enum Role { A, B, OUT, BIAS, RESIDUAL, SCALE_A, SCALE_B, WORK, TILES, OPERANDS };
 
 /// What a kernel computes: the whole product with its epilogue; or, with
 /// split-K, one K chunk's partial sums, or the sum of the chunks with the
@@ -35,7 +37,7 @@ enum class Phase { whole, partial, combine };
 
 struct Structure {
   DType dtypes[OPERANDS] = {};
-  bool present[OPERANDS] = {true, true, true, false, false, false, false, false};
+  bool present[OPERANDS] = {true, true, true, false, false, false, false, false, false};
   Phase phase = Phase::whole;
   Activation activation = Activation::none;
   Precision precision = Precision::ieee; ///< f32 operands only
@@ -58,6 +60,11 @@ struct Structure {
   /// elements, B's one a 128 x 128 block; each K step's product is
   /// multiplied by its blocks' scales before it joins the f32 sum
   bool blockScales = false;
+  /// Groups (mixture-of-experts layers): A [rows][K] and OUT [rows][N] cut
+  /// into groups of rows whose tiles TILES lists, each group's rows times
+  /// its own B (strides[B][0] apart; SCALE_B's columns strides[SCALE_B][0]
+  /// apart)
+  bool grouped = false;
 
   /// What tells this structure's kernel apart from every other's.
   std::string key() const;
@@ -66,13 +73,13 @@ struct Structure {
 /// Positions in the signature.
 struct Params {
   Signature signature;
-  int pointers[OPERANDS] = {-1, -1, -1, -1, -1, -1, -1, -1};
+  int pointers[OPERANDS] = {-1, -1, -1, -1, -1, -1, -1, -1, -1};
   int descriptors[3] = {-1, -1, -1}; ///< A, B and OUT's descriptors (their first parameter), if accessed through them
   int M = -1, N = -1, K = -1, alpha = -1;
   int chunk = -1;  ///< partial: K elements per chunk
   int splits = -1; ///< combine: the number of chunks
-  /// batch (WORK: plane), rows, columns (bias, row and column scales: their
-  /// one dimension's, last)
+  /// batch (WORK: plane; grouped B and SCALE_B: group), rows, columns (bias,
+  /// row and column scales: their one dimension's, last)
   int strides[OPERANDS][3] = {};
 };
 

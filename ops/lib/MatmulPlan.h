@@ -86,6 +86,10 @@ bool copy_engine_tile(int64_t blockM, int64_t M);
 /// warpgroup; unless `tile` says otherwise.
 Config with_copy_engine_schedule(Config tile);
 
+/// How the tile runs in a grouped product: one program a tile (unless the
+/// config says otherwise).
+Config with_grouped_schedule(Config tile);
+
 /// What, besides the views, a matmul's plan depends on (the activation, the
 /// precision and whether alpha is 1), for its PlanKey.
 int32_t matmul_plan_choices(const MatmulArgs &args);
@@ -98,5 +102,16 @@ std::string matmul_problem_key(const MatmulArgs &args);
 
 /// The tile a call without one takes (tuned, or empty for the defaults).
 Config chosen_matmul_config(const MatmulArgs &args, const Stream &stream);
+
+/// A grouped product's launches (GroupedMatmul.cpp): the tile table, then
+/// the product; `config` overrides the tile.
+MatmulLaunch prepare_grouped_matmul(const GroupedMatmulArgs &args, const Stream &stream, const Config &config);
+/// What the planner and the tuner read of a grouped product's shape: a,
+/// out, group 0's matrix of b, alpha, activation, precision, scale_a.
+MatmulArgs grouped_matmul_shape(const GroupedMatmulArgs &args);
+/// The grouped problem as the tuning store keys it.
+std::string grouped_matmul_problem_key(const GroupedMatmulArgs &args);
+/// The tile a grouped call without one takes (tuned, or empty).
+Config chosen_grouped_matmul_config(const GroupedMatmulArgs &args, const Stream &stream);
 
 } // namespace kiln::ops

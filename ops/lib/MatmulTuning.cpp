@@ -165,54 +165,54 @@ std::string matmul_problem_key(const MatmulArgs &m) {
   return key;
 }
 
-autotune::Task tuning_task(const MatmulArgs &args, const Stream &stream, const std::string &target) {
-  if (overlaps(args.out, args.a) || overlaps(args.out, args.b) || overlaps(args.out, args.residual))
-    throw Error("matmul: tuning runs every config on the same tensors, so out must not overlap a, b or residual");
+namespace {
+
+/// A launch of the product with its output in `out` (out's shape and
+/// dtype: the call's own, or the reference's), tile `config`.
+using Planner = std::function<MatmulLaunch(const TensorView &out, const Stream &, const Config &)>;
+
+/// The tuning task of a product whose tiles are `shape`'s (a and out as
+/// called, b one matrix of it): `space`, each config's output checked
+/// against the default tile's, seeded with the default tile.
+autotune::Task productTask(const std::string &op, const std::string &key, const MatmulArgs &shape,
+                           ConfigSpace space, const Stream &stream, const std::string &target, Planner plan) {
   autotune::Task task;
-  task.op = "matmul";
-  task.key = matmul_problem_key(args);
-  const Sizes sz = sizesOf(args);
-  const int64_t bytes = size_in_bytes(args.a.dtype);
-  const bool tensorCores = on_tensor_cores(args.a.dtype, args.precision);
+  task.op = op;
+  task.key = key;
+  const Sizes sz = sizesOf(shape);
+  const int64_t bytes = size_in_bytes(shape.a.dtype);
+  const bool tensorCores = on_tensor_cores(shape.a.dtype, shape.precision);
   const std::string arch = archFor(stream, target);
   const bool hopper = compute_capability_of(arch) >= 90;
-  task.space = matmulSpace(args, arch);
-
+  task.space = std::move(space);
+  const TensorView out = shape.out;
   if (!arch.empty())
-    task.compile = [args, stream, arch](const Config &c) { return prepare_matmul(args, stream, c).compile(arch); };
-  task.run = [args](const Config &c, const Stream &s) { prepare_matmul(args, s, c).queue(s); };
+    task.compile = [plan, out, stream, arch](const Config &c) { return plan(out, stream, c).compile(arch); };
+  task.run = [plan, out](const Config &c, const Stream &s) { plan(out, s, c).queue(s); };
   // Each config's out against the default tile's, compared where they are
   // (a reduction of the ops library: the largest relative difference), so
   // that checking a config costs microseconds, not a copy of out.
-  auto withOut = [args](const TensorView &out) {
-    MatmulArgs defaults = args;
-    defaults.out = out;
-    return defaults;
-  };
   auto checker = std::make_shared<DeviceCheck>(
-      args.out, stream,
-      [withOut](const TensorView &ref, const Stream &s) { prepare_matmul(withOut(ref), s, {}).queue(s); },
-      [withOut](const TensorView &ref, const Stream &s, const std::string &arch) {
-        prepare_matmul(withOut(ref), s, {}).compile(arch);
-      });
+      out, stream, [plan](const TensorView &ref, const Stream &s) { plan(ref, s, {}).queue(s); },
+      [plan](const TensorView &ref, const Stream &s, const std::string &arch) { plan(ref, s, {}).compile(arch); });
   // tf32 tiles differ in how their operands become tf32 (wgmma truncates,
   // mma.sync rounds): 2^-11 of each product, random in sign, adding up as
   // sqrt(K).
-  const bool tf32 = args.a.dtype == DType::f32 && args.precision == Precision::tf32;
+  const bool tf32 = shape.a.dtype == DType::f32 && shape.precision == Precision::tf32;
   const double tolerance = tf32 ? 2e-3 * std::sqrt(static_cast<double>(std::max<int64_t>(sz.K, 1)))
-                           : args.out.dtype == DType::f32 ? 1e-3
-                           : args.out.dtype == DType::f16 ? 4e-3
-                                                          : 3e-2;
+                           : out.dtype == DType::f32 ? 1e-3
+                           : out.dtype == DType::f16 ? 4e-3
+                                                     : 3e-2;
   DeviceCheck::attach(checker, task, tolerance, arch, "out differs from the default tile's");
   // Pattern search starts from the default tile (what the measurements
   // behind it found best), run as the op runs it on that target, when it is
   // in the space. (A seed missing an axis is no point of the space: the
   // search would not start there.)
   const bool amd = targets_amd(arch);
-  Config seed = amd ? default_amd_matmul_config(args.a.dtype, args.precision, arch, sz.M, sz.K)
-                    : default_matmul_config(args.a.dtype, args.precision, stores_b_k_major(args.b), sz.batches,
+  Config seed = amd ? default_amd_matmul_config(shape.a.dtype, shape.precision, arch, sz.M, sz.K)
+                    : default_matmul_config(shape.a.dtype, shape.precision, stores_b_k_major(shape.b), sz.batches,
                                             sz.M, sz.N, sz.K);
-  if (has_block_scales(args))
+  if (has_block_scales(shape))
     seed = with_block_scales(seed);
   if (!seed.has("SPLIT_K"))
     seed.set("SPLIT_K", 1);
@@ -225,9 +225,59 @@ autotune::Task tuning_task(const MatmulArgs &args, const Stream &stream, const s
     seed.set("cluster_size", 1);
   task.seeds.push_back(seed);
   task.flops = 2.0 * sz.batches * sz.M * sz.N * sz.K;
-  task.bytes = static_cast<double>(args.a.numel()) * bytes + static_cast<double>(args.b.numel()) * bytes +
-               static_cast<double>(args.out.numel()) * size_in_bytes(args.out.dtype);
+  task.bytes = static_cast<double>(shape.a.numel()) * bytes + static_cast<double>(shape.b.numel()) * bytes +
+               static_cast<double>(out.numel()) * size_in_bytes(out.dtype);
   return task;
+}
+
+/// A grouped product's tile space: the matmul space of its shape, unsplit,
+/// without clusters.
+ConfigSpace groupedSpace(const GroupedMatmulArgs &args, const std::string &arch) {
+  ConfigSpace space = matmulSpace(grouped_matmul_shape(args), arch);
+  space.constraint("grouped products run unsplit (SPLIT_K=1), without clusters",
+                   [](const Config &c) { return c["SPLIT_K"] == 1 && c["cluster_size"] == 1; });
+  return space;
+}
+
+} // namespace
+
+autotune::Task tuning_task(const MatmulArgs &args, const Stream &stream, const std::string &target) {
+  if (overlaps(args.out, args.a) || overlaps(args.out, args.b) || overlaps(args.out, args.residual))
+    throw Error("matmul: tuning runs every config on the same tensors, so out must not overlap a, b or residual");
+  return productTask("matmul", matmul_problem_key(args), args, matmulSpace(args, archFor(stream, target)), stream,
+                     target, [args](const TensorView &out, const Stream &s, const Config &c) {
+                       MatmulArgs m = args;
+                       m.out = out;
+                       return prepare_matmul(m, s, c);
+                     });
+}
+
+std::string grouped_matmul_problem_key(const GroupedMatmulArgs &args) {
+  std::string key = "groups=" + std::to_string(autotune::bucket(args.b.rank() == 3 ? args.b.shape[0] : 0)) + "," +
+                    matmul_problem_key(grouped_matmul_shape(args));
+  return args.scale_b.numel() > 1 ? key + ",scale-columns" : key;
+}
+
+autotune::Task grouped_matmul_tuning_task(const GroupedMatmulArgs &args, const Stream &stream, const std::string &target) {
+  if (overlaps(args.out, args.a) || overlaps(args.out, args.b))
+    throw Error("grouped_matmul: tuning runs every config on the same tensors, so out must not overlap a or b");
+  autotune::Task task = productTask("grouped_matmul", grouped_matmul_problem_key(args), grouped_matmul_shape(args),
+                                    groupedSpace(args, archFor(stream, target)), stream, target,
+                                    [args](const TensorView &out, const Stream &s, const Config &c) {
+                                      GroupedMatmulArgs g = args;
+                                      g.out = out;
+                                      return prepare_grouped_matmul(g, s, c);
+                                    });
+  for (Config &seed : task.seeds)
+    seed = with_grouped_schedule(seed);
+  return task;
+}
+
+Config chosen_grouped_matmul_config(const GroupedMatmulArgs &args, const Stream &stream) {
+  bool tunable = !overlaps(args.out, args.a) && !overlaps(args.out, args.b);
+  return chosen_config(
+      "grouped_matmul", grouped_matmul_problem_key(args), stream, tunable,
+      [&] { return groupedSpace(args, archFor(stream, "")); }, [&] { return grouped_matmul_tuning_task(args, stream); });
 }
 
 Config chosen_matmul_config(const MatmulArgs &args, const Stream &stream) {

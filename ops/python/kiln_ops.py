@@ -96,6 +96,8 @@ class Library:
         lib.kiln_rms_norm.argtypes = [T, T, ctypes.c_double, T, T, ctypes.c_void_p]
         lib.kiln_matmul.argtypes = [T, T, T, T, ctypes.c_double, ctypes.c_int, ctypes.c_int, T, ctypes.c_void_p]
         lib.kiln_matmul_scaled.argtypes = [T, T, T, T, T, T, ctypes.c_double, ctypes.c_int, T, ctypes.c_void_p]
+        lib.kiln_grouped_matmul.argtypes = [T, T, T, T, T, ctypes.c_double, ctypes.c_int, ctypes.c_int, T,
+                                            ctypes.c_void_p]
         lib.kiln_attention.argtypes = [T, T, T, T, T, ctypes.POINTER(AttentionOptions), ctypes.c_void_p]
         if lib.kiln_ops_abi_version() != ABI_VERSION:
             raise KilnError(f"{path} has ABI {lib.kiln_ops_abi_version()}, this binding speaks {ABI_VERSION}")
@@ -168,6 +170,15 @@ class Library:
         t = [_Borrowed(x) if x is not None else None for x in (a, b, scale_a, scale_b, bias, residual, out)]
         self._check(self.lib.kiln_matmul_scaled(*(_pointer(x) for x in t[:6]), alpha, activation, _pointer(t[6]),
                                                 self._stream(out)))
+
+    def grouped_matmul(self, a, b, offsets, out, scale_a=None, scale_b=None, alpha=1.0, activation=ACTIVATION_NONE,
+                       precision=PRECISION_IEEE):
+        """out[rows of group g] = activation(alpha * scale_a * scale_b[g] * (a[rows of g] @ b[g])), as
+        torch._grouped_mm: a [M, K], b [G, K, N], offsets int32 [G] (each group's end row; read on the
+        device only), out [M, N]; scale_a f32 of 1 or M elements, scale_b of 1 or [G, N]."""
+        t = [_Borrowed(x) if x is not None else None for x in (a, b, offsets, scale_a, scale_b, out)]
+        self._check(self.lib.kiln_grouped_matmul(*(_pointer(x) for x in t[:5]), alpha, activation, precision,
+                                                 _pointer(t[5]), self._stream(out)))
 
     def attention(self, q, k, v, out, lse=None, layout=LAYOUT_BSHD, mask=MASK_NONE, scale=0.0, window=None,
                   softcap=0.0, cu_seqlens_q=None, cu_seqlens_k=None, block_table=None, cache_seqlens=None,

@@ -383,6 +383,50 @@ TEST(GpuOps, MatmulOfFp8OperandsWithBlockScales) {
   }
 }
 
+TEST(GpuOps, GroupedMatmulOverRaggedGroups) {
+  // Eight groups of 0 to 511 rows (offsets on the device only): b K-major
+  // (the copy engine reads its stacked groups, a producer warpgroup feeds
+  // wgmma), as stored with K a multiple of BLOCK_K and not (pointer
+  // loads), persistent programs, and fp8 with row and per-group column
+  // scales. Against the interpreter's f32 sums.
+  const std::vector<int32_t> ends{0, 1, 201, 712, 776, 776, 1076, 1536};
+  const int64_t G = 8, M = 1536, N = 1024;
+  struct Case {
+    DType operands;
+    bool kMajor;
+    int64_t K;
+    Config config;
+  };
+  for (const Case &c : {Case{DType::bf16, true, 512, {}}, Case{DType::bf16, false, 512, {}},
+                        Case{DType::f16, false, 200, {}}, Case{DType::bf16, true, 512, Config{{"PERSISTENT", 1}}},
+                        Case{DType::f8e4m3, true, 512, {}}}) {
+    SCOPED_TRACE(std::string(name(c.operands)) + (c.kMajor ? " K-major b, K " : " b, K ") + std::to_string(c.K) +
+                 " " + c.config.str());
+    const bool fp8 = is_float8(c.operands);
+    Pair a(HostTensor::random(c.operands, {M, c.K}, 71));
+    Pair b(HostTensor::random(c.operands, c.kMajor ? std::vector<int64_t>{G, N, c.K} : std::vector<int64_t>{G, c.K, N}, 72));
+    HostTensor ends32 = HostTensor::random(DType::i32, {G}, 73);
+    for (int64_t g = 0; g < G; ++g)
+      ends32.set_flat(g, ends[g]);
+    Pair offsets(ends32);
+    Pair sa(HostTensor::random(DType::f32, {M}, 74, 0.25, 2)), sb(HostTensor::random(DType::f32, {G, N}, 75, 0.25, 2));
+    Pair out(HostTensor::poisoned(DType::bf16, {M, N}));
+    expect_same({&out}, [&](bool gpu, const Stream &s) {
+      auto v = [&](Pair &p) { return gpu ? p.gpu(p.tensor().view()) : p.tensor().view(); };
+      GroupedMatmulArgs args{v(a), v(b), v(offsets), v(out)};
+      if (c.kMajor) {
+        args.b.shape = {G, c.K, N};
+        args.b.strides = {N * c.K, 1, c.K};
+      }
+      if (fp8) {
+        args.scale_a = v(sa);
+        args.scale_b = v(sb);
+      }
+      grouped_matmul(args, s, c.config);
+    }, 1.6e-2);
+  }
+}
+
 TEST(GpuOps, MatmulTuningChecksEveryConfigAndAWarmStoreDoesNothing) {
   if (compile_only())
     GTEST_SKIP() << "needs a GPU";

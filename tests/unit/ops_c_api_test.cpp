@@ -173,6 +173,45 @@ TEST(OpsCApi, BlockScaledMatmulOfFp8Operands) {
   EXPECT_NE(error().find("both scales blockwise"), std::string::npos) << error();
 }
 
+TEST(OpsCApi, GroupedMatmulOfRaggedGroups) {
+  // a [6, 4] in groups of 2 and 4 rows (offsets int32 [2] = {2, 6}), b [2,
+  // 4, 3], f32 at full precision: exact sums of small integers, each row
+  // times its group's matrix; alpha 2.
+  const int64_t M = 6, K = 4, N = 3, G = 2;
+  Tensor a({M, K}, 0), b({G, K, N}, 0), out({M, N}, NAN);
+  for (size_t i = 0; i < a.data.size(); ++i)
+    a.data[i] = static_cast<float>(int(i % 7) - 3);
+  for (size_t i = 0; i < b.data.size(); ++i)
+    b.data[i] = static_cast<float>(int(i % 5) - 2);
+  std::vector<int32_t> ends{2, 6};
+  std::vector<int64_t> endsShape{G};
+  DLTensor offsets{};
+  offsets.data = ends.data(), offsets.device = {kDLCPU, 0}, offsets.ndim = 1, offsets.dtype = {kDLInt, 32, 1};
+  offsets.shape = endsShape.data();
+  ASSERT_EQ(kiln_grouped_matmul(&a.dl, &b.dl, &offsets, nullptr, nullptr, 2.0, KILN_ACTIVATION_NONE,
+                                KILN_PRECISION_IEEE, &out.dl, nullptr),
+            KILN_OK)
+      << error();
+  for (int64_t i = 0; i < M; ++i)
+    for (int64_t j = 0; j < N; ++j) {
+      const int64_t g = i < 2 ? 0 : 1;
+      double s = 0;
+      for (int64_t k = 0; k < K; ++k)
+        s += a.data[i * K + k] * b.data[(g * K + k) * N + j];
+      EXPECT_EQ(out.data[i * N + j], 2 * s) << i << "," << j;
+    }
+  // Offsets of another dtype, an unknown precision: refused with reasons.
+  offsets.dtype = {kDLInt, 64, 1};
+  EXPECT_EQ(kiln_grouped_matmul(&a.dl, &b.dl, &offsets, nullptr, nullptr, 1.0, KILN_ACTIVATION_NONE,
+                                KILN_PRECISION_IEEE, &out.dl, nullptr),
+            KILN_ERROR_FAILED);
+  EXPECT_NE(error().find("offsets must be int32"), std::string::npos) << error();
+  offsets.dtype = {kDLInt, 32, 1};
+  EXPECT_EQ(kiln_grouped_matmul(&a.dl, &b.dl, &offsets, nullptr, nullptr, 1.0, KILN_ACTIVATION_NONE, 7, &out.dl,
+                                nullptr),
+            KILN_ERROR_INVALID_ARGUMENT);
+}
+
 TEST(OpsCApi, MatmulF32PrecisionChoosesTf32) {
   // Low bits that tf32 (10 mantissa bits, ties away) drops or rounds up:
   // the tf32 product is the sum of rounded products; ieee keeps them.

@@ -12,8 +12,23 @@
 #                 mma.sync K loops
 #   profile-matmul  Kiln's op, Triton with the same tile and cuBLAS at 4096^3
 #                 bf16, timed and under Nsight Compute, with the SASS of both
+#   matmul-fp8-grouped  the fp8 (tensor, row-wise and block scales) and
+#                 grouped GPU tests, then the op beside torch._scaled_mm and
+#                 the grouped op beside torch._grouped_mm /
+#                 torch._scaled_grouped_mm
 
 case "$part" in
+matmul-fp8-grouped)
+  export KILN_CACHE_DIR=$(mktemp -d)
+  command="bash bench/device/run.sh (bundle from scripts/device-bundle.sh at $(cat "$bundle/REVISION" 2>/dev/null)) matmul-fp8-grouped"
+  record "fp8 and grouped matmul GPU tests (vs interpreter)" timeout 300 "$bundle/bin/kiln_gpu_tests" --gtest_brief=1 \
+    --gtest_filter='GpuOps.MatmulOfFp8*:GpuOps.GroupedMatmul*:GpuMatmul.Fp8*'
+  record "fp8 matmul vs torch._scaled_mm" timeout 240 python3 bench/matmul_fp8_vs_torch.py \
+    "$bundle/lib/libkiln_ops.so" "$out/matmul-fp8-records.json" "$command"
+  record "grouped matmul vs torch._grouped_mm" timeout 180 python3 bench/grouped_matmul_vs_torch.py \
+    "$bundle/lib/libkiln_ops.so" "$out/grouped-matmul-records.json" "$command"
+  grep "^|" "$log" > "$out/tables.md"
+  ;;
 matmul)
   export KILN_CACHE_DIR=$(mktemp -d)
   record "matmul GPU tests (vs double reference)" "$bundle/bin/kiln_gpu_tests" --gtest_brief=1 \

@@ -194,6 +194,30 @@ void matmul(const MatmulArgs &args, const Stream &stream, const Config &config =
 /// memory and registers), each config checked against the default's output.
 autotune::Task tuning_task(const MatmulArgs &args, const Stream &stream, const std::string &target = "");
 
+/// Grouped products in one launch (mixture-of-experts layers, as
+/// torch._grouped_mm takes them): a [M, K] holds G groups of rows, group g
+/// rows offsets[g - 1] .. offsets[g] (from 0); each group's rows times its
+/// own b[g] ([G, K, N]) into the same rows of out [M, N]: out[rows of g] =
+/// act(alpha * scale_a * scale_b[g] * (a[rows of g] x b[g])). offsets
+/// (int32 [G], cumulative ends) stays on the device: nothing reads it on
+/// the host. Offsets are clamped to [0, M] and made non-decreasing (a
+/// group ending before the previous one is empty); rows past the last
+/// group's end are not written. Dtypes as matmul's: a and b f16, bf16, f32
+/// (at `precision`) or fp8 (K-major); out f32, f16 or bf16. scale_a and
+/// scale_b (optional, f32): one element, or scale_a [M] (a's rows) and
+/// scale_b [G, N] (each group's columns).
+struct GroupedMatmulArgs {
+  TensorView a, b, offsets, out;
+  double alpha = 1;
+  Activation activation = Activation::none;
+  Precision precision = Precision::ieee; ///< f32 operands only
+  TensorView scale_a, scale_b;
+};
+/// Runs it; `config` as matmul's (no SPLIT_K or clusters).
+void grouped_matmul(const GroupedMatmulArgs &args, const Stream &stream, const Config &config = {});
+/// The autotuner's task for these tensors (the matmul tile space, unsplit).
+autotune::Task grouped_matmul_tuning_task(const GroupedMatmulArgs &args, const Stream &stream, const std::string &target = "");
+
 // -- Attention --------------------------------------------------------------
 
 /// How q, k, v and out lay out their four dimensions (any strides; the
