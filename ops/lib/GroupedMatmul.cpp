@@ -165,7 +165,9 @@ MatmulLaunch::Step tileTableStep(const GroupedMatmulArgs &g, int64_t groups, int
                           Grid(static_cast<uint32_t>(groups)),
                           {arg_of(g.offsets), Arg(static_cast<int32_t>(g.offsets.effective_strides()[0])), Arg(0),
                            Arg(static_cast<int32_t>(g.a.shape[0])), Arg(static_cast<int32_t>(groups))},
-                          2};
+                          {{2, 0}},
+                          {},
+                          -1};
   step.tensors.slots.emplace_back(0, OPERANDS);
   return step;
 }
@@ -207,7 +209,8 @@ MatmulLaunch prepare_grouped_matmul(const GroupedMatmulArgs &g, const Stream &st
 }
 
 MatmulArgs grouped_matmul_shape(const GroupedMatmulArgs &g) {
-  MatmulArgs m{g.a, g.b.rank() == 3 ? firstGroup(g.b) : g.b, g.out};
+  MatmulArgs m;
+  m.a = g.a, m.b = g.b.rank() == 3 ? firstGroup(g.b) : g.b, m.out = g.out;
   m.alpha = g.alpha, m.activation = g.activation, m.precision = g.precision;
   m.scale_a = g.scale_a;
   return m;

@@ -164,7 +164,8 @@ Problem checkedProblem(const MatmulArgs &m, const Stream &stream) {
 struct TileChoice {
   Config config;
   bool givesTile = false;         ///< the call (or the tuner) named the tile
-  bool describable = false;       ///< the copy engine can read A and B
+  bool describable = false;       ///< the copy engine can read A and B (padded where `pad*`)
+  bool padA = false, padB = false; ///< copied first with padded rows (PAD_OPERANDS)
   bool hopper = false;            ///< compiled for sm_90 or newer
   bool defaultDescriptors = false;
 };
@@ -187,7 +188,7 @@ TileChoice chooseTile(const Problem &p, const MatmulArgs &m, const Stream &strea
   // persistent programs, which compute whole tiles.
   c.givesTile = std::any_of(overrides.values().begin(), overrides.values().end(), [](const auto &entry) {
     return entry.first != "DESCRIPTORS" && entry.first != "OUT_DESCRIPTOR" && entry.first != "PERSISTENT" &&
-           entry.first != "warp_specialize" && entry.first != "cluster_size";
+           entry.first != "warp_specialize" && entry.first != "cluster_size" && entry.first != "PAD_OPERANDS";
   });
   if ((c.givesTile || overrides.get("PERSISTENT", 0) > 0) && !overrides.has("SPLIT_K"))
     c.config.set("SPLIT_K", 1);
@@ -201,16 +202,33 @@ TileChoice chooseTile(const Problem &p, const MatmulArgs &m, const Stream &strea
   // the other, stored [K][N] only where BLOCK_K divides K (a K step must
   // not reach into the next group's rows, which the copy engine would not
   // zero).
-  c.describable = p.rank == 2 && on_tensor_cores(m.a.dtype, p.s.precision) && copy_engine_reads(m.a) &&
-                  copy_engine_reads(m.b) && p.K > 0 && std::max({p.M, p.N, p.K}) < (int64_t(1) << 31);
+  const bool tiles2D = p.rank == 2 && on_tensor_cores(m.a.dtype, p.s.precision) && p.K > 0 &&
+                       std::max({p.M, p.N, p.K}) < (int64_t(1) << 31);
+  c.describable = tiles2D && copy_engine_reads(m.a) && copy_engine_reads(m.b);
   if (p.s.grouped)
     c.describable = c.describable && p.groupsStacked && p.groups * std::max(p.N, p.K) < (int64_t(1) << 31) &&
                     (stores_b_k_major(m.b) || p.K % c.config["BLOCK_K"] == 0);
   // The target compiled for (KILN_TARGET may name an older one than the
   // device's, e.g. sm_80 on a Hopper GPU), not the device itself.
   c.hopper = compute_capability_of(target) >= 90;
-  c.defaultDescriptors =
-      c.hopper && c.describable && c.config.num_stages() >= 2 && copy_engine_tile(c.config["BLOCK_M"], p.M);
+  // Operands the copy engine cannot read as stored (odd K, ...) are copied
+  // first with padded rows where the copy engine would serve them
+  // otherwise (PaddedOperands; not grouped products).
+  const bool paddable = tiles2D && !p.s.grouped && !c.describable &&
+                        std::max({p.M, p.N, p.K}) <= PaddedOperands::kMaxColumns;
+  const bool wouldDescribe = c.config.num_stages() >= 2 && copy_engine_tile(c.config["BLOCK_M"], p.M);
+  const int64_t pad = c.config.get("PAD_OPERANDS", c.hopper && paddable && wouldDescribe);
+  if (pad != 0 && pad != 1)
+    throw Error(kOp + ": PAD_OPERANDS must be 0 or 1, got " + std::to_string(pad));
+  if (pad && !paddable && !c.describable)
+    throw Error(kOp + ": PAD_OPERANDS=1 copies 2-D tensor-core operands (f16, bf16, fp8, tf32; not grouped; sizes up "
+                      "to " + std::to_string(PaddedOperands::kMaxColumns) + ") that the copy engine cannot read");
+  if (pad && paddable) {
+    c.padA = !copy_engine_reads(m.a);
+    c.padB = !copy_engine_reads(m.b);
+    c.describable = true;
+  }
+  c.defaultDescriptors = c.hopper && c.describable && wouldDescribe;
   if (!c.givesTile && c.config.get("DESCRIPTORS", c.defaultDescriptors) == 1 && c.defaultDescriptors)
     c.config = with_copy_engine_schedule(c.config);
   if (p.s.grouped && !overrides.has("PERSISTENT"))
@@ -271,7 +289,8 @@ void planDescriptors(Plan &plan, const Problem &p, const MatmulArgs &m, const Ti
     throw Error(kOp + ": DESCRIPTORS must be 0 or 1, got " + std::to_string(wantDescriptors));
   if (wantDescriptors && !choice.describable)
     throw Error(kOp + ": DESCRIPTORS=1 needs 2-D f16/bf16 (or tf32) operands with one dimension contiguous, the "
-                      "other's stride a multiple of 16 bytes, 16-byte aligned addresses, and 0 < M, N, K < 2^31 " +
+                      "other's stride a multiple of 16 bytes, 16-byte aligned addresses (or PAD_OPERANDS=1), and 0 "
+                      "< M, N, K < 2^31 " +
                 (p.s.grouped ? "(grouped: b's groups stored one after the other, BLOCK_K dividing K where b is [G, K, "
                                "N] with N contiguous)"
                              : ""));
@@ -365,12 +384,19 @@ Plan planOf(const Problem &p, const MatmulArgs &m, const TileChoice &choice, con
 /// The launch of one kernel of the plan: its arguments. (Its workspace:
 /// split-K's partial tiles, or a grouped product's tile table.)
 MatmulLaunch::Step stepOf(const Problem &p, const Plan &plan, const MatmulArgs &m, const Structure &st,
-                          const Config &cfg, Grid grid) {
+                          const Config &cfg, Grid grid, size_t workOffset = 0) {
   Params q = parameters(st);
   std::string key = st.key();
-  MatmulLaunch::Step step{cached_kernel(key, [&] { return make_kernel(key, st, q); }), cfg, grid,
+  MatmulLaunch::Step step{cached_kernel(key, [&] { return make_kernel(key, st, q); }),
+                          cfg,
+                          grid,
                           std::vector<Arg>(q.signature.types().size(), Arg(0)),
-                          q.pointers[WORK] >= 0 ? q.pointers[WORK] : q.pointers[TILES]};
+                          {},
+                          {},
+                          -1};
+  for (int o : {WORK, TILES})
+    if (q.pointers[o] >= 0)
+      step.workspace.push_back({q.pointers[o], o == WORK ? workOffset : 0});
   std::vector<Arg> &args = step.args;
   for (int o = 0; o < WORK; ++o)
     if (q.pointers[o] >= 0) {
@@ -420,7 +446,7 @@ void fitClusters(MatmulLaunch::Step &step, const Plan &plan, const Stream &strea
 /// Split-K's two launches: partial sums of each K chunk, then their sum
 /// and the epilogue, over tiles no larger than the product's (so the
 /// offsets planned bound them).
-void addSplitK(MatmulLaunch &launch, const Problem &p, const Plan &plan, const MatmulArgs &m) {
+void addSplitK(MatmulLaunch &launch, const Problem &p, const Plan &plan, const MatmulArgs &m, size_t workOffset) {
   Structure partial = plan.s, combine = plan.s;
   partial.phase = Phase::partial;
   partial.present[OUT] = partial.present[BIAS] = partial.present[RESIDUAL] = false;
@@ -437,13 +463,13 @@ void addSplitK(MatmulLaunch &launch, const Problem &p, const Plan &plan, const M
     combine.present[SCALE_A] = combine.present[SCALE_B] = combine.blockScales = false;
   combine.descriptors = false; // (it reads no operands)
   combine.outDescriptor = false;
-  launch.steps.push_back(
-      stepOf(p, plan, m, partial, plan.tile, Grid(plan.tiles.x, plan.tiles.y, static_cast<uint32_t>(plan.splits))));
+  launch.steps.push_back(stepOf(p, plan, m, partial, plan.tile,
+                                Grid(plan.tiles.x, plan.tiles.y, static_cast<uint32_t>(plan.splits)), workOffset));
   const int64_t CBM = std::min<int64_t>(plan.BM, 32), CBN = std::min<int64_t>(plan.BN, 128);
   launch.steps.push_back(stepOf(
       p, plan, m, combine, Config{{"BLOCK_M", CBM}, {"BLOCK_N", CBN}, {"GROUP_M", 1}, {"num_warps", 4}, {"num_stages", 1}},
-      Grid(static_cast<uint32_t>(cdiv(p.M, CBM) * cdiv(p.N, CBN)), plan.tiles.y)));
-  launch.workspace_bytes = static_cast<size_t>(plan.splits * p.batches * p.M * p.N) * sizeof(float);
+      Grid(static_cast<uint32_t>(cdiv(p.M, CBM) * cdiv(p.N, CBN)), plan.tiles.y), workOffset));
+  launch.workspace_bytes = workOffset + static_cast<size_t>(plan.splits * p.batches * p.M * p.N) * sizeof(float);
 }
 
 } // namespace
@@ -463,18 +489,25 @@ bool copy_engine_reads(const TensorView &v) {
   return (st[1] == 1 && st[0] * bytes % 16 == 0) || (st[0] == 1 && st[1] * bytes % 16 == 0);
 }
 
-MatmulLaunch plan_matmul(const MatmulProblem &p, const MatmulArgs &m, const Stream &stream, const Config &overrides) {
-  const TileChoice choice = chooseTile(p, m, stream, overrides);
+MatmulLaunch plan_matmul(const MatmulProblem &given, const MatmulArgs &givenShape, const Stream &stream,
+                         const Config &overrides) {
+  const TileChoice choice = chooseTile(given, givenShape, stream, overrides);
+  // (Padded operands: their copies first, the product reading them.)
+  const PaddedOperands padded(given, givenShape, choice.padA, choice.padB, stream);
+  const Problem &p = padded.problem();
+  const MatmulArgs &m = padded.shape();
   const Plan plan = planOf(p, m, choice, stream);
   MatmulLaunch launch;
-  if (plan.splits > 1) {
-    addSplitK(launch, p, plan, m);
-    return launch;
-  }
-  MatmulLaunch::Step step = stepOf(p, plan, m, plan.s, plan.tile, plan.s.persistent ? plan.programs : plan.tiles);
-  if (plan.s.persistent && plan.tile.cluster_size() > 1)
-    fitClusters(step, plan, stream);
-  launch.steps.push_back(std::move(step));
+  launch.steps = padded.steps;
+  launch.workspace_bytes = padded.bytes;
+  if (plan.splits > 1)
+    addSplitK(launch, p, plan, m, padded.bytes);
+  else
+    launch.steps.push_back(stepOf(p, plan, m, plan.s, plan.tile, plan.s.persistent ? plan.programs : plan.tiles));
+  for (size_t i = padded.steps.size(); i < launch.steps.size(); ++i)
+    padded.redirect(launch.steps[i]);
+  if (plan.splits == 1 && plan.s.persistent && plan.tile.cluster_size() > 1)
+    fitClusters(launch.steps.back(), plan, stream);
   return launch;
 }
 
@@ -495,13 +528,14 @@ void MatmulLaunch::rebind(const MatmulArgs &m) {
 void MatmulLaunch::queue(const Stream &stream) const {
   Buffer space = workspace_bytes ? workspace(stream, workspace_bytes) : Buffer();
   for (const Step &step : steps) {
-    if (step.workspace < 0) {
+    if (step.workspace.empty()) {
       step.kernel.launch_with(step.grid, step.config, stream, step.args);
       continue;
     }
     std::vector<Arg> args = step.args;
-    if (step.workspace >= 0)
-      args[step.workspace] = Arg::device_pointer(space.address(), workspace_bytes, space.device().kind());
+    for (const Scratch &s : step.workspace)
+      args[s.argument] =
+          Arg::device_pointer(space.address() + s.offset, workspace_bytes - s.offset, space.device().kind());
     step.kernel.launch_with(step.grid, step.config, stream, args);
   }
 }
@@ -512,8 +546,8 @@ CompiledKernel MatmulLaunch::compile(const std::string &arch) const {
     std::vector<Arg> args = step.args;
     // Only the workspace's alignment shapes the code; workspaces are
     // allocations, aligned at least this much.
-    if (step.workspace >= 0)
-      args[step.workspace] = Arg::device_pointer(kWorkspaceAlignment, workspace_bytes);
+    for (const Scratch &s : step.workspace)
+      args[s.argument] = Arg::device_pointer(kWorkspaceAlignment + s.offset, workspace_bytes - s.offset);
     CompiledKernel compiled = step.kernel.compile(step.config, step.kernel.specialize(args), arch);
     if (compiled.registers >= largest.registers)
       largest = std::move(compiled);

@@ -12,17 +12,26 @@
 namespace kiln::ops {
 
 /// The launches of one matmul (one kernel; with split-K, the partial sums
-/// and their combination), ready to queue or to compile; no steps when
-/// there is nothing to do.
+/// and their combination; padded copies of operands first; a grouped
+/// product's tile table first), ready to queue or to compile; no steps
+/// when there is nothing to do.
 struct MatmulLaunch {
+  /// An argument the stream's workspace fills: its address plus `offset`
+  /// (a multiple of kWorkspaceAlignment).
+  struct Scratch {
+    int argument;
+    size_t offset;
+  };
   struct Step {
     Kernel kernel;
     Config config;
     Grid grid;
     std::vector<Arg> args;
-    int workspace = -1; ///< the argument that the split-K workspace fills, if any
+    /// The arguments in the workspace (split-K's partial tiles, a grouped
+    /// product's tile table, padded copies of operands).
+    std::vector<Scratch> workspace;
     /// The arguments holding the call's tensors, views numbered in
-    /// MatmulArgs' order (a, b, out, bias, residual).
+    /// MatmulArgs' order (a, b, out, bias, residual, scale_a, scale_b).
     TensorSlots tensors;
     int alpha = -1; ///< the argument holding alpha, if any
   };

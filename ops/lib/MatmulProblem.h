@@ -37,6 +37,37 @@ struct MatmulProblem {
 MatmulLaunch plan_matmul(const MatmulProblem &p, const MatmulArgs &shape, const Stream &stream,
                          const Config &config);
 
+/// A and B as the copy engine cannot read them (MatmulPadding.cpp), copied
+/// first into the stream's workspace with rows padded to 16 bytes: the
+/// copies' launches, and the problem as the product's kernel sees it.
+class PaddedOperands {
+public:
+  /// The largest size a padded copy's columns may have (its launch's
+  /// second grid dimension counts them by 128).
+  static constexpr int64_t kMaxColumns = int64_t(65535) * 128;
+
+  /// Pads A and / or B of problem `p` (2-D) with shape `m`.
+  PaddedOperands(const MatmulProblem &p, const MatmulArgs &m, bool padA, bool padB, const Stream &stream);
+  PaddedOperands(const PaddedOperands &) = delete;
+  PaddedOperands &operator=(const PaddedOperands &) = delete;
+
+  /// The problem and shape with the padded operands' copies in their place.
+  const MatmulProblem &problem() const { return problem_; }
+  const MatmulArgs &shape() const { return shape_; }
+  /// Makes a product step read the padded operands from the workspace.
+  void redirect(MatmulLaunch::Step &step) const;
+
+  std::vector<MatmulLaunch::Step> steps; ///< the copies
+  size_t bytes = 0;                      ///< of workspace they take, from offset 0
+
+private:
+  MatmulProblem problem_;
+  MatmulArgs shape_;
+  TensorView copies_[2];
+  size_t offsets_[2] = {};
+  bool padded_[2] = {};
+};
+
 /// Whether the copy engine can read a 2-D operand as stored: one of its
 /// dimensions contiguous, the other's stride a multiple of 16 bytes, the
 /// base 16-byte aligned.

@@ -383,6 +383,29 @@ TEST(GpuOps, MatmulOfFp8OperandsWithBlockScales) {
   }
 }
 
+TEST(GpuOps, MatmulOfOperandsTheCopyEngineCannotRead) {
+  // An odd K (rows of 2002 bytes): on Hopper the default plan copies both
+  // operands with padded rows into the workspace and the copy engine feeds
+  // wgmma from the copies; b as stored and K-major. Against the
+  // interpreter's f32 sums.
+  const int64_t M = 256, N = 320, K = 1001;
+  for (bool kMajor : {false, true}) {
+    SCOPED_TRACE(kMajor ? "K-major b" : "b [K][N]");
+    Pair a(HostTensor::random(DType::bf16, {M, K}, 81));
+    Pair b(HostTensor::random(DType::bf16, kMajor ? std::vector<int64_t>{N, K} : std::vector<int64_t>{K, N}, 82));
+    Pair out(HostTensor::poisoned(DType::bf16, {M, N}));
+    expect_same({&out}, [&](bool gpu, const Stream &s) {
+      auto v = [&](Pair &p) { return gpu ? p.gpu(p.tensor().view()) : p.tensor().view(); };
+      MatmulArgs args{v(a), v(b), v(out)};
+      if (kMajor) {
+        args.b.shape = {K, N};
+        args.b.strides = {1, K};
+      }
+      matmul(args, s);
+    }, 1.6e-2);
+  }
+}
+
 TEST(GpuOps, GroupedMatmulOverRaggedGroups) {
   // Eight groups of 0 to 511 rows (offsets on the device only): b K-major
   // (the copy engine reads its stacked groups, a producer warpgroup feeds

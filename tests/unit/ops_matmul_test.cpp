@@ -9,6 +9,8 @@
 #include <kiln/ops/library.h>
 
 #include "ops/lib/MatmulPlan.h"
+#include "ops/lib/MatmulProblem.h"
+#include "ops/lib/Workspace.h"
 
 using namespace kiln;
 using namespace kiln::ops;
@@ -461,6 +463,99 @@ TEST(OpsMatmul, Fp8DefaultTilesRunOnWgmmaFromTheCopyEngine) {
   EXPECT_NE(kernel.ptx.find("wgmma.mma_async.sync.aligned.m64n128k32.f32.e4m3.e5m2"), std::string::npos);
   EXPECT_NE(kernel.ptx.find("cp.async.bulk.tensor.2d"), std::string::npos);
   EXPECT_EQ(kernel.spill_stores, 0) << kernel.ptxas_log;
+}
+
+TEST(OpsMatmul, OperandsTheCopyEngineCannotReadArePaddedFirst) {
+  // Odd K (rows of 66 bytes in bf16, 65 in fp8) and an A stored [K][M]
+  // with M odd: with PAD_OPERANDS=1 each such operand is copied into the
+  // workspace with rows padded to 16 bytes, keeping its contiguous
+  // dimension, and the product reads the copies through descriptors; also
+  // split-K (its partial tiles after the copies) and fp8 (K-major).
+  struct Case {
+    DType dtype;
+    int64_t M, N, K;
+    bool aT, bT;
+    Config config;
+  };
+  const Config padded = Config(small()).set("DESCRIPTORS", 1).set("PAD_OPERANDS", 1);
+  for (const Case &c : {Case{DType::bf16, 37, 45, 33, false, false, padded},
+                        Case{DType::bf16, 37, 45, 33, true, true, padded},
+                        Case{DType::f16, 40, 64, 201, false, true, Config(padded).set("SPLIT_K", 2)},
+                        Case{DType::f8e4m3, 33, 48, 65, false, true, Config(padded).set("BLOCK_K", 32)}}) {
+    SCOPED_TRACE(std::string(name(c.dtype)) + " " + std::to_string(c.M) + "x" + std::to_string(c.N) + "x" +
+                 std::to_string(c.K) + (c.aT ? " aT" : "") + (c.bT ? " bT" : "") + " " + c.config.str());
+    HostTensor a = c.aT ? HostTensor::random(c.dtype, {c.K, c.M}, 51) : HostTensor::random(c.dtype, {c.M, c.K}, 51);
+    HostTensor b = c.bT ? HostTensor::random(c.dtype, {c.N, c.K}, 52) : HostTensor::random(c.dtype, {c.K, c.N}, 52);
+    HostTensor out = HostTensor::poisoned(DType::f32, {c.M, c.N});
+    MatmulArgs args{c.aT ? transposed(a) : a.view(), c.bT ? transposed(b) : b.view(), out.view()};
+    MatmulLaunch plan = prepare_matmul(args, cpu(), c.config);
+    // (The copies of the operands the copy engine cannot read, then the
+    // product's one or two steps.)
+    const size_t copies = !copy_engine_reads(args.a) + !copy_engine_reads(args.b);
+    EXPECT_GT(copies, 0u);
+    EXPECT_EQ(plan.steps.size(), copies + (c.config.get("SPLIT_K", 1) > 1 ? 2 : 1));
+    EXPECT_GT(plan.workspace_bytes, 0u);
+    matmul(args, cpu(), c.config);
+    out.expect_near(
+        [&](const std::vector<int64_t> &at) {
+          double s = 0;
+          for (int64_t k = 0; k < c.K; ++k)
+            s += (c.aT ? a.at({k, at[0]}) : a.at({at[0], k})) * (c.bT ? b.at({at[1], k}) : b.at({k, at[1]}));
+          return s;
+        },
+        5e-5);
+  }
+  // A call like the last reuses its plan: the copies read its own operands.
+  HostTensor a2 = HostTensor::random(DType::bf16, {37, 33}, 59), b2 = HostTensor::random(DType::bf16, {33, 45}, 60);
+  HostTensor out2 = HostTensor::poisoned(DType::f32, {37, 45});
+  for (int call = 0; call < 2; ++call) {
+    HostTensor a1 = HostTensor::random(DType::bf16, {37, 33}, 61 + call);
+    matmul({call ? a2.view() : a1.view(), b2.view(), out2.view()}, cpu(), padded);
+    out2.expect_near(
+        [&](const std::vector<int64_t> &at) {
+          double s = 0;
+          for (int64_t k = 0; k < 33; ++k)
+            s += (call ? a2 : a1).at({at[0], k}) * b2.at({k, at[1]});
+          return s;
+        },
+        1e-5);
+  }
+  // Aligned operands have nothing to pad; tensor-core products only.
+  HostTensor a = HostTensor::random(DType::bf16, {16, 32}, 53), b = HostTensor::random(DType::bf16, {32, 32}, 54);
+  HostTensor out = HostTensor::poisoned(DType::f32, {16, 32});
+  EXPECT_EQ(prepare_matmul({a.view(), b.view(), out.view()}, cpu(), padded).steps.size(), 1u);
+  HostTensor x = HostTensor::random(DType::f32, {16, 33}, 55), y = HostTensor::random(DType::f32, {33, 32}, 56);
+  EXPECT_NE(kiln::testing::error_of([&] { matmul({x.view(), y.view(), out.view()}, cpu(), padded); })
+                .find("PAD_OPERANDS=1 copies 2-D tensor-core operands"),
+            std::string::npos);
+  EXPECT_NE(kiln::testing::error_of([&] {
+              matmul({x.view(), y.view(), out.view()}, cpu(), Config(small()).set("PAD_OPERANDS", 2));
+            }).find("PAD_OPERANDS must be 0 or 1"),
+            std::string::npos);
+}
+
+TEST(OpsMatmul, PaddedOperandsFeedWgmmaThroughTheCopyEngineOnHopper) {
+  // 4096x4096x4097 bf16 (the odd K that fell to element loads): the Hopper
+  // tile with padded copies of both operands, through ptxas for sm_90a:
+  // the copies, and the product on the copy engine and wgmma.
+  const int64_t M = 1024, N = 1024, K = 4097;
+  HostTensor a = HostTensor::random(DType::bf16, {M, K}, 57), b = HostTensor::random(DType::bf16, {N, K}, 58);
+  HostTensor out = HostTensor::poisoned(DType::bf16, {M, N});
+  MatmulArgs args{a.view(), transposed(b), out.view()};
+  autotune::Task task = tuning_task(args, cpu(), "sm_90a");
+  const Config tile = Config(task.seeds.at(0)).set("DESCRIPTORS", 1).set("PAD_OPERANDS", 1);
+  MatmulLaunch plan = prepare_matmul(args, cpu(), tile);
+  ASSERT_EQ(plan.steps.size(), 3u);
+  for (const MatmulLaunch::Step &step : plan.steps) {
+    std::vector<Arg> specialized = step.args;
+    for (const MatmulLaunch::Scratch &s : step.workspace)
+      specialized[s.argument] = Arg::device_pointer(kWorkspaceAlignment + s.offset, plan.workspace_bytes - s.offset);
+    CompiledKernel kernel = step.kernel.compile(step.config, step.kernel.specialize(specialized), "sm_90a");
+    EXPECT_EQ(kernel.spill_stores, 0) << kernel.ptxas_log;
+  }
+  CompiledKernel product = task.compile(tile);
+  EXPECT_NE(product.ptx.find("wgmma.mma_async"), std::string::npos);
+  EXPECT_NE(product.ptx.find("cp.async.bulk.tensor.2d"), std::string::npos);
 }
 
 TEST(OpsMatmul, EmptySumsGiveTheEpilogueOfZero) {
