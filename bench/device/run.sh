@@ -8,7 +8,7 @@
 # what its parts do: checks.sh (checks), memory.sh (benchmarks), ops.sh
 # (ops), tutorial.sh (tutorial: Triton's tutorial kernels, attention
 # included, beside Triton), attention.sh (attention: the op beside cuDNN
-# and FlashAttention; profile-attention), matmul.sh (matmul, matmul-op, matmul-sm80,
+# and FlashAttention; attention-backward; profile-attention), matmul.sh (matmul, matmul-op, matmul-sm80,
 # matmul-peers, profile-matmul, matmul-fp8-grouped), tune.sh (tune-matmul, tune-norms, tune-attention); `all`
 # runs checks, benchmarks and ops. One device call holds at most 10
 # minutes: run parts apart when they do not fit together.
@@ -50,12 +50,12 @@ case "$part" in
   benchmarks) kinds=(memory) ;;
   ops) kinds=(ops) ;;
   tutorial) kinds=(tutorial) ;;
-  attention | profile-attention) kinds=(attention) ;;
+  attention | attention-backward | profile-attention) kinds=(attention) ;;
   matmul | matmul-op | matmul-sm80 | matmul-peers | profile-matmul | matmul-fp8-grouped) kinds=(matmul) ;;
   tune-matmul | tune-norms | tune-attention) kinds=(tune) ;;
   all) kinds=(checks memory ops) ;;
   *)
-    echo "run.sh: no part '$part' (checks, benchmarks, ops, tutorial, attention, profile-attention, matmul, matmul-op," \
+    echo "run.sh: no part '$part' (checks, benchmarks, ops, tutorial, attention, attention-backward, profile-attention, matmul, matmul-op," \
       "matmul-sm80, matmul-peers, profile-matmul, matmul-fp8-grouped, tune-matmul, tune-norms, tune-attention or all)" >&2
     exit 2
     ;;

@@ -190,6 +190,17 @@ int kiln_grouped_matmul(const DLTensor *a, const DLTensor *b, const DLTensor *of
 int kiln_attention(const DLTensor *q, const DLTensor *k, const DLTensor *v, const DLTensor *out, const DLTensor *lse,
                    const kiln_attention_options *options, void *stream);
 
+/** Since ABI 6: the gradients dq, dk, dv (q's, k's, v's shapes and dtype)
+ *  of kiln_attention's call with these q, k, v, options and its out and
+ *  lse (required), from dout (out's shape). Every option but a paged
+ *  cache; grouped-query heads get dk and dv summed over their query heads.
+ *  deterministic nonzero: dq the same bits every run (a pass of its own),
+ *  else gathered by atomic adds. */
+int kiln_attention_backward(const DLTensor *q, const DLTensor *k, const DLTensor *v, const DLTensor *out,
+                            const DLTensor *lse, const DLTensor *dout, const DLTensor *dq, const DLTensor *dk,
+                            const DLTensor *dv, const kiln_attention_options *options, int deterministic,
+                            void *stream);
+
 #ifdef __cplusplus
 }
 #endif

@@ -11,6 +11,7 @@
 
 #include "ops/lib/AttentionKernel.h"
 #include "ops/lib/AttentionProblem.h"
+#include "ops/lib/Launches.h"
 
 #include <kiln/autotune.h>
 
@@ -67,6 +68,10 @@ bool tiles_can_be_walked(const AttentionArgs &a, const AttentionProblem &p);
 /// problem (its structure, its sizes bucketed).
 ConfigSpace attention_space(const AttentionArgs &a, const AttentionProblem &p, const std::string &arch);
 std::string attention_problem_key(const AttentionArgs &a, const AttentionProblem &p);
+
+/// A backward call's passes (AttentionBackward.cpp), checked and planned
+/// with `config` over the default tile.
+Launches prepare_attention_backward(const AttentionBackwardArgs &args, const Stream &stream, const Config &config);
 
 /// The config a call without one runs (Tuned.h's chosen_config).
 Config chosen_attention_config(const AttentionArgs &a, const AttentionProblem &p, const Stream &stream);

@@ -34,6 +34,18 @@ AttentionView canonical(const TensorView &view, AttentionLayout layout) {
   return c;
 }
 
+/// A packed batch's [tokens, heads, D] view as [batch, longest sequence,
+/// heads, D]: programs add their sequence's first token to the pointers
+/// (no batch stride).
+AttentionView packedView(const TensorView &view, int64_t batch, int64_t seq) {
+  const std::vector<int64_t> st = view.effective_strides();
+  AttentionView c;
+  const int64_t sizes[4] = {batch, seq, view.shape[1], view.shape[2]}, strides[4] = {0, st[0], st[1], st[2]};
+  std::copy(sizes, sizes + 4, c.sizes);
+  std::copy(strides, strides + 4, c.strides);
+  return c;
+}
+
 /// Checks q, k, v and out: ranks, dtypes, a contiguous head dimension.
 void checkOperand(const TensorView &view, const char *role, DType dtype, int rank) {
   check_view(view, kOp, role);
@@ -202,17 +214,8 @@ AttentionProblem checkedPacked(const AttentionArgs &a, const Stream &stream) {
     p.seqQ = std::max<int64_t>(p.seqQ, startsQ[b + 1] - startsQ[b]);
     p.seqK = std::max<int64_t>(p.seqK, startsK[b + 1] - startsK[b]);
   }
-  // As [batch, longest sequence, heads, D]: programs add their sequence's
-  // first token to the pointers (no batch stride).
-  auto packed = [&](const TensorView &view, int64_t seq) {
-    const std::vector<int64_t> st = view.effective_strides();
-    AttentionView c;
-    const int64_t sizes[4] = {p.batch, seq, view.shape[1], view.shape[2]}, strides[4] = {0, st[0], st[1], st[2]};
-    std::copy(sizes, sizes + 4, c.sizes);
-    std::copy(strides, strides + 4, c.strides);
-    return c;
-  };
-  p.q = packed(a.q, p.seqQ), p.out = packed(a.out, p.seqQ), p.k = packed(a.k, p.seqK), p.v = packed(a.v, p.seqK);
+  p.q = packedView(a.q, p.batch, p.seqQ), p.out = packedView(a.out, p.batch, p.seqQ);
+  p.k = packedView(a.k, p.batch, p.seqK), p.v = packedView(a.v, p.batch, p.seqK);
   p.headsQ = a.q.shape[1], p.D = a.q.shape[2], p.headsKV = a.k.shape[1];
   checkSame(a.v.shape[0], a.k.shape[0], "the token counts of k and v");
   checkShared(a, p, {p.headsQ, a.q.shape[0]}, stream);
@@ -276,6 +279,10 @@ AttentionProblem checkedPaged(const AttentionArgs &a, const Stream &stream) {
 }
 
 } // namespace
+
+AttentionView attention_view_of(const TensorView &view, const AttentionArgs &a, const AttentionProblem &p, bool keys) {
+  return a.cu_seqlens_q.address ? packedView(view, p.batch, keys ? p.seqK : p.seqQ) : canonical(view, a.layout);
+}
 
 AttentionProblem checked_attention(const AttentionArgs &a, const Stream &stream) {
   AttentionProblem p = a.block_table.address ? checkedPaged(a, stream)

@@ -37,4 +37,9 @@ struct AttentionProblem {
 /// sizes; throws kiln::Error with the reason otherwise.
 AttentionProblem checked_attention(const AttentionArgs &a, const Stream &stream);
 
+/// `view` (of q's shape, or of k's where `keys`: the gradients a backward
+/// pass takes and writes) in [batch, seq, heads, D] order as `p` lays out
+/// the call's own views (a packed batch's with batch stride 0).
+AttentionView attention_view_of(const TensorView &view, const AttentionArgs &a, const AttentionProblem &p, bool keys);
+
 } // namespace kiln::ops

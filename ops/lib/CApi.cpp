@@ -402,4 +402,26 @@ int kiln_attention(const DLTensor *q, const DLTensor *k, const DLTensor *v, cons
   });
 }
 
+int kiln_attention_backward(const DLTensor *q, const DLTensor *k, const DLTensor *v, const DLTensor *out,
+                            const DLTensor *lse, const DLTensor *dout, const DLTensor *dq, const DLTensor *dk,
+                            const DLTensor *dv, const kiln_attention_options *options, int deterministic,
+                            void *stream) {
+  return guarded([&] {
+    DeviceOf devices;
+    AttentionBackwardArgs args;
+    args.forward = options ? attentionOptions(*options, devices) : AttentionArgs{};
+    args.forward.q = viewOf(q, "q", devices);
+    args.forward.k = viewOf(k, "k", devices);
+    args.forward.v = viewOf(v, "v", devices);
+    args.forward.out = viewOf(out, "out", devices);
+    args.forward.lse = viewOf(lse, "lse", devices);
+    args.dout = viewOf(dout, "dout", devices);
+    args.dq = viewOf(dq, "dq", devices);
+    args.dk = viewOf(dk, "dk", devices);
+    args.dv = viewOf(dv, "dv", devices);
+    args.deterministic = deterministic != 0;
+    attention_backward(args, streamFor(devices, stream));
+  });
+}
+
 } // extern "C"

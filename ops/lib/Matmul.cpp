@@ -19,7 +19,6 @@
 #include "ops/lib/GeneratedKernel.h"
 #include "ops/lib/MatmulProblem.h"
 #include "ops/lib/Views.h"
-#include "ops/lib/Workspace.h"
 
 #include <algorithm>
 
@@ -523,36 +522,6 @@ void MatmulLaunch::rebind(const MatmulArgs &m) {
     if (step.alpha >= 0)
       step.args[step.alpha] = Arg(static_cast<float>(m.alpha));
   }
-}
-
-void MatmulLaunch::queue(const Stream &stream) const {
-  Buffer space = workspace_bytes ? workspace(stream, workspace_bytes) : Buffer();
-  for (const Step &step : steps) {
-    if (step.workspace.empty()) {
-      step.kernel.launch_with(step.grid, step.config, stream, step.args);
-      continue;
-    }
-    std::vector<Arg> args = step.args;
-    for (const Scratch &s : step.workspace)
-      args[s.argument] =
-          Arg::device_pointer(space.address() + s.offset, workspace_bytes - s.offset, space.device().kind());
-    step.kernel.launch_with(step.grid, step.config, stream, args);
-  }
-}
-
-CompiledKernel MatmulLaunch::compile(const std::string &arch) const {
-  CompiledKernel largest;
-  for (const Step &step : steps) {
-    std::vector<Arg> args = step.args;
-    // Only the workspace's alignment shapes the code; workspaces are
-    // allocations, aligned at least this much.
-    for (const Scratch &s : step.workspace)
-      args[s.argument] = Arg::device_pointer(kWorkspaceAlignment + s.offset, workspace_bytes - s.offset);
-    CompiledKernel compiled = step.kernel.compile(step.config, step.kernel.specialize(args), arch);
-    if (compiled.registers >= largest.registers)
-      largest = std::move(compiled);
-  }
-  return largest;
 }
 
 void matmul(const MatmulArgs &args, const Stream &stream, const Config &config) {

@@ -5,7 +5,7 @@
 #include <kiln/kiln.h>
 #include <kiln/ops/library.h>
 
-#include "ops/lib/RecentPlans.h"
+#include "ops/lib/Launches.h"
 
 #include <vector>
 
@@ -14,36 +14,12 @@ namespace kiln::ops {
 /// The launches of one matmul (one kernel; with split-K, the partial sums
 /// and their combination; padded copies of operands first; a grouped
 /// product's tile table first), ready to queue or to compile; no steps
-/// when there is nothing to do.
-struct MatmulLaunch {
-  /// An argument the stream's workspace fills: its address plus `offset`
-  /// (a multiple of kWorkspaceAlignment).
-  struct Scratch {
-    int argument;
-    size_t offset;
-  };
-  struct Step {
-    Kernel kernel;
-    Config config;
-    Grid grid;
-    std::vector<Arg> args;
-    /// The arguments in the workspace (split-K's partial tiles, a grouped
-    /// product's tile table, padded copies of operands).
-    std::vector<Scratch> workspace;
-    /// The arguments holding the call's tensors, views numbered in
-    /// MatmulArgs' order (a, b, out, bias, residual, scale_a, scale_b).
-    TensorSlots tensors;
-    int alpha = -1; ///< the argument holding alpha, if any
-  };
-  std::vector<Step> steps;
-  size_t workspace_bytes = 0; ///< taken from the stream's workspace when queued
-
+/// when there is nothing to do. Its steps' tensors are numbered in
+/// MatmulArgs' order (a, b, out, bias, residual, scale_a, scale_b).
+struct MatmulLaunch : Launches {
   /// Points the plan at another call's tensors and alpha (a call planned
   /// the same otherwise: RecentPlans).
   void rebind(const MatmulArgs &args);
-  void queue(const Stream &stream) const;
-  /// Compiles every step; returns the one using the most registers.
-  CompiledKernel compile(const std::string &arch) const;
 };
 
 /// Whether a product of `operands` at `precision` runs on tensor cores.

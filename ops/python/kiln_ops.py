@@ -99,6 +99,8 @@ class Library:
         lib.kiln_grouped_matmul.argtypes = [T, T, T, T, T, ctypes.c_double, ctypes.c_int, ctypes.c_int, T,
                                             ctypes.c_void_p]
         lib.kiln_attention.argtypes = [T, T, T, T, T, ctypes.POINTER(AttentionOptions), ctypes.c_void_p]
+        lib.kiln_attention_backward.argtypes = [T, T, T, T, T, T, T, T, T, ctypes.POINTER(AttentionOptions),
+                                                ctypes.c_int, ctypes.c_void_p]
         if lib.kiln_ops_abi_version() != ABI_VERSION:
             raise KilnError(f"{path} has ABI {lib.kiln_ops_abi_version()}, this binding speaks {ABI_VERSION}")
         self.lib = lib
@@ -197,6 +199,19 @@ class Library:
                                    left, right, softcap, *optional, num_splits, int(not check_indices))
         self._check(self.lib.kiln_attention(_pointer(t[0]), _pointer(t[1]), _pointer(t[2]), _pointer(t[3]),
                                             _pointer(t[4]), ctypes.byref(options), self._stream(out)))
+
+    def attention_backward(self, q, k, v, out, lse, dout, dq, dk, dv, layout=LAYOUT_BSHD, mask=MASK_NONE, scale=0.0,
+                           window=None, softcap=0.0, cu_seqlens_q=None, cu_seqlens_k=None, deterministic=False):
+        """dq, dk, dv of attention(q, k, v, out, lse, ...) with the same options (its out and lse, which is
+        required here) from dout; deterministic=True: dq the same bits every run (no atomic adds)."""
+        t = [_Borrowed(x) if x is not None else None
+             for x in (q, k, v, out, lse, dout, dq, dk, dv, cu_seqlens_q, cu_seqlens_k)]
+        left, right = window if window is not None else (-1, -1)
+        optional = [ctypes.cast(_pointer(x), ctypes.c_void_p) if x else None for x in t[9:]]
+        options = AttentionOptions(ctypes.sizeof(AttentionOptions), layout, mask, scale, int(window is not None),
+                                   left, right, softcap, *optional, None, None, 0, 0)
+        self._check(self.lib.kiln_attention_backward(*(_pointer(x) for x in t[:9]), ctypes.byref(options),
+                                                     int(deterministic), self._stream(out)))
 
 
 def load(path):

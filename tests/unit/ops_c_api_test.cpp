@@ -281,6 +281,49 @@ TEST(OpsCApi, BadInputsReturnStatusesAndReasons) {
   EXPECT_EQ(error(), "");
 }
 
+TEST(OpsCApi, AttentionBackwardOfACausalCall) {
+  // bf16 q = k = 0 [1, 3, 1, 16]: every key a query sees weighs the same,
+  // 1 / (i + 1) under the causal mask; with dout all ones dv_j = Σ_{i >= j}
+  // 1 / (i + 1), and dq = dk = 0 (every product is with a zero).
+  const int64_t S = 3, D = 16;
+  std::vector<int64_t> shape{1, S, 1, D};
+  const uint16_t one = static_cast<uint16_t>(kiln::encode_float(kiln::DType::bf16, 1.0));
+  std::vector<uint16_t> zero(S * D, 0), v(S * D), out(S * D, 0xFFFF), dout(S * D, one);
+  std::vector<uint16_t> dq(S * D, 0xFFFF), dk(S * D, 0xFFFF), dv(S * D, 0xFFFF);
+  for (int64_t i = 0; i < S * D; ++i)
+    v[i] = static_cast<uint16_t>(kiln::encode_float(kiln::DType::bf16, double(i % 5)));
+  auto bf16 = [&](std::vector<uint16_t> &data) {
+    DLTensor t{};
+    t.data = data.data(), t.device = {kDLCPU, 0}, t.ndim = 4, t.dtype = {kDLBfloat, 16, 1}, t.shape = shape.data();
+    return t;
+  };
+  DLTensor tq = bf16(zero), tv = bf16(v), tout = bf16(out), tdout = bf16(dout), tdq = bf16(dq), tdk = bf16(dk),
+           tdv = bf16(dv);
+  Tensor lse({1, 1, S}, NAN);
+  kiln_attention_options options{sizeof(kiln_attention_options), KILN_ATTENTION_LAYOUT_BSHD,
+                                 KILN_ATTENTION_MASK_CAUSAL_TOP_LEFT, 0.0};
+  ASSERT_EQ(kiln_attention(&tq, &tq, &tv, &tout, &lse.dl, &options, nullptr), KILN_OK) << error();
+  for (int deterministic : {0, 1}) {
+    ASSERT_EQ(kiln_attention_backward(&tq, &tq, &tv, &tout, &lse.dl, &tdout, &tdq, &tdk, &tdv, &options, deterministic,
+                                      nullptr),
+              KILN_OK)
+        << error();
+    for (int64_t j = 0; j < S; ++j) {
+      double want = 0;
+      for (int64_t i = j; i < S; ++i)
+        want += 1.0 / double(i + 1);
+      for (int64_t d = 0; d < D; ++d) {
+        EXPECT_NEAR(kiln::decode_float(kiln::DType::bf16, dv[j * D + d]), want, 1e-2) << j << "," << d;
+        EXPECT_EQ(kiln::decode_float(kiln::DType::bf16, dq[j * D + d]), 0.0) << j << "," << d;
+        EXPECT_EQ(kiln::decode_float(kiln::DType::bf16, dk[j * D + d]), 0.0) << j << "," << d;
+      }
+    }
+  }
+  // The forward's lse is required.
+  EXPECT_EQ(kiln_attention_backward(&tq, &tq, &tv, &tout, nullptr, &tdout, &tdq, &tdk, &tdv, &options, 0, nullptr),
+            KILN_ERROR_INVALID_ARGUMENT);
+}
+
 TEST(OpsCApi, AttentionWithOptionsAndItsErrors) {
   // bf16 q, k, v [1, 3, 1, 16] (BSHD): q all zero, so every key weighs the
   // same and out is the mean of v's rows; the causal mask makes it the mean

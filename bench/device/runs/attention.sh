@@ -3,6 +3,8 @@
 # tests against the interpreter, then the op beside PyTorch's
 # scaled_dot_product_attention on cuDNN and FlashAttention, one timer
 # (bench/attention_vs_torch.py; ATTENTION_FILTER, a substring, runs a subset).
+# attention-backward: the backward pass's GPU tests, then it beside SDPA's
+# backward on cuDNN and FlashAttention (bench/attention_backward_vs_torch.py).
 # profile-attention: the op and cuDNN on a short and a long walk of keys
 # (bench/device/profile_attention.py; ATTENTION_PROBLEMS, "B H N D causal"
 # groups, picks others), timed and then under Nsight Compute.
@@ -15,6 +17,17 @@ if [ "$part" = attention ]; then
   record "attention: Kiln vs cuDNN and FlashAttention, one timer" python3 bench/attention_vs_torch.py \
     "$bundle/lib/libkiln_ops.so" "$out/attention-vs-torch.json" "$command" "${ATTENTION_FILTER:-}"
   sed -n '/^| workload | Kiln | cuDNN/,$p' "$log" | grep '^|' > "$out/attention-table.md"
+fi
+
+if [ "$part" = attention-backward ]; then
+  command="bash bench/device/run.sh (bundle from scripts/device-bundle.sh at $(cat "$bundle/REVISION" 2>/dev/null)) attention-backward"
+  export KILN_CACHE_DIR=$(mktemp -d)
+  record "attention backward: GPU tests (vs interpreter)" timeout 300 "$bundle/bin/kiln_gpu_tests" --gtest_brief=1 \
+    --gtest_filter='GpuOps.AttentionBackward*'
+  record "attention backward: Kiln vs cuDNN and FlashAttention, one timer" timeout 400 python3 \
+    bench/attention_backward_vs_torch.py "$bundle/lib/libkiln_ops.so" "$out/attention-backward-vs-torch.json" \
+    "$command" "${ATTENTION_FILTER:-}"
+  grep '^|' "$log" > "$out/tables.md"
 fi
 
 if [ "$part" = profile-attention ]; then

@@ -288,6 +288,28 @@ struct AttentionArgs {
 /// num_warps, num_stages; without one, a call takes the tuned tile from the
 /// tuning store (autotune --op attention) or the default.
 void attention(const AttentionArgs &args, const Stream &stream, const Config &config = {});
+
+/// The gradients of attention's forward pass: dq, dk and dv (q's, k's and
+/// v's shapes and dtype, in `forward.layout`'s order, any strides with a
+/// contiguous head dimension) from the forward call's q, k, v, out and lse
+/// (required) and dout (out's shape): dv = Pᵀ dO, dk = scale · dSᵀ Q, dq =
+/// scale · dS K with P the forward's probabilities, recomputed from lse,
+/// and dS = P ∘ (dO Vᵀ - rowsum(dO ∘ O)) (through soft-capping's tanh where
+/// it is on). Every forward variant but a paged cache: masks, windows,
+/// soft-capping, a custom scale, grouped-query heads (dk and dv summed over
+/// each K/V head's query heads), packed batches. In f32 within.
+struct AttentionBackwardArgs {
+  /// The forward call (its out and lse as it wrote them).
+  AttentionArgs forward;
+  TensorView dout, dq, dk, dv;
+  /// false: dq's f32 sums gathered with atomic adds by the programs over
+  /// keys (their order varies from run to run, and so may dq's last bits);
+  /// true: a pass of its own over the queries, the same bits every run.
+  bool deterministic = false;
+};
+/// Runs it. `config` may set BLOCK_M (queries a step), BLOCK_N (keys a
+/// program), num_warps, num_stages.
+void attention_backward(const AttentionBackwardArgs &args, const Stream &stream, const Config &config = {});
 /// The autotuner's task for these tensors (dense: the tuner runs every
 /// tile on them, so out and lse must not overlap the inputs): the tile
 /// space, each tile checked against the default's output.

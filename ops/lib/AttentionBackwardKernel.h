@@ -1,0 +1,68 @@
+//===- AttentionBackwardKernel.h - attention's backward kernels -*- C++ -*-===//
+//
+// The kernels of attention's backward pass (FlashAttention-2's schedule):
+// the rows' rowsum(dO ∘ O); programs over blocks of keys, which recompute
+// each block's probabilities from the forward's log-sum-exp and gather dk
+// and dv in registers over every query (and query head of a K/V head's
+// group) that sees them, adding dq's share atomically into f32 sums; or,
+// deterministic, a pass of programs over blocks of queries for dq; and dq
+// from its f32 sums.
+//
+//===----------------------------------------------------------------------===//
+
+#pragma once
+
+#include "ops/lib/GeneratedKernel.h"
+
+#include <string>
+
+namespace kiln::ops::attention_backward_kernel {
+
+/// The tensors, by role, each with strides along batch, sequence and head
+/// (the head dimension's is 1). LSE and DELTA (each query row's rowsum(dO
+/// ∘ O)) are f32 rows without a head dimension; DQ_SUM is dq's f32 sums.
+enum Role { Q, K, V, OUT, DOUT, LSE, DELTA, DQ_SUM, DQ, DK, DV, TENSORS };
+
+/// Which kernel: the rows' dO·O (zeroing dq's sums where they are
+/// atomic); the programs over keys (dk, dv; dq's atomic sums); the
+/// programs over queries (dq); dq from its sums.
+enum class Pass { rows, keys, queries, convert };
+
+struct Structure {
+  Pass pass = Pass::rows;
+  DType dtype = DType::bf16;
+  int64_t blockD = 64; ///< the head dimension's block, a power of two >= 16
+  bool evenD = true;   ///< D == blockD
+  /// The forward's bounds: query i sees keys from i + shift - left up to i
+  /// + shift + right.
+  bool boundedLeft = false, boundedRight = false;
+  bool softcap = false;
+  bool varlen = false;           ///< a packed batch (cu_seqlens)
+  bool shiftPerSequence = false; ///< (varlen) bounds through each sequence's last query and key
+  bool atomic = false;           ///< dq gathered in DQ_SUM by atomic adds
+
+  /// Whether the pass reads or writes tensor `role`.
+  bool uses(int role) const;
+  std::string key() const;
+};
+
+/// Positions in a pass's signature.
+struct Params {
+  Signature signature;
+  int pointers[TENSORS];
+  int strides[TENSORS][3]; ///< batch, sequence, head
+  int seqQ = -1, seqK = -1, group = -1, scale = -1;
+  int shift = -1, left = -1, right = -1; ///< the bounds (i32)
+  int cap = -1;                          ///< soft-capping's cap (f32)
+  int headDim = -1;
+  int cuQ = -1, cuK = -1; ///< (varlen) each sequence's first token, batch + 1 of them
+};
+
+Params parameters(const Structure &s);
+
+/// Grids: rows, queries, convert (cdiv(seq_q, BLOCK_M), heads_q, batch);
+/// keys (cdiv(seq_k, BLOCK_N), heads_kv, batch). Config BLOCK_M, BLOCK_N,
+/// num_warps, num_stages.
+Kernel make_kernel(const Structure &s, const Params &q);
+
+} // namespace kiln::ops::attention_backward_kernel
