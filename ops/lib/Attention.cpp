@@ -43,8 +43,10 @@ Structure structureOf(const AttentionArgs &a, const AttentionProblem &p) {
   s.shiftPerSequence =
       (s.varlen || s.paged) && (s.boundedLeft || s.boundedRight) && a.mask != AttentionMask::causal_top_left;
   // Few queries a head (decoding) on grouped K/V heads: a program takes
-  // the queries of the whole group, which then reads its keys once.
-  s.packHeads = !s.varlen && p.seqQ <= kFewQueries && p.headsKV > 0 && p.headsQ > p.headsKV;
+  // the queries of the whole group, which then reads its keys once. (Not
+  // with modifiers, which see one head a program.)
+  s.modifiers = a.modifiers;
+  s.packHeads = !s.varlen && !a.modifiers && p.seqQ <= kFewQueries && p.headsKV > 0 && p.headsQ > p.headsKV;
   s.rowsOfD = s.evenD && !s.varlen && !s.paged && !s.packHeads;
   // (A packed batch's tokens: [tokens, heads, D], no batch stride.)
   s.tokenRows = s.evenD && !s.paged && !s.packHeads;
@@ -134,6 +136,9 @@ std::vector<Arg> forwardArguments(const AttentionArgs &a, const AttentionProblem
     args[q.heads] = Arg(static_cast<int32_t>(p.headsQ));
     args[q.batches] = Arg(static_cast<int32_t>(p.batch));
   }
+  if (s.modifiers)
+    for (size_t i = 0; i < s.modifiers->tensors.size(); ++i)
+      args[q.captured + static_cast<int>(i)] = arg_of(s.modifiers->tensors[i]);
   return args;
 }
 
@@ -266,6 +271,10 @@ Config measuredTile(const Structure &s, const AttentionProblem &p, const std::st
 /// would stage 64 KiB, all of the LDS). None of them has run on an AMD GPU.
 Config defaultTile(const Structure &s, const AttentionProblem &p, const std::string &arch) {
   Config tile = measuredTile(s, p, arch);
+  // (A modifier's work on every score and its indices take registers that
+  // the scores of 128 keys leave none for: ptxas spills there.)
+  if (s.modifiers && tile.get("BLOCK_N", 0) > 64)
+    tile.set("BLOCK_N", 64);
   if (targets_amd(arch)) {
     tile.set("num_stages", 1);
     if (s.blockD > 128)

@@ -58,6 +58,9 @@ Launches prepare_attention_backward(const AttentionBackwardArgs &b, const Stream
     throw Error(kOp + ": a paged cache has no backward pass (training reads dense or packed batches)");
   if (!a.lse.address)
     throw Error(kOp + ": needs the forward's lse (its rows' log-sum-exp)");
+  if (a.modifiers && a.modifiers->score_mod && !a.modifiers->score_mod_grad)
+    throw Error(kOp + ": the score modifier of '" + a.modifiers->name +
+                "' has no derivative (score_mod_grad): the backward pass needs it");
   const AttentionProblem p = checked_attention(a, stream);
   checkGradient(b.dout, "dout", a.out, "out");
   checkGradient(b.dq, "dq", a.q, "q");
@@ -85,6 +88,7 @@ Launches prepare_attention_backward(const AttentionBackwardArgs &b, const Stream
   s.varlen = a.cu_seqlens_q.address != 0;
   s.shiftPerSequence = s.varlen && (s.boundedLeft || s.boundedRight) && a.mask != AttentionMask::causal_top_left;
   s.atomic = !b.deterministic;
+  s.modifiers = a.modifiers;
 
   // Each tensor's strides along batch, sequence and head; Δ and dq's sums
   // laid out in the workspace as lse and q are in a packed or dense call.
@@ -163,6 +167,9 @@ Launches prepare_attention_backward(const AttentionBackwardArgs &b, const Stream
       one.args[q.cap] = Arg(static_cast<float>(a.softcap));
     if (q.headDim >= 0)
       one.args[q.headDim] = Arg(static_cast<int32_t>(p.D));
+    if (q.captured >= 0)
+      for (size_t i = 0; i < a.modifiers->tensors.size(); ++i)
+        one.args[q.captured + static_cast<int>(i)] = arg_of(a.modifiers->tensors[i]);
     launch.steps.push_back(std::move(one));
   };
   const uint32_t headsQ = static_cast<uint32_t>(p.headsQ), headsKV = static_cast<uint32_t>(p.headsKV),

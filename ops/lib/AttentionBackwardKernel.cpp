@@ -18,8 +18,11 @@
 
 #include "ops/lib/AttentionBackwardKernel.h"
 
+#include "ops/lib/AttentionModifiers.h"
+
 #include <kiln/cache.h>
 
+#include <optional>
 #include <tuple>
 
 namespace kiln::ops::attention_backward_kernel {
@@ -103,14 +106,17 @@ private:
     return load(rowsOf(t, head, positions), tileMask(inside), 0.0);
   }
 
-  /// Which of `rows` x `keys` a query sees.
-  Tensor visible(const Tensor &rows, const Tensor &keys) const {
+  /// Which of `rows` x `keys` a query sees (`at`: where modifiers are
+  /// evaluated, if any).
+  Tensor visible(const Tensor &rows, const Tensor &keys, const ModifierIndices *at) const {
     Tensor r = expand_dims(rows, 1), k = expand_dims(keys, 0);
     Tensor v = (r < seqQ) & (k < seqK);
     if (s.boundedLeft)
       v = v & (k >= r + shift - args[q.left]);
     if (s.boundedRight)
       v = v & (k <= r + shift + args[q.right]);
+    if (s.modifiers && s.modifiers->mask_mod)
+      v = v & s.modifiers->mask_mod(*at);
     return v;
   }
 
@@ -119,17 +125,28 @@ private:
   struct Block {
     Tensor p, ds;
   };
-  Block gradients(const Tensor &qi, const Tensor &doi, const Tensor &lse, const Tensor &delta, const Tensor &kj,
-                  const Tensor &vj, const Tensor &rows, const Tensor &keys) const {
+  Block gradients(const Tensor &head, const Tensor &qi, const Tensor &doi, const Tensor &lse, const Tensor &delta,
+                  const Tensor &kj, const Tensor &vj, const Tensor &rows, const Tensor &keys) const {
     const Tensor &scale = args[q.scale];
-    Tensor scores = dot(qi, kj.trans(), zeros({BM, BN}, DType::f32)) * scale, capped;
+    Tensor scores = dot(qi, kj.trans(), zeros({BM, BN}, DType::f32)) * scale, capped, modified;
     if (s.softcap) {
       capped = tanh(scores * (1.0 / args[q.cap]));
       scores = capped * args[q.cap];
     }
-    Tensor p = where(visible(rows, keys), exp2((scores - expand_dims(lse, 1)) * kLog2e), 0.0);
+    std::optional<ModifierIndices> at;
+    if (s.modifiers)
+      at = modifier_indices(batch, head, rows, keys, seqQ, seqK, *s.modifiers, args, q.captured);
+    // (The score modifier's derivative at the scores it took.)
+    Tensor slope;
+    if (s.modifiers && s.modifiers->score_mod) {
+      slope = s.modifiers->score_mod_grad(scores, *at).to(DType::f32);
+      scores = s.modifiers->score_mod(scores, *at).to(DType::f32);
+    }
+    Tensor p = where(visible(rows, keys, at ? &*at : nullptr), exp2((scores - expand_dims(lse, 1)) * kLog2e), 0.0);
     Tensor dp = dot(doi, vj.trans(), zeros({BM, BN}, DType::f32));
     Tensor ds = p * (dp - expand_dims(delta, 1));
+    if (slope.valid())
+      ds = where(p > 0.0, ds * slope, 0.0);
     if (s.softcap)
       ds = ds * (1.0 - capped * capped);
     return {p, ds * scale};
@@ -168,7 +185,7 @@ private:
             Tensor rows = start + arange(0, BM), rowsIn = rows < seqQ;
             Tensor qi = loadRows(Q, head, rows, rowsIn), doi = loadRows(DOUT, head, rows, rowsIn);
             Tensor lse = load(at(LSE, head, rows), rowsIn, 0.0), delta = load(at(DELTA, head, rows), rowsIn, 0.0);
-            Block g = gradients(qi, doi, lse, delta, kj, vj, rows, keys);
+            Block g = gradients(head, qi, doi, lse, delta, kj, vj, rows, keys);
             Tensor ds = g.ds.to(s.dtype);
             if (s.atomic)
               atomic_add(rowsOf(DQ_SUM, head, rows), dot(ds, kj, zeros({BM, s.blockD}, DType::f32)), tileMask(rowsIn));
@@ -196,7 +213,7 @@ private:
     Tensor dq = for_range(lo, hi, BN, carry(zeros({BM, s.blockD}, DType::f32)), [&](const Tensor &start, const Tensor &dq) {
       Tensor keys = start + arange(0, BN), inside = keys < seqK;
       Tensor kj = loadRows(K, kvHead, keys, inside), vj = loadRows(V, kvHead, keys, inside);
-      Block g = gradients(qi, doi, lse, delta, kj, vj, rows, keys);
+      Block g = gradients(head, qi, doi, lse, delta, kj, vj, rows, keys);
       return dot(g.ds.to(s.dtype), kj, dq);
     });
     store(rowsOf(DQ, head, rows), dq.to(s.dtype), tileMask(rowsIn));
@@ -228,7 +245,7 @@ std::string Structure::key() const {
   return std::string("attention-backward|") + name(pass) + "|" + std::string(kiln::name(dtype)) + "|d" + std::to_string(blockD) +
          (evenD ? "" : "-masked") + (boundedLeft ? "|left" : "") + (boundedRight ? "|right" : "") +
          (softcap ? "|softcap" : "") + (varlen ? "|varlen" : "") + (shiftPerSequence ? "|own-shift" : "") +
-         (atomic ? "|atomic" : "");
+         (atomic ? "|atomic" : "") + modifier_key(modifiers.get());
 }
 
 Params parameters(const Structure &s) {
@@ -264,6 +281,12 @@ Params parameters(const Structure &s) {
   }
   if (!s.evenD)
     q.headDim = q.signature.scalar(DType::i32);
+  if (keys && s.modifiers)
+    for (size_t i = 0; i < s.modifiers->tensors.size(); ++i) {
+      const int position = q.signature.pointer(s.modifiers->tensors[i].dtype, true);
+      if (i == 0)
+        q.captured = position;
+    }
   // (A packed batch's sequences start where cu_seqlens says: no batch stride.)
   for (int t = 0; t < TENSORS; ++t)
     for (int d = 0; d < 3; ++d)

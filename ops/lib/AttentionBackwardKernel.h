@@ -14,6 +14,9 @@
 
 #include "ops/lib/GeneratedKernel.h"
 
+#include <kiln/ops/library.h>
+
+#include <memory>
 #include <string>
 
 namespace kiln::ops::attention_backward_kernel {
@@ -40,6 +43,9 @@ struct Structure {
   bool varlen = false;           ///< a packed batch (cu_seqlens)
   bool shiftPerSequence = false; ///< (varlen) bounds through each sequence's last query and key
   bool atomic = false;           ///< dq gathered in DQ_SUM by atomic adds
+  /// Score and mask modifiers (their tensors passed after the other
+  /// parameters; a score modifier with its derivative).
+  std::shared_ptr<const AttentionModifiers> modifiers;
 
   /// Whether the pass reads or writes tensor `role`.
   bool uses(int role) const;
@@ -56,6 +62,7 @@ struct Params {
   int cap = -1;                          ///< soft-capping's cap (f32)
   int headDim = -1;
   int cuQ = -1, cuK = -1; ///< (varlen) each sequence's first token, batch + 1 of them
+  int captured = -1;      ///< the modifiers' first tensor, the others after it
 };
 
 Params parameters(const Structure &s);

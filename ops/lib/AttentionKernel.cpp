@@ -31,10 +31,13 @@
 
 #include "ops/lib/AttentionKernel.h"
 
+#include "ops/lib/AttentionModifiers.h"
+
 #include <kiln/cache.h>
 
 #include <array>
 #include <cmath>
+#include <optional>
 
 namespace kiln::ops::attention_kernel {
 
@@ -44,7 +47,8 @@ std::string Structure::key() const {
          (negativeScale ? "|negative-scale" : "") +
          (lse ? "|lse" : "") + (rowsOfD ? "|rows-of-d" : "") + (tokenRows ? "|token-rows" : "") + (varlen ? "|varlen" : "") + (paged ? "|paged" : "") +
          (shiftPerSequence ? "|own-shift" : "") + (packHeads ? "|pack-heads" : "") + (evenK ? "|even-k" : "") +
-         (wholeCutBlocks ? "|whole-cut-blocks" : "") + (split ? "|split" : "") + (persistent ? "|persistent" : "");
+         (wholeCutBlocks ? "|whole-cut-blocks" : "") + (split ? "|split" : "") + (persistent ? "|persistent" : "") +
+         modifier_key(modifiers.get());
 }
 
 Params parameters(const Structure &s) {
@@ -99,6 +103,12 @@ Params parameters(const Structure &s) {
       q.tileEntries = q.signature.scalar(DType::i32);
     }
   }
+  if (s.modifiers)
+    for (size_t i = 0; i < s.modifiers->tensors.size(); ++i) {
+      const int position = q.signature.pointer(s.modifiers->tensors[i].dtype, true);
+      if (i == 0)
+        q.captured = position;
+    }
   // (A packed batch has no batch stride: its sequences start where
   // cu_seqlens says.)
   for (int t = 0; t < TENSORS; ++t)
@@ -355,23 +365,35 @@ private:
           Tensor keysT = keyMask.valid() ? load(keyPointers, keyMask, 0.0) : load(keyPointers); // D x BN
           Tensor products = dot(queries, keysT);
           Tensor scores = s.softcap ? tanh(products * args[q.capInput]) * args[q.capOutput] : products * scaleLog2;
-          if (cut) {
+          // Modifiers see natural scores (scale · q·k, capped): the score
+          // modifier's result goes back to base 2; the mask modifier's
+          // hides keys as the bounds do, in every block.
+          std::optional<ModifierIndices> at;
+          if (s.modifiers)
+            at = modifier_indices(batchId, rowHeads, positions, keys, seqQ, seqK, *s.modifiers, args, q.captured);
+          if (s.scoreMod())
+            scores = s.modifiers->score_mod(scores * std::log(2.0), *at).to(DType::f32) * (1.0 / std::log(2.0));
+          if (cut || s.maskMod()) {
             Tensor visible = keysIn.valid() ? expand_dims(keysIn, 0) : Tensor();
             auto both = [&](const Tensor &hidden) { visible = visible.valid() ? visible & hidden : hidden; };
             if (s.boundedLeft)
               both(expand_dims(keys, 0) >= expand_dims(positions + (shift - args[q.left]), 1));
             if (s.boundedRight)
               both(expand_dims(keys, 0) <= expand_dims(positions + (shift + args[q.right]), 1));
+            if (s.maskMod())
+              both(s.modifiers->mask_mod(*at));
             scores = where(visible, scores, -INFINITY);
           }
+          // (A score modifier may hide keys too, with -inf.)
+          const bool hides = cut || s.maskMod() || s.scoreMod();
           // Unmasked, a row's maximum is taken of the products (a positive
           // factor keeps it where it is) and scaled once: the scores' only
           // use is then their exponential, one fma with the shift.
-          const bool maxOfProducts = !cut && !s.softcap && !s.negativeScale;
+          const bool maxOfProducts = !hides && !s.softcap && !s.negativeScale;
           Tensor m_ij = maximum(m_i, maxOfProducts ? max(products, 1) * scaleLog2 : max(scores, 1));
           // A row that has seen no visible key keeps m = -inf: its
           // exponentials are taken against 0, giving 0 instead of NaN.
-          Tensor pivot = cut ? where(m_ij == -INFINITY, 0.0, m_ij) : m_ij;
+          Tensor pivot = hides ? where(m_ij == -INFINITY, 0.0, m_ij) : m_ij;
           Tensor p = exp2(scores - expand_dims(pivot, 1));
           Tensor alpha = exp2(m_i - pivot);
           Tensor valuePointers = s.paged ? pagedTile(V, keys, pages, 1) : tile(V, keys, 1);

@@ -11,6 +11,9 @@
 
 #include "ops/lib/GeneratedKernel.h"
 
+#include <kiln/ops/library.h>
+
+#include <memory>
 #include <string>
 
 namespace kiln::ops::attention_kernel {
@@ -84,6 +87,13 @@ struct Structure {
   /// (Not with split, paged or packHeads, nor at D 256.)
   bool persistent = false;
 
+  /// Score and mask modifiers traced into the loop over keys (their
+  /// tensors passed after the other parameters); not with packHeads.
+  std::shared_ptr<const AttentionModifiers> modifiers;
+
+  bool scoreMod() const { return modifiers && modifiers->score_mod; }
+  bool maskMod() const { return modifiers && modifiers->mask_mod; }
+
   /// Whether a query block's keys grow with its index (a causal diagonal,
   /// a right edge alone): later blocks cost more.
   bool keysGrowWithQueries() const { return boundedRight && !boundedLeft; }
@@ -113,6 +123,7 @@ struct Params {
   /// heads_q, seq_q]
   int splits = -1, partialOut = -1, partialLse = -1;
   int heads = -1, batches = -1; ///< (persistent) the tiles' heads and batches (i32)
+  int captured = -1;            ///< the modifiers' first tensor, the others after it
   /// (persistent, varlen) the tile table (i64 sequence * 2^32 + query
   /// block, tile_list_kernel) and its entries (i32)
   int tiles = -1, tileEntries = -1;

@@ -9,6 +9,8 @@
 
 #include "ops/lib/AttentionProblem.h"
 
+#include "ops/lib/AttentionModifiers.h"
+
 #include "ops/lib/Views.h"
 
 #include <kiln/kiln.h>
@@ -112,6 +114,9 @@ void checkShared(const AttentionArgs &a, AttentionProblem &p, const std::vector<
   for (const TensorView *index : {&a.cu_seqlens_q, &a.cu_seqlens_k, &a.block_table, &a.cache_seqlens})
     if (index->address)
       views.push_back(index);
+  if (a.modifiers)
+    for (const TensorView *captured : checked_modifier_tensors(*a.modifiers, kOp))
+      views.push_back(captured);
   check_devices(views, stream, kOp);
   check_no_overlap(a.out, kOp, "out");
   p.scale = a.scale != 0 ? a.scale : 1.0 / std::sqrt(static_cast<double>(std::max<int64_t>(p.D, 1)));

@@ -28,11 +28,13 @@ public:
         const int64_t hk = h / group;
         for (int64_t i = 0; i < queries; ++i) {
           // The row's scores (capped), probabilities and output.
-          std::vector<double> s(keys, 0), t(keys, 0), prob(keys, 0);
+          std::vector<double> s(keys, 0), t(keys, 0), slope(keys, 1), prob(keys, 0);
+          std::vector<bool> seen(keys, false);
           double top = -INFINITY, total = 0;
           for (int64_t j = 0; j < keys; ++j) {
-            if (!p.visible(i, j, queries, keys))
+            if (!p.visible(i, j, queries, keys) || (p.maskMod && !p.maskMod(b, h, i, j)))
               continue;
+            seen[j] = true;
             double x = 0;
             for (int64_t d = 0; d < p.D; ++d)
               x += q(b, i, h, d) * k(b, j, hk, d);
@@ -41,11 +43,15 @@ public:
               t[j] = std::tanh(x / p.softcap);
               x = p.softcap * t[j];
             }
+            if (p.scoreMod) {
+              slope[j] = p.scoreModGrad(x, b, h, i, j);
+              x = p.scoreMod(x, b, h, i, j);
+            }
             s[j] = x;
             top = std::max(top, x);
           }
           for (int64_t j = 0; j < keys; ++j)
-            if (p.visible(i, j, queries, keys))
+            if (seen[j])
               total += (prob[j] = std::exp(s[j] - top));
           if (total == 0)
             continue; // (a row that sees no key: out 0, no gradient)
@@ -64,7 +70,7 @@ public:
             double dp = 0;
             for (int64_t d = 0; d < p.D; ++d)
               dp += dout(b, i, h, d) * v(b, j, hk, d);
-            double ds = prob[j] * (dp - delta);
+            double ds = prob[j] * (dp - delta) * slope[j];
             if (p.softcap > 0)
               ds *= 1 - t[j] * t[j];
             ds *= scale;

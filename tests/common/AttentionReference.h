@@ -27,6 +27,10 @@ struct DenseAttention {
   double scale = 0; ///< 0: 1 / sqrt(D)
   int64_t windowLeft = -1, windowRight = -1;
   double softcap = 0;
+  /// Modifiers (empty: none): a score's replacement (after the cap), its
+  /// derivative in the score, and whether query i of head h sees key j.
+  std::function<double(double score, int64_t b, int64_t h, int64_t i, int64_t j)> scoreMod, scoreModGrad;
+  std::function<bool(int64_t b, int64_t h, int64_t i, int64_t j)> maskMod;
 
   /// The shape in the layout's order of a tensor of `seq` tokens and `heads` heads.
   std::vector<int64_t> shape(int64_t seq, int64_t heads) const {
@@ -105,12 +109,14 @@ private:
     const double scale = p_.scale != 0 ? p_.scale : 1.0 / std::sqrt(static_cast<double>(p_.D));
     r.weights.assign(keys, -std::numeric_limits<double>::infinity());
     for (int64_t j = 0; j < keys; ++j) {
-      if (!p_.visible(i, j, queries, keys))
+      if (!p_.visible(i, j, queries, keys) || (p_.maskMod && !p_.maskMod(b, h, i, j)))
         continue;
       double s = 0;
       for (int64_t d = 0; d < p_.D; ++d)
         s += q_(b, i, h, d) * k_(b, j, h / group(), d);
       r.weights[j] = p_.softcap > 0 ? p_.softcap * std::tanh(s * scale / p_.softcap) : s * scale;
+      if (p_.scoreMod)
+        r.weights[j] = p_.scoreMod(r.weights[j], b, h, i, j);
       r.top = std::max(r.top, r.weights[j]);
     }
     for (double &w : r.weights) {

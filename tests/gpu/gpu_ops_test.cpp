@@ -680,6 +680,45 @@ TEST(GpuOps, AttentionBackward) {
   }
 }
 
+TEST(GpuOps, AttentionWithModifiers) {
+  // ALiBi (a captured slope a head) and a document mask (captured ids,
+  // documents of 40, 1, 100 and 59 tokens), causal, D 128: the forward and
+  // backward passes against the interpreter's.
+  const int64_t B = 1, N = 200, H = 4, D = 128;
+  std::vector<int32_t> documents;
+  for (auto [id, length] : {std::pair{0, 40}, {1, 1}, {2, 100}, {3, 59}})
+    documents.insert(documents.end(), length, id);
+  HostTensor idsHost = HostTensor::poisoned(DType::i32, {N}), slopesHost = HostTensor::poisoned(DType::f32, {H});
+  std::memcpy(idsHost.bytes().data(), documents.data(), N * 4);
+  for (int64_t h = 0; h < H; ++h)
+    slopesHost.set_flat(h, std::ldexp(1.0, -static_cast<int>(h) - 1));
+  Pair ids(idsHost), slopes(slopesHost);
+  Pair q(HostTensor::random(DType::bf16, {B, N, H, D}, 101, -1, 1)), k(HostTensor::random(DType::bf16, {B, N, H, D}, 102, -1, 1));
+  Pair v(HostTensor::random(DType::bf16, {B, N, H, D}, 103, -1, 1)), dout(HostTensor::random(DType::bf16, {B, N, H, D}, 104, -1, 1));
+  Pair out(HostTensor::poisoned(DType::bf16, {B, N, H, D})), lse(HostTensor::poisoned(DType::f32, {B, H, N}));
+  Pair dq(HostTensor::poisoned(DType::bf16, {B, N, H, D})), dk(HostTensor::poisoned(DType::bf16, {B, N, H, D}));
+  Pair dv(HostTensor::poisoned(DType::bf16, {B, N, H, D}));
+  expect_same({&out, &lse, &dq, &dk, &dv}, [&](bool gpu, const Stream &s) {
+    auto view = [&](Pair &p) { return gpu ? p.gpu(p.tensor().view()) : p.tensor().view(); };
+    auto modifiers = std::make_shared<AttentionModifiers>();
+    modifiers->name = "alibi-document";
+    modifiers->tensors = {view(slopes), view(ids)};
+    modifiers->score_mod = [](const Tensor &score, const ModifierIndices &at) {
+      return score + load(at.captured[0] + at.head) * (at.kv_idx - at.q_idx).to(DType::f32);
+    };
+    modifiers->score_mod_grad = [](const Tensor &score, const ModifierIndices &) { return score * 0.0 + 1.0; };
+    modifiers->mask_mod = [](const ModifierIndices &at) {
+      return load(at.captured[1] + at.q_idx) == load(at.captured[1] + at.kv_idx);
+    };
+    AttentionBackwardArgs b;
+    b.forward = AttentionArgs{view(q), view(k), view(v), view(out), view(lse)};
+    b.forward.mask = AttentionMask::causal_top_left, b.forward.modifiers = modifiers;
+    attention(b.forward, s);
+    b.dout = view(dout), b.dq = view(dq), b.dk = view(dk), b.dv = view(dv);
+    attention_backward(b, s);
+  }, 3e-2);
+}
+
 TEST(GpuOps, AttentionOnAPackedBatch) {
   // Sequences of 1, 200, 0 and 333 queries over 70, 200, 5 and 129 keys,
   // causal bottom-right in each, grouped-query heads.

@@ -14,7 +14,12 @@
 #include <kiln/precision.h>
 #include <kiln/runtime.h>
 
+#include <kiln/tensor.h>
+
 #include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
 #include <vector>
 
 namespace kiln::ops {
@@ -233,6 +238,36 @@ enum class AttentionLayout { bshd, bhsd };
 enum class AttentionMask { none, causal_top_left, causal_bottom_right };
 const char *name(AttentionMask mask);
 
+/// Where a score modifier or mask modifier is evaluated: the block's
+/// batch and query head (i32 scalars), each row's query position `q_idx`
+/// ([rows, 1], i32) and each column's key position `kv_idx` ([1, keys],
+/// i32), positions within the sequence; `captured`: a pointer to each of
+/// the modifiers' tensors, to load from (`load(at.captured[0] + at.q_idx)`).
+struct ModifierIndices {
+  Tensor batch, head, q_idx, kv_idx;
+  std::vector<Tensor> captured;
+};
+
+/// Score and mask modifiers (FlexAttention's score_mod and mask_mod, in
+/// C++): DSL code traced into the attention kernels' inner loop, forward
+/// and backward. A score modifier takes a block's scores ([rows, keys],
+/// f32: scale · q·k, soft-capped where the call caps) and returns the
+/// scores the softmax takes; a mask modifier returns which keys each query
+/// sees (with the call's mask and window).
+struct AttentionModifiers {
+  /// Tells these modifiers' code apart from every other's: the kernels
+  /// they are traced into are kept by it (with the tensors' dtypes).
+  std::string name;
+  /// Tensors the modifiers read (a bias table, document ids), passed to
+  /// the kernels as they are.
+  std::vector<TensorView> tensors;
+  std::function<Tensor(const Tensor &score, const ModifierIndices &at)> score_mod;
+  /// The score modifier's derivative in the score, for the backward pass
+  /// (1 for additive biases such as ALiBi; 1 - tanh² for soft-capping).
+  std::function<Tensor(const Tensor &score, const ModifierIndices &at)> score_mod_grad;
+  std::function<Tensor(const ModifierIndices &at)> mask_mod;
+};
+
 struct AttentionArgs {
   /// q [batch, seq_q, heads_q, D], k and v [batch, seq_k, heads_kv, D], out
   /// like q (in `layout`'s order); bf16 or f16, one dtype for all; D at
@@ -282,6 +317,8 @@ struct AttentionArgs {
   /// meet long keys. 0: chosen from the sizes and the device; 1: none; at
   /// most 128; not for packed batches.
   int num_splits = 0;
+  /// Optional score and mask modifiers.
+  std::shared_ptr<const AttentionModifiers> modifiers;
 };
 /// out = softmax(scale * q kᵀ + mask) v, in f32 within, per batch and head.
 /// `config` may set BLOCK_M (queries a program), BLOCK_N (keys a step),
