@@ -107,6 +107,19 @@ typedef struct {
    *  are then not read on the host (a read that waits for the stream); the
    *  kernel still clamps them into the cache and the table. */
   int unchecked_indices;
+  /* Since ABI 6. */
+  /** Non-NULL: score and mask modifiers as expressions (FlexAttention's
+   *  score_mod and mask_mod): score_mod over score (f32: scale * q.k,
+   *  capped), b, h, q_idx, kv_idx (int32, positions within the sequence) and
+   *  elements of the named tensors ("score + slopes[h] * cast(kv_idx - q_idx,
+   *  f32)", "tanh(score / 30) * 30"); mask_mod over the same but score, a
+   *  condition ("doc[q_idx] == doc[kv_idx]", "kv_idx <= q_idx"). The
+   *  backward pass takes score_mod's derivative itself. */
+  const char *score_mod, *mask_mod;
+  /** The tensors the modifiers name: num_tensors 1-D tensors and their names. */
+  int num_tensors;
+  const char *const *tensor_names;
+  const DLTensor *const *tensors;
 } kiln_attention_options;
 
 /** KILN_OPS_ABI_VERSION of the library. */

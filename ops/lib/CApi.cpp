@@ -218,6 +218,20 @@ AttentionArgs attentionOptions(const kiln_attention_options &options, DeviceOf &
     args.num_splits = options.num_splits;
   if (covers(offsetof(kiln_attention_options, unchecked_indices) + sizeof(int)))
     args.check_indices = options.unchecked_indices == 0;
+  if (covers(offsetof(kiln_attention_options, tensors) + sizeof(void *)) && (options.score_mod || options.mask_mod)) {
+    if (options.num_tensors < 0 || options.num_tensors > 64 ||
+        (options.num_tensors > 0 && (!options.tensor_names || !options.tensors)))
+      throw InvalidArgument("kiln_attention: num_tensors " + std::to_string(options.num_tensors) +
+                            " needs as many tensor_names and tensors (at most 64)");
+    std::vector<std::pair<std::string, TensorView>> named;
+    for (int i = 0; i < options.num_tensors; ++i) {
+      if (!options.tensor_names[i])
+        throw InvalidArgument("kiln_attention: tensor_names[" + std::to_string(i) + "] is NULL");
+      named.emplace_back(options.tensor_names[i], viewOf(options.tensors[i], options.tensor_names[i], devices));
+    }
+    args.modifiers = attention_modifiers(options.score_mod ? options.score_mod : "",
+                                         options.mask_mod ? options.mask_mod : "", named);
+  }
   return args;
 }
 

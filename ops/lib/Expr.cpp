@@ -135,6 +135,8 @@ std::string Expr::key() const {
     return "n";
   case Node::Kind::cast:
     return "cast(" + Expr(n.args[0]).key() + "," + std::string(name(n.dtype)) + ")";
+  case Node::Kind::gather:
+    return "t" + std::to_string(n.index) + ":" + std::string(name(n.stored)) + "[" + Expr(n.args[0]).key() + "]";
   default:
     break;
   }
@@ -150,6 +152,18 @@ Expr input(int index, DType stored) {
   n.index = index;
   n.stored = stored;
   n.dtype = computeDType(stored);
+  return make(std::move(n));
+}
+
+Expr gather(int tensor, const Expr &index, DType stored) {
+  if (!index.valid() || (!isWeak(index) && !is_integer(index.dtype())))
+    throw Error("a gathered element's index must be an integer expression");
+  Expr::Node n;
+  n.kind = Expr::Node::Kind::gather;
+  n.index = tensor;
+  n.stored = stored;
+  n.dtype = computeDType(stored);
+  n.args = {isWeak(index) ? cast(index, DType::i32).shared() : index.shared()};
   return make(std::move(n));
 }
 
@@ -239,8 +253,8 @@ namespace {
 
 class Parser {
 public:
-  Parser(const std::string &text, const std::vector<DType> &inputs, DType reducedDType)
-      : text_(text), inputs_(inputs), reduced_(reducedDType) {}
+  Parser(const std::string &text, const std::vector<DType> &inputs, DType reducedDType, const ExprNames *names = nullptr)
+      : text_(text), inputs_(inputs), reduced_(reducedDType), names_(names) {}
 
   Expr parse() {
     Expr e = orExpr();
@@ -357,6 +371,8 @@ private:
     std::string word = identifier();
     if (word.empty())
       fail("expected a value");
+    if (names_)
+      return named(word);
     if (word == "r")
       return reduced(reduced_);
     if (word == "n")
@@ -374,6 +390,29 @@ private:
       return input(static_cast<int>(index), inputs_[index]);
     }
     return call(word);
+  }
+  /// A named value: an input, or an element of a named tensor.
+  Expr named(const std::string &word) {
+    for (size_t i = 0; i < names_->inputs.size(); ++i)
+      if (names_->inputs[i] == word)
+        return input(static_cast<int>(i), names_->input_dtypes[i]);
+    for (size_t j = 0; j < names_->tensors.size(); ++j)
+      if (names_->tensors[j] == word) {
+        expect("[");
+        Expr index = orExpr();
+        expect("]");
+        return gather(static_cast<int>(j), index, names_->tensor_dtypes[j]);
+      }
+    skip();
+    if (pos_ < text_.size() && text_[pos_] == '(')
+      return call(word);
+    std::string known;
+    for (const std::string &n : names_->inputs)
+      if (!n.empty())
+        known += (known.empty() ? "" : ", ") + n;
+    for (const std::string &n : names_->tensors)
+      known += (known.empty() ? "" : ", ") + n + "[...]";
+    fail("'" + word.substr(0, 24) + "' names no value (" + known + ")");
   }
   std::string identifier() {
     skip();
@@ -429,6 +468,7 @@ private:
   const std::string &text_;
   const std::vector<DType> &inputs_;
   DType reduced_;
+  const ExprNames *names_;
   size_t pos_ = 0;
   int depth_ = 0;
 };
@@ -437,6 +477,10 @@ private:
 
 Expr parse_expr(const std::string &text, const std::vector<DType> &input_dtypes, DType reduced_dtype) {
   return Parser(text, input_dtypes, reduced_dtype).parse();
+}
+
+Expr parse_expr(const std::string &text, const ExprNames &names) {
+  return Parser(text, names.input_dtypes, DType::f32, &names).parse();
 }
 
 } // namespace kiln::ops

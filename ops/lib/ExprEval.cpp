@@ -39,6 +39,13 @@ Tensor Evaluator::operator()(const Expr &e) {
   case Node::Kind::cast:
     result = (*this)(Expr(n.args[0])).to(n.dtype);
     break;
+  case Node::Kind::gather: {
+    if (!gather_)
+      throw Error("this op gathers from no tensors (" + Expr(Expr(std::make_shared<const Node>(n))).key() + ")");
+    Tensor loaded = gather_(n.index, (*this)(Expr(n.args[0])));
+    result = loaded.dtype() == n.dtype ? loaded : loaded.to(n.dtype);
+    break;
+  }
   case Node::Kind::where: {
     Operand a = operand(n.args[1]), b = operand(n.args[2]);
     if (!a.tensor().valid() && !b.tensor().valid()) // two literals: give one the result's dtype

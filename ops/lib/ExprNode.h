@@ -14,11 +14,11 @@
 namespace kiln::ops {
 
 struct Expr::Node {
-  enum class Kind { literal, input, reduced, length, unary, binary, where, cast };
+  enum class Kind { literal, input, reduced, length, unary, binary, where, cast, gather };
   Kind kind = Kind::literal;
   std::string op;         ///< unary/binary/where: "add", "exp", ...
   double value = 0;       ///< literal
-  int index = 0;          ///< input
+  int index = 0;          ///< input; gather: the tensor (args[0] the element's index)
   DType stored = DType::f32; ///< input: the dtype in memory
   DType dtype = DType::f32;  ///< what the value is computed in (literals: f32 until they meet a value)
   std::vector<std::shared_ptr<const Node>> args;
@@ -42,6 +42,8 @@ public:
   /// Every value ends in a 16- or 8-bit float: functions may take their
   /// shorter approximations (gelu: fast_erfc, relative error <= 2e-5).
   void for_narrow_outputs() { narrow_ = true; }
+  /// `gather(tensor, index)`: element `index` of a gathered tensor, loaded.
+  void gathering(std::function<Tensor(int, const Tensor &)> gather) { gather_ = std::move(gather); }
 
   /// The value of `e`, in its dtype (a literal alone: an f32 scalar).
   Tensor operator()(const Expr &e);
@@ -49,6 +51,7 @@ public:
 private:
   Operand operand(const std::shared_ptr<const Expr::Node> &node);
   std::function<Tensor(int)> input_;
+  std::function<Tensor(int, const Tensor &)> gather_;
   Tensor reduced_, length_;
   bool narrow_ = false;
   std::map<const Expr::Node *, Tensor> done_;

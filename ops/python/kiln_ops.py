@@ -47,7 +47,9 @@ class AttentionOptions(ctypes.Structure):
                 ("window_right", ctypes.c_int64), ("softcap", ctypes.c_double),
                 ("cu_seqlens_q", ctypes.c_void_p), ("cu_seqlens_k", ctypes.c_void_p),
                 ("block_table", ctypes.c_void_p), ("cache_seqlens", ctypes.c_void_p), ("num_splits", ctypes.c_int),
-                ("unchecked_indices", ctypes.c_int)]
+                ("unchecked_indices", ctypes.c_int), ("score_mod", ctypes.c_char_p), ("mask_mod", ctypes.c_char_p),
+                ("num_tensors", ctypes.c_int), ("tensor_names", ctypes.POINTER(ctypes.c_char_p)),
+                ("tensors", ctypes.POINTER(ctypes.POINTER(DLTensor)))]
 
 
 class KilnError(RuntimeError):
@@ -77,6 +79,19 @@ class _Borrowed:
 
 def _pointer(borrowed):
     return borrowed.pointer if borrowed is not None else None
+
+
+def _modifiers(options, score_mod, mask_mod, tensors):
+    """Sets options' modifier fields; returns what must live through the call."""
+    borrowed = [_Borrowed(t) for t in (tensors or {}).values()]
+    names = (ctypes.c_char_p * max(1, len(borrowed)))(*[n.encode() for n in (tensors or {})])
+    views = (ctypes.POINTER(DLTensor) * max(1, len(borrowed)))(*[b.pointer for b in borrowed])
+    options.score_mod = score_mod.encode() if score_mod else None
+    options.mask_mod = mask_mod.encode() if mask_mod else None
+    options.num_tensors = len(borrowed)
+    options.tensor_names = ctypes.cast(names, ctypes.POINTER(ctypes.c_char_p))
+    options.tensors = ctypes.cast(views, ctypes.POINTER(ctypes.POINTER(DLTensor)))
+    return borrowed, names, views
 
 
 class Library:
@@ -184,8 +199,10 @@ class Library:
 
     def attention(self, q, k, v, out, lse=None, layout=LAYOUT_BSHD, mask=MASK_NONE, scale=0.0, window=None,
                   softcap=0.0, cu_seqlens_q=None, cu_seqlens_k=None, block_table=None, cache_seqlens=None,
-                  num_splits=0, check_indices=True):
+                  num_splits=0, check_indices=True, score_mod=None, mask_mod=None, tensors=None):
         """out = softmax(scale * q k^T + mask) v; lse (optional) gets each row's log-sum-exp;
+        score_mod, mask_mod: modifier expressions over score, b, h, q_idx, kv_idx and the 1-D tensors of
+        `tensors` (a dict of names), e.g. "tanh(score / 30) * 30", "doc[q_idx] == doc[kv_idx]";
         window: (left, right) keys around the diagonal, -1 for no bound on a side; cu_seqlens_q and
         cu_seqlens_k (int32 [batch + 1]): a packed batch of [tokens, heads, head_dim] tensors;
         block_table (int32 [batch, max_pages]) and cache_seqlens (int32 [batch]): k and v are a paged
@@ -197,11 +214,13 @@ class Library:
         optional = [ctypes.cast(_pointer(x), ctypes.c_void_p) if x else None for x in t[5:]]
         options = AttentionOptions(ctypes.sizeof(AttentionOptions), layout, mask, scale, int(window is not None),
                                    left, right, softcap, *optional, num_splits, int(not check_indices))
+        alive = _modifiers(options, score_mod, mask_mod, tensors)  # noqa: F841 (kept through the call)
         self._check(self.lib.kiln_attention(_pointer(t[0]), _pointer(t[1]), _pointer(t[2]), _pointer(t[3]),
                                             _pointer(t[4]), ctypes.byref(options), self._stream(out)))
 
     def attention_backward(self, q, k, v, out, lse, dout, dq, dk, dv, layout=LAYOUT_BSHD, mask=MASK_NONE, scale=0.0,
-                           window=None, softcap=0.0, cu_seqlens_q=None, cu_seqlens_k=None, deterministic=False):
+                           window=None, softcap=0.0, cu_seqlens_q=None, cu_seqlens_k=None, deterministic=False,
+                           score_mod=None, mask_mod=None, tensors=None):
         """dq, dk, dv of attention(q, k, v, out, lse, ...) with the same options (its out and lse, which is
         required here) from dout; deterministic=True: dq the same bits every run (no atomic adds)."""
         t = [_Borrowed(x) if x is not None else None
@@ -210,6 +229,7 @@ class Library:
         optional = [ctypes.cast(_pointer(x), ctypes.c_void_p) if x else None for x in t[9:]]
         options = AttentionOptions(ctypes.sizeof(AttentionOptions), layout, mask, scale, int(window is not None),
                                    left, right, softcap, *optional, None, None, 0, 0)
+        alive = _modifiers(options, score_mod, mask_mod, tensors)  # noqa: F841 (kept through the call)
         self._check(self.lib.kiln_attention_backward(*(_pointer(x) for x in t[:9]), ctypes.byref(options),
                                                      int(deterministic), self._stream(out)))
 

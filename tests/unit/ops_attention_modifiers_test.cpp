@@ -219,6 +219,76 @@ TEST(OpsAttentionModifiers, APackedBatchSeesPositionsWithinEachSequence) {
   }, 1e-2);
 }
 
+TEST(OpsAttentionModifiers, ModifiersFromTextsWithTheirDerivativesTakenByKiln) {
+  // ALiBi and a document mask as texts over captured tensors (what the C
+  // ABI takes), then soft-capping: forward and backward against double
+  // precision, the score modifiers' derivatives taken symbolically.
+  const std::vector<double> slopes{0.5, 0.25, 0.125, 0.0625};
+  std::vector<int32_t> documents;
+  for (auto [id, length] : {std::pair{0, 12}, {1, 25}})
+    documents.insert(documents.end(), length, id);
+  HostTensor slopeTensor = floats(slopes), ids = ints(documents);
+  DenseAttention p = problem();
+  p.scoreMod = [&](double s, int64_t, int64_t h, int64_t i, int64_t j) { return s + slopes[h] * double(j - i); };
+  p.scoreModGrad = [](double, int64_t, int64_t, int64_t, int64_t) { return 1.0; };
+  p.maskMod = [&](int64_t, int64_t, int64_t i, int64_t j) { return documents[i] == documents[j]; };
+  checkDense(p, attention_modifiers("score + slopes[h] * cast(kv_idx - q_idx, f32)", "doc[q_idx] == doc[kv_idx]",
+                                    {{"slopes", slopeTensor.view()}, {"doc", ids.view()}}));
+  DenseAttention capped = problem();
+  capped.scoreMod = [](double s, int64_t, int64_t, int64_t, int64_t) { return 2 * std::tanh(s / 2); };
+  capped.scoreModGrad = [](double s, int64_t, int64_t, int64_t, int64_t) {
+    const double t = std::tanh(s / 2);
+    return 1 - t * t;
+  };
+  checkDense(capped, attention_modifiers("tanh(score / 2) * 2", ""));
+  // Mistakes name their position; a mask must be a condition.
+  EXPECT_NE(kiln::testing::error_of([] { attention_modifiers("score + bias[q_idx]", ""); }).find("'bias' names no value"),
+            std::string::npos);
+  EXPECT_NE(kiln::testing::error_of([] { attention_modifiers("", "score > 0"); }).find("'score' names no value"),
+            std::string::npos);
+  EXPECT_NE(kiln::testing::error_of([] { attention_modifiers("", "q_idx - kv_idx"); }).find("must be a condition"),
+            std::string::npos);
+}
+
+TEST(OpsAttentionModifiers, DerivativesOfExpressions) {
+  // Each expression's derivative, evaluated by the pointwise op in f64,
+  // against central differences of the function in double.
+  HostTensor xs = HostTensor::random(DType::f64, {64}, 13, -2, 2);
+  struct Case {
+    const char *what;
+    std::function<Expr(const Expr &)> f;
+    std::function<double(double)> g;
+  };
+  const Case cases[] = {
+      {"tanh(x / 3) * 3", [](const Expr &x) { return tanh(x / 3.0) * 3.0; }, [](double x) { return 3 * std::tanh(x / 3); }},
+      {"exp(x) sin(x)", [](const Expr &x) { return exp(x) * sin(x); }, [](double x) { return std::exp(x) * std::sin(x); }},
+      {"sqrt(x² + 1)", [](const Expr &x) { return sqrt(x * x + 1.0); }, [](double x) { return std::sqrt(x * x + 1); }},
+      {"x / (1 + x²)", [](const Expr &x) { return x / (1.0 + x * x); }, [](double x) { return x / (1 + x * x); }},
+      {"x³", [](const Expr &x) { return pow(x, Expr(3.0)); }, [](double x) { return x * x * x; }},
+      {"sigmoid, silu, gelu", [](const Expr &x) { return sigmoid(x) + silu(x) + gelu(x); },
+       [](double x) {
+         const double s = 1 / (1 + std::exp(-x));
+         return s + x * s + 0.5 * x * (1 + std::erf(x / std::sqrt(2.0)));
+       }},
+      {"log(x² + 1) - cos(x)", [](const Expr &x) { return log(x * x + 1.0) - cos(x); },
+       [](double x) { return std::log(x * x + 1) - std::cos(x); }},
+      {"where(x > 0, x², -x) + max(x, x / 2)", [](const Expr &x) { return where(x > 0.0, x * x, -x) + maximum(x, x / 2.0); },
+       [](double x) { return (x > 0 ? x * x : -x) + std::max(x, x / 2); }},
+  };
+  for (const Case &c : cases) {
+    SCOPED_TRACE(c.what);
+    HostTensor out = HostTensor::poisoned(DType::f64, {64});
+    Pointwise op;
+    Expr x = op.input(xs.view());
+    op.output(out.view(), derivative(c.f(x), 0));
+    op.run(cpu());
+    out.expect_near([&](const std::vector<int64_t> &at) {
+      const double v = xs.at(at), h = 1e-6;
+      return (c.g(v + h) - c.g(v - h)) / (2 * h);
+    }, 1e-6);
+  }
+}
+
 TEST(OpsAttentionModifiers, ErrorsNameWhatIsMissing) {
   DenseAttention p = problem();
   HostTensor q = HostTensor::random(DType::f16, p.shape(p.seqQ, p.headsQ), 5);

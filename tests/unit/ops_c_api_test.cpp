@@ -324,6 +324,46 @@ TEST(OpsCApi, AttentionBackwardOfACausalCall) {
             KILN_ERROR_INVALID_ARGUMENT);
 }
 
+TEST(OpsCApi, AttentionModifiersAsExpressions) {
+  // bf16 q = k = 0 [1, 3, 1, 16]: every key a query sees weighs the same.
+  // A document mask over doc = {0, 0, 1} (no other mask): rows 0 and 1 get
+  // the mean of v's rows 0 and 1, row 2 its own; then a score modifier
+  // "score + 5 * cast(kv_idx == 0, f32)" weighs key 0 by e^5 against 1.
+  const int64_t S = 3, D = 16;
+  std::vector<int64_t> shape{1, S, 1, D};
+  std::vector<uint16_t> zero(S * D, 0), v(S * D), out(S * D, 0xFFFF);
+  for (int64_t i = 0; i < S * D; ++i)
+    v[i] = static_cast<uint16_t>(kiln::encode_float(kiln::DType::bf16, double(i / D * 2)));
+  auto bf16 = [&](std::vector<uint16_t> &data) {
+    DLTensor t{};
+    t.data = data.data(), t.device = {kDLCPU, 0}, t.ndim = 4, t.dtype = {kDLBfloat, 16, 1}, t.shape = shape.data();
+    return t;
+  };
+  DLTensor tq = bf16(zero), tv = bf16(v), tout = bf16(out);
+  std::vector<int32_t> doc{0, 0, 1};
+  std::vector<int64_t> docShape{3};
+  DLTensor tdoc{};
+  tdoc.data = doc.data(), tdoc.device = {kDLCPU, 0}, tdoc.ndim = 1, tdoc.dtype = {kDLInt, 32, 1}, tdoc.shape = docShape.data();
+  const char *names[] = {"doc"};
+  const DLTensor *tensors[] = {&tdoc};
+  kiln_attention_options options{sizeof(kiln_attention_options)};
+  options.mask_mod = "doc[q_idx] == doc[kv_idx]";
+  options.num_tensors = 1, options.tensor_names = names, options.tensors = tensors;
+  ASSERT_EQ(kiln_attention(&tq, &tq, &tv, &tout, nullptr, &options, nullptr), KILN_OK) << error();
+  EXPECT_EQ(kiln::decode_float(kiln::DType::bf16, out[0]), 1.0);
+  EXPECT_EQ(kiln::decode_float(kiln::DType::bf16, out[D]), 1.0);
+  EXPECT_EQ(kiln::decode_float(kiln::DType::bf16, out[2 * D]), 4.0);
+  options.mask_mod = nullptr;
+  options.score_mod = "score + 5 * cast(kv_idx == 0, f32)";
+  ASSERT_EQ(kiln_attention(&tq, &tq, &tv, &tout, nullptr, &options, nullptr), KILN_OK) << error();
+  const double w = std::exp(5.0), want = (0 * w + 2 + 4) / (w + 2);
+  EXPECT_NEAR(kiln::decode_float(kiln::DType::bf16, out[0]), want, 1e-2);
+  // A mistake in a text: its position, a failed call.
+  options.score_mod = "score + bias[q_idx]";
+  EXPECT_EQ(kiln_attention(&tq, &tq, &tv, &tout, nullptr, &options, nullptr), KILN_ERROR_FAILED);
+  EXPECT_NE(error().find("'bias' names no value"), std::string::npos) << error();
+}
+
 TEST(OpsCApi, AttentionWithOptionsAndItsErrors) {
   // bf16 q, k, v [1, 3, 1, 16] (BSHD): q all zero, so every key weighs the
   // same and out is the mean of v's rows; the causal mask makes it the mean

@@ -88,6 +88,15 @@ Expr gelu_tanh(const Expr &x);
 Expr silu(const Expr &x);
 /// A value conversion (as Tensor::to in the DSL).
 Expr cast(const Expr &x, DType dtype);
+/// Element `index` (an integer expression) of tensor `tensor` of the
+/// tensors an op gathers from (attention modifiers' tensors), stored as
+/// `stored`.
+Expr gather(int tensor, const Expr &index, DType stored);
+
+/// The derivative of `e` in input `index`, as an expression (where a
+/// function is not differentiable, as relu at 0 or floor, the derivative
+/// of its pieces). Throws kiln::Error naming a function it has none of.
+Expr derivative(const Expr &e, int index);
 
 /// Parses the text form the C ABI takes: `in0`..`inN` (inputs), `r` and
 /// `n` (a reduction's value and length, in epilogues), numbers, `+ - * /`,
@@ -96,5 +105,17 @@ Expr cast(const Expr &x, DType dtype);
 /// ...). `input_dtypes[i]` is input i's stored dtype. Throws kiln::Error
 /// naming the position of a mistake.
 Expr parse_expr(const std::string &text, const std::vector<DType> &input_dtypes, DType reduced_dtype = DType::f32);
+
+/// What a text with named values may use: input i by the name
+/// `inputs[i]`, and tensor j by `tensors[j]`, indexed: `doc[q_idx]`.
+struct ExprNames {
+  std::vector<std::string> inputs;
+  std::vector<DType> input_dtypes;
+  std::vector<std::string> tensors;
+  std::vector<DType> tensor_dtypes;
+};
+/// Parses a text over named values (attention modifiers' texts); otherwise
+/// as parse_expr above.
+Expr parse_expr(const std::string &text, const ExprNames &names);
 
 } // namespace kiln::ops

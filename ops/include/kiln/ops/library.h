@@ -268,6 +268,18 @@ struct AttentionModifiers {
   std::function<Tensor(const ModifierIndices &at)> mask_mod;
 };
 
+/// Modifiers from texts (what the C ABI and Python take): `score_mod` over
+/// `score` (f32), `b`, `h`, `q_idx` and `kv_idx` (i32) and elements of the
+/// named tensors (`doc[q_idx]`: 1-D tensors of any stride; an index past a
+/// tensor's end reads its last element, before its start its first);
+/// `mask_mod` over the same but `score`; either may be empty (none). The
+/// score modifier's derivative is taken symbolically. E.g. "tanh(score /
+/// 30) * 30", "score + slopes[h] * cast(kv_idx - q_idx, f32)", "doc[q_idx]
+/// == doc[kv_idx]". Throws kiln::Error naming a mistake's position.
+std::shared_ptr<const AttentionModifiers>
+attention_modifiers(const std::string &score_mod, const std::string &mask_mod,
+                    const std::vector<std::pair<std::string, TensorView>> &tensors = {});
+
 struct AttentionArgs {
   /// q [batch, seq_q, heads_q, D], k and v [batch, seq_k, heads_kv, D], out
   /// like q (in `layout`'s order); bf16 or f16, one dtype for all; D at
