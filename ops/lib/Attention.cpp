@@ -33,15 +33,15 @@ Structure structureOf(const AttentionArgs &a, const AttentionProblem &p) {
   s.dtype = a.q.dtype;
   s.blockD = std::max<int64_t>(16, next_pow2(p.D));
   s.evenD = s.blockD == p.D;
-  s.boundedLeft = a.window_left >= 0;
-  s.boundedRight = a.mask != AttentionMask::none || a.window_right >= 0;
+  const KeyBounds bounds = key_bounds(a, p);
+  s.boundedLeft = bounds.boundedLeft;
+  s.boundedRight = bounds.boundedRight;
   s.softcap = a.softcap > 0;
   s.negativeScale = p.scale < 0;
   s.lse = a.lse.address != 0;
   s.varlen = a.cu_seqlens_q.address != 0;
   s.paged = a.block_table.address != 0;
-  s.shiftPerSequence =
-      (s.varlen || s.paged) && (s.boundedLeft || s.boundedRight) && a.mask != AttentionMask::causal_top_left;
+  s.shiftPerSequence = bounds.shiftPerSequence;
   // Few queries a head (decoding) on grouped K/V heads: a program takes
   // the queries of the whole group, which then reads its keys once. (Not
   // with modifiers, which see one head a program.)
@@ -116,14 +116,10 @@ std::vector<Arg> forwardArguments(const AttentionArgs &a, const AttentionProblem
     args[q.seqK] = Arg(static_cast<int32_t>(p.seqK));
   args[q.group] = Arg(static_cast<int32_t>(p.headsQ / std::max<int64_t>(p.headsKV, 1)));
   args[q.scaleLog2] = Arg(static_cast<float>(p.scale / std::log(2.0)));
-  // Bounds relative to the diagonal through the last query and key
-  // (top-left: through the first of each).
-  if (q.shift >= 0)
-    args[q.shift] = Arg(static_cast<int32_t>(a.mask == AttentionMask::causal_top_left ? 0 : p.seqK - p.seqQ));
-  if (q.left >= 0)
-    args[q.left] = Arg(static_cast<int32_t>(a.window_left));
-  if (q.right >= 0)
-    args[q.right] = Arg(static_cast<int32_t>(a.mask != AttentionMask::none ? 0 : a.window_right));
+  const KeyBounds bounds = key_bounds(a, p);
+  for (auto [position, value] : {std::pair{q.shift, bounds.shift}, {q.left, bounds.left}, {q.right, bounds.right}})
+    if (position >= 0)
+      args[position] = Arg(value);
   if (s.softcap) {
     args[q.capInput] = Arg(static_cast<float>(p.scale / a.softcap));
     args[q.capOutput] = Arg(static_cast<float>(a.softcap / std::log(2.0)));

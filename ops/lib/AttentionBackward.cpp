@@ -82,11 +82,12 @@ Launches prepare_attention_backward(const AttentionBackwardArgs &b, const Stream
   s.dtype = a.q.dtype;
   s.blockD = std::max<int64_t>(16, next_pow2(p.D));
   s.evenD = s.blockD == p.D;
-  s.boundedLeft = a.window_left >= 0;
-  s.boundedRight = a.mask != AttentionMask::none || a.window_right >= 0;
+  const KeyBounds bounds = key_bounds(a, p);
+  s.boundedLeft = bounds.boundedLeft;
+  s.boundedRight = bounds.boundedRight;
   s.softcap = a.softcap > 0;
   s.varlen = a.cu_seqlens_q.address != 0;
-  s.shiftPerSequence = s.varlen && (s.boundedLeft || s.boundedRight) && a.mask != AttentionMask::causal_top_left;
+  s.shiftPerSequence = bounds.shiftPerSequence;
   s.atomic = !b.deterministic;
   s.modifiers = a.modifiers;
 
@@ -156,13 +157,9 @@ Launches prepare_attention_backward(const AttentionBackwardArgs &b, const Stream
       one.args[q.group] = Arg(static_cast<int32_t>(p.headsQ / std::max<int64_t>(p.headsKV, 1)));
     if (q.scale >= 0)
       one.args[q.scale] = Arg(static_cast<float>(p.scale));
-    // (As the forward's: through the last query and key, or the first.)
-    if (q.shift >= 0)
-      one.args[q.shift] = Arg(static_cast<int32_t>(a.mask == AttentionMask::causal_top_left ? 0 : p.seqK - p.seqQ));
-    if (q.left >= 0)
-      one.args[q.left] = Arg(static_cast<int32_t>(a.window_left));
-    if (q.right >= 0)
-      one.args[q.right] = Arg(static_cast<int32_t>(a.mask != AttentionMask::none ? 0 : a.window_right));
+    for (auto [position, value] : {std::pair{q.shift, bounds.shift}, {q.left, bounds.left}, {q.right, bounds.right}})
+      if (position >= 0)
+        one.args[position] = Arg(value);
     if (q.cap >= 0)
       one.args[q.cap] = Arg(static_cast<float>(a.softcap));
     if (q.headDim >= 0)

@@ -285,6 +285,20 @@ AttentionProblem checkedPaged(const AttentionArgs &a, const Stream &stream) {
 
 } // namespace
 
+KeyBounds key_bounds(const AttentionArgs &a, const AttentionProblem &p) {
+  KeyBounds b;
+  b.boundedLeft = a.window_left >= 0;
+  b.boundedRight = a.mask != AttentionMask::none || a.window_right >= 0;
+  b.shiftPerSequence = (a.cu_seqlens_q.address || a.block_table.address) && (b.boundedLeft || b.boundedRight) &&
+                       a.mask != AttentionMask::causal_top_left;
+  // (Relative to the diagonal through the last query and key; top-left:
+  // through the first of each. A causal mask bounds the right side at 0.)
+  b.shift = static_cast<int32_t>(a.mask == AttentionMask::causal_top_left ? 0 : p.seqK - p.seqQ);
+  b.left = static_cast<int32_t>(a.window_left);
+  b.right = static_cast<int32_t>(a.mask != AttentionMask::none ? 0 : a.window_right);
+  return b;
+}
+
 AttentionView attention_view_of(const TensorView &view, const AttentionArgs &a, const AttentionProblem &p, bool keys) {
   return a.cu_seqlens_q.address ? packedView(view, p.batch, keys ? p.seqK : p.seqQ) : canonical(view, a.layout);
 }

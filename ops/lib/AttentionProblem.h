@@ -32,6 +32,18 @@ struct AttentionProblem {
   double scale = 1;
 };
 
+/// Which keys a call's queries see, as its kernels take it: query i sees
+/// keys from i + shift - left (`boundedLeft`) up to i + shift + right
+/// (`boundedRight`: a causal mask's diagonal, or a window's edge).
+struct KeyBounds {
+  bool boundedLeft = false, boundedRight = false;
+  /// (packed batches, paged caches) the diagonal goes through each
+  /// sequence's last query and key, at shift seq_k - seq_q of its own
+  bool shiftPerSequence = false;
+  int32_t shift = 0, left = 0, right = 0; ///< (shift: a dense call's)
+};
+KeyBounds key_bounds(const AttentionArgs &a, const AttentionProblem &p);
+
 /// Checks every argument of `a` (reading a packed batch's cu_seqlens and a
 /// paged cache's cache_seqlens and block table to the host) and returns its
 /// sizes; throws kiln::Error with the reason otherwise.
