@@ -153,6 +153,7 @@ Problem checkedProblem(const MatmulArgs &m, const Stream &stream) {
   }
   // Precision says how f32 operands multiply; 16-bit ones are exact.
   p.s.precision = m.a.dtype == DType::f32 ? m.precision : Precision::ieee;
+  p.s.promote = fp8 && !m.fast_accumulation && !p.s.blockScales;
   p.s.activation = m.activation;
   p.s.scaled = scales(m);
   p.s.batched = rank == 3 && p.batches > 1;
@@ -178,8 +179,8 @@ TileChoice chooseTile(const Problem &p, const MatmulArgs &m, const Stream &strea
   // (fp8 is on the tensor cores of Hopper only.)
   if (is_float8(m.a.dtype) && !targets_amd(target) && compute_capability_of(target) < 90)
     c.config = fma_matmul_config();
-  if (p.s.blockScales)
-    c.config = with_block_scales(c.config);
+  if (p.s.blockScales || p.s.promote)
+    c.config = with_promoted_sums(c.config);
   if (p.s.grouped) // (no default split: grouped products run unsplit)
     c.config.set("SPLIT_K", 1);
   // A given tile (a user's, a tuned one) runs unsplit unless it says
@@ -216,7 +217,9 @@ TileChoice chooseTile(const Problem &p, const MatmulArgs &m, const Stream &strea
   const bool paddable = tiles2D && !p.s.grouped && !c.describable &&
                         std::max({p.M, p.N, p.K}) <= PaddedOperands::kMaxColumns;
   const bool wouldDescribe = c.config.num_stages() >= 2 && copy_engine_tile(c.config["BLOCK_M"], p.M);
-  const int64_t pad = c.config.get("PAD_OPERANDS", c.hopper && paddable && wouldDescribe);
+  // (Not where the config asks for pointer loads anyway.)
+  const int64_t pad =
+      c.config.get("PAD_OPERANDS", c.hopper && paddable && wouldDescribe && c.config.get("DESCRIPTORS", 1) != 0);
   if (pad != 0 && pad != 1)
     throw Error(kOp + ": PAD_OPERANDS must be 0 or 1, got " + std::to_string(pad));
   if (pad && !paddable && !c.describable)
@@ -511,7 +514,8 @@ MatmulLaunch plan_matmul(const MatmulProblem &given, const MatmulArgs &givenShap
 }
 
 int32_t matmul_plan_choices(const MatmulArgs &args) {
-  return (scales(args) ? 256 : 0) + static_cast<int32_t>(args.activation) * 16 + static_cast<int32_t>(args.precision);
+  return (args.fast_accumulation ? 0 : 512) + (scales(args) ? 256 : 0) + static_cast<int32_t>(args.activation) * 16 +
+         static_cast<int32_t>(args.precision);
 }
 
 void MatmulLaunch::rebind(const MatmulArgs &m) {

@@ -96,9 +96,13 @@ Config default_amd_matmul_config(DType operands, Precision precision, std::strin
 
 bool has_block_scales(const MatmulArgs &args) { return args.scale_a.rank() == 2 || args.scale_b.rank() == 2; }
 
-Config with_block_scales(Config tile) {
-  // Each K step's sum sits in registers beside the accumulator until it is
-  // scaled into it: at most 64 accumulators a thread (the 128x256 tile's
+bool promotes_sums(const MatmulArgs &args) {
+  return has_block_scales(args) || (is_float8(args.a.dtype) && !args.fast_accumulation);
+}
+
+Config with_promoted_sums(Config tile) {
+  // Each K step's sum sits in registers beside the accumulator until it
+  // joins it: at most 64 accumulators a thread (the 128x256 tile's
   // 128 would spill), so the 128x256 tile becomes 128x128 on the same two
   // warpgroups, with five 32 KB stages.
   const int64_t threads = 32 * tile.get("num_warps", 4);
@@ -128,11 +132,12 @@ Config with_copy_engine_schedule(Config tile) {
   // The 128x256 tile's persistent programs walk bands of 16 tile rows (the
   // default is 8): a wave of 132 tiles then spans 16 rows by about 8
   // columns instead of 8 by 16, which shares more of A and B in L2 and
-  // reads less from DRAM. So do block-scaled products' 128x128 tiles on
-  // the same two warpgroups, without a producer (no dot of theirs stays in
-  // flight: each K step's sum is scaled as soon as it completes).
-  const bool blockScaled = BM == 128 && BN == 128 && tile.get("num_warps", 4) == 8;
-  if (((BM == 128 && BN == 256) || blockScaled) && !tile.has("PERSISTENT")) {
+  // reads less from DRAM. So do the 128x128 tiles on the same two
+  // warpgroups of products that promote their sums (with_promoted_sums),
+  // without a producer (no dot of theirs stays in flight: each K step's
+  // sum joins the accumulator as soon as it completes).
+  const bool promoting = BM == 128 && BN == 128 && tile.get("num_warps", 4) == 8;
+  if (((BM == 128 && BN == 256) || promoting) && !tile.has("PERSISTENT")) {
     tile.set("PERSISTENT", 1);
     tile.set("GROUP_M", 16);
   }

@@ -138,15 +138,14 @@ public:
   Tensor kStep(const Tile &t, const Pointers &p, const Tensor &k, const Tensor &acc) const {
     auto [a, b] = operandsAt(t, p, k);
     DotOptions options{.precision = s.precision};
-    if (!s.blockScales)
+    if (!s.blockScales && !s.promote)
       return dot(a, b, acc, options);
-    // (The step's own f32 sum, scaled before it joins acc: fp8 wgmma keeps
-    // fewer bits than f32 in its accumulator, so each step's sum is
-    // promoted to the registers' f32 anyway.)
-    return acc + dot(a, b, zeros({BM, BN}, DType::f32), options) * blockScalesAt(t, k);
+    // (The step's own sum, joining acc in f32 registers: fp8 wgmma keeps
+    // fewer bits than f32 in its running sums. Block scales scale it first.)
+    Tensor step = dot(a, b, zeros({BM, BN}, DType::f32), options);
+    return acc + (s.blockScales ? step * blockScalesAt(t, k) : step);
   }
 
-  /// The epilogue, in f32, and the store.
   /// The epilogue, in f32, and the store.
   void epilogue(const Tile &tile, const Tensor &acc) const {
     Span t = spanOf(tile);
@@ -389,6 +388,7 @@ std::string Structure::key() const {
   k += present[SCALE_A] ? (scaleRows ? "|scale-rows" : "|scale-a") : "";
   k += present[SCALE_B] ? (scaleColumns ? "|scale-columns" : "|scale-b") : "";
   k += blockScales ? "|block-scales" : "";
+  k += promote ? "|promote" : "";
   k += grouped ? "|grouped" : "";
   return k;
 }

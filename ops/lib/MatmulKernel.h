@@ -60,6 +60,9 @@ struct Structure {
   /// elements, B's one a 128 x 128 block; each K step's product is
   /// multiplied by its blocks' scales before it joins the f32 sum
   bool blockScales = false;
+  /// Each K step's sum promoted into the f32 accumulator (fp8 operands'
+  /// accurate sums; block scales do so too)
+  bool promote = false;
   /// Groups (mixture-of-experts layers): A [rows][K] and OUT [rows][N] cut
   /// into groups of rows whose tiles TILES lists, each group's rows times
   /// its own B (strides[B][0] apart; SCALE_B's columns strides[SCALE_B][0]

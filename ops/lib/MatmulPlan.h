@@ -51,10 +51,13 @@ Config default_amd_matmul_config(DType operands, Precision precision, std::strin
 
 /// Whether the call's scales are block scales (MatmulArgs).
 bool has_block_scales(const MatmulArgs &args);
-/// A tile for block-scaled products: at most 64 accumulators a thread (a
-/// second set holds each K step's sum), the 128x256 tile as 128x128 on its
-/// two warpgroups.
-Config with_block_scales(Config tile);
+/// Whether each K step's sum is promoted into f32 registers (block scales,
+/// or fp8 without fast accumulation).
+bool promotes_sums(const MatmulArgs &args);
+/// A tile for products that promote each K step's sum: at most 64
+/// accumulators a thread (a second set holds the step's sum), the 128x256
+/// tile as 128x128 on its two warpgroups.
+Config with_promoted_sums(Config tile);
 
 /// Whether tiles of `blockM` rows of an M-row product read their operands
 /// through the copy engine by default (on Hopper, where it can): tiles of
@@ -66,7 +69,7 @@ bool copy_engine_tile(int64_t blockM, int64_t M);
 /// How the default tile runs where the copy engine feeds it (Hopper, A and
 /// B through descriptors): the 128x256 tile, unsplit, as persistent
 /// programs with a producer warpgroup (PERSISTENT=1, warp_specialize=1);
-/// (the 128x128 tile on two warpgroups of block-scaled products persistent
+/// (the 128x128 tile on two warpgroups of products promoting their sums persistent
 /// without one); the 128x64 and 64x64 tiles, unsplit, with a producer
 /// warpgroup; unless `tile` says otherwise.
 Config with_copy_engine_schedule(Config tile);

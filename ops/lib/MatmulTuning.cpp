@@ -113,9 +113,10 @@ ConfigSpace matmulSpace(const MatmulArgs &args, const std::string &arch) {
                        return c["num_stages"] * (c["BLOCK_M"] + c["BLOCK_N"]) * c["BLOCK_K"] * bytes <= 32 * 1024;
                      });
   }
-  if (has_block_scales(args))
-    space.constraint("block scales: at most 64 accumulator values a thread (each K step's sum takes as many more), "
-                     "BLOCK_K at most the 128 K elements of a scale, no producer warpgroup (no dot stays in flight)",
+  if (promotes_sums(args))
+    space.constraint("promoted sums (block scales, accurate fp8): at most 64 accumulator values a thread (each K "
+                     "step's sum takes as many more), BLOCK_K at most the 128 K elements of a scale, no producer "
+                     "warpgroup (no dot stays in flight)",
                      [=](const Config &c) {
                        return c["BLOCK_M"] * c["BLOCK_N"] <= 64 * lanes * c["num_warps"] && c["BLOCK_K"] <= 128 &&
                               c["warp_specialize"] == 0;
@@ -158,6 +159,8 @@ std::string matmul_problem_key(const MatmulArgs &m) {
   // (Block scales take other tiles; a row's or column's scales another epilogue.)
   if (has_block_scales(m))
     key += ",block-scales";
+  else if (promotes_sums(m))
+    key += ",promoted";
   else if (m.scale_a.rank() == 1 && m.scale_a.numel() > 1)
     key += ",scale-rows";
   if (!has_block_scales(m) && m.scale_b.rank() == 1 && m.scale_b.numel() > 1)
@@ -212,8 +215,8 @@ autotune::Task productTask(const std::string &op, const std::string &key, const 
   Config seed = amd ? default_amd_matmul_config(shape.a.dtype, shape.precision, arch, sz.M, sz.K)
                     : default_matmul_config(shape.a.dtype, shape.precision, stores_b_k_major(shape.b), sz.batches,
                                             sz.M, sz.N, sz.K);
-  if (has_block_scales(shape))
-    seed = with_block_scales(seed);
+  if (promotes_sums(shape))
+    seed = with_promoted_sums(seed);
   if (!seed.has("SPLIT_K"))
     seed.set("SPLIT_K", 1);
   if (hopper && tensorCores)

@@ -413,6 +413,42 @@ TEST(OpsMatmul, Fp8BlockScales) {
   }
 }
 
+TEST(OpsMatmul, Fp8SumsPromotedWithoutFastAccumulation) {
+  // fast_accumulation = false: each K step's sum joins the f32 accumulator
+  // (per-tensor and row scales; pointer loads, descriptors, persistent),
+  // on the interpreter against double sums; on sm_90a the 128x128 tile of
+  // two warpgroups, each step's wgmma sum from zero, no spills.
+  const Config tile = Config(small()).set("BLOCK_K", 32);
+  for (const Config &config : {tile, Config(tile).set("DESCRIPTORS", 1), Config(tile).set("PERSISTENT", 1)}) {
+    SCOPED_TRACE(config.str());
+    HostTensor a = HostTensor::random(DType::f8e4m3, {37, 96}, 71), b = HostTensor::random(DType::f8e4m3, {40, 96}, 72);
+    HostTensor sa = HostTensor::random(DType::f32, {37}, 73, 0.25, 2), sb = HostTensor::random(DType::f32, {1}, 74, 0.25, 2);
+    HostTensor out = HostTensor::poisoned(DType::f32, {37, 40});
+    MatmulArgs args{a.view(), transposed(b), out.view()};
+    args.scale_a = sa.view(), args.scale_b = sb.view(), args.fast_accumulation = false;
+    matmul(args, cpu(), config);
+    out.expect_near(
+        [&](const std::vector<int64_t> &at) {
+          double sum = 0;
+          for (int64_t k = 0; k < 96; ++k)
+            sum += a.at({at[0], k}) * b.at({at[1], k});
+          return sum * sa.at({at[0]}) * sb.at({0});
+        },
+        1e-5);
+  }
+  HostTensor a = HostTensor::random(DType::f8e4m3, {2048, 1024}, 75), b = HostTensor::random(DType::f8e4m3, {2048, 1024}, 76);
+  HostTensor out = HostTensor::poisoned(DType::bf16, {2048, 2048});
+  MatmulArgs args{a.view(), transposed(b), out.view()};
+  args.fast_accumulation = false;
+  autotune::Task task = tuning_task(args, cpu(), "sm_90a");
+  const Config seed = task.seeds.at(0);
+  EXPECT_EQ(seed["BLOCK_N"], 128) << seed.str();
+  EXPECT_NE(task.key.find(",promoted"), std::string::npos) << task.key;
+  CompiledKernel kernel = task.compile(Config(seed).set("DESCRIPTORS", 1));
+  EXPECT_NE(kernel.ptx.find("wgmma.mma_async.sync.aligned.m64n128k32.f32.e4m3.e4m3"), std::string::npos);
+  EXPECT_EQ(kernel.spill_stores, 0) << kernel.ptxas_log;
+}
+
 TEST(OpsMatmul, Fp8DefaultTilesRunOnWgmmaFromTheCopyEngine) {
   // The default plan of a large fp8 product with row and column scales on
   // sm_90a, through the whole compiler and ptxas: both operands by the copy

@@ -188,6 +188,12 @@ struct MatmulArgs {
   Activation activation = Activation::none;
   Precision precision = Precision::ieee; ///< f32 operands only
   TensorView scale_a, scale_b;
+  /// fp8 operands (without block scales, which always promote): true, the
+  /// tensor cores' own running sums (about 14 bits kept; as
+  /// torch._scaled_mm(use_fast_accum=True)); false, each K step's sum
+  /// promoted into f32 registers (as its default): more accurate, slower
+  /// (no producer warpgroup, half the tile).
+  bool fast_accumulation = true;
 };
 /// Runs it. `config` may set the tile: BLOCK_M, BLOCK_N, BLOCK_K, GROUP_M
 /// (tiles along M walked together, for L2 reuse), num_warps, num_stages;
