@@ -3,8 +3,10 @@
 # tests against the interpreter, then the op beside PyTorch's
 # scaled_dot_product_attention on cuDNN and FlashAttention, one timer
 # (bench/attention_vs_torch.py; ATTENTION_FILTER, a substring, runs a subset).
-# attention-backward: the backward pass's GPU tests, then it beside SDPA's
-# backward on cuDNN and FlashAttention (bench/attention_backward_vs_torch.py).
+# attention-backward: the backward pass's and the modifiers' GPU tests, then
+# the backward beside SDPA's on cuDNN and FlashAttention
+# (bench/attention_backward_vs_torch.py) and the modifiers beside Kiln's
+# built-in variants and flex_attention (bench/attention_modifiers_vs_flex.py).
 # profile-attention: the op and cuDNN on a short and a long walk of keys
 # (bench/device/profile_attention.py; ATTENTION_PROBLEMS, "B H N D causal"
 # groups, picks others), timed and then under Nsight Compute.
@@ -23,9 +25,12 @@ if [ "$part" = attention-backward ]; then
   command="bash bench/device/run.sh (bundle from scripts/device-bundle.sh at $(cat "$bundle/REVISION" 2>/dev/null)) attention-backward"
   export KILN_CACHE_DIR=$(mktemp -d)
   record "attention backward: GPU tests (vs interpreter)" timeout 300 "$bundle/bin/kiln_gpu_tests" --gtest_brief=1 \
-    --gtest_filter='GpuOps.AttentionBackward*'
-  record "attention backward: Kiln vs cuDNN and FlashAttention, one timer" timeout 400 python3 \
+    --gtest_filter='GpuOps.AttentionBackward*:GpuOps.AttentionWithModifiers'
+  record "attention backward: Kiln vs cuDNN and FlashAttention, one timer" timeout 300 python3 \
     bench/attention_backward_vs_torch.py "$bundle/lib/libkiln_ops.so" "$out/attention-backward-vs-torch.json" \
+    "$command" "${ATTENTION_FILTER:-}"
+  record "attention modifiers: Kiln vs its built-in variants and flex_attention" timeout 200 python3 \
+    bench/attention_modifiers_vs_flex.py "$bundle/lib/libkiln_ops.so" "$out/attention-modifiers-vs-flex.json" \
     "$command" "${ATTENTION_FILTER:-}"
   grep '^|' "$log" > "$out/tables.md"
 fi
