@@ -321,6 +321,10 @@ AttentionLaunch prepare_attention(const AttentionArgs &a, const AttentionProblem
   const int64_t tiles = queryBlocks * columns * p.batch;
   const int64_t splits = splitsFor(a, p, tiles, BN, stream);
   s.split = splits > 1;
+  // A mask modifier's tiles visit the blocks a block mask lists (not split
+  // runs, paged caches or packed heads, whose programs find their keys
+  // otherwise: they mask every block).
+  s.blockMask = s.maskMod() && !s.split && !s.paged && !s.packHeads;
   // (A paged cache's and split-KV's programs find their work from their
   // ids: they do not walk.)
   const int64_t perMultiprocessor = tile.get("persistent", 0);
@@ -337,7 +341,8 @@ AttentionLaunch prepare_attention(const AttentionArgs &a, const AttentionProblem
   const int64_t walked = s.varlen                  ? entries * columns
                          : s.keysGrowWithQueries() ? cdiv(queryBlocks, 2) * columns * p.batch
                                                    : tiles;
-  s.persistent = perMultiprocessor > 0 && !s.split && walkable(s) && walked * 2 < (int64_t(1) << 31);
+  s.persistent =
+      perMultiprocessor > 0 && !s.split && !s.blockMask && walkable(s) && walked * 2 < (int64_t(1) << 31);
   if (s.persistent)
     tile.set("warp_specialize", 1);
   const Grid grid = s.persistent ? Grid(static_cast<uint32_t>(std::clamp<int64_t>(
@@ -357,6 +362,16 @@ AttentionLaunch prepare_attention(const AttentionArgs &a, const AttentionProblem
                                 forwardArguments(a, p, s, q, splits), q.partialOut, q.partialLse, q.tiles};
   if (q.tileEntries >= 0)
     forward.args[q.tileEntries] = Arg(static_cast<int32_t>(entries));
+  if (s.blockMask) {
+    // The block mask first: a row a tile of the table at the workspace's
+    // start (two counts, then two lists of the key blocks).
+    const int64_t keyBlocks = cdiv(p.seqK, BN);
+    forward.args[q.blockColumns] = Arg(static_cast<int32_t>(keyBlocks));
+    forward.tiles = q.blockTable;
+    launch.tableBytes = static_cast<uint64_t>(std::max<int64_t>(tiles, 1) * (2 * keyBlocks + 2)) * 4;
+    launch.steps.push_back({cached_kernel(s.key() + "|blocks", [&] { return block_mask_kernel(s, q); }), tile, grid,
+                            forward.args, -1, -1, q.blockTable});
+  }
   launch.forwardStep = launch.steps.size();
   launch.steps.push_back(std::move(forward));
   if (s.split) {

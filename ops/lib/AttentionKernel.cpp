@@ -48,7 +48,7 @@ std::string Structure::key() const {
          (lse ? "|lse" : "") + (rowsOfD ? "|rows-of-d" : "") + (tokenRows ? "|token-rows" : "") + (varlen ? "|varlen" : "") + (paged ? "|paged" : "") +
          (shiftPerSequence ? "|own-shift" : "") + (packHeads ? "|pack-heads" : "") + (evenK ? "|even-k" : "") +
          (wholeCutBlocks ? "|whole-cut-blocks" : "") + (split ? "|split" : "") + (persistent ? "|persistent" : "") +
-         modifier_key(modifiers.get());
+         (blockMask ? "|block-mask" : "") + modifier_key(modifiers.get());
 }
 
 Params parameters(const Structure &s) {
@@ -109,6 +109,10 @@ Params parameters(const Structure &s) {
       if (i == 0)
         q.captured = position;
     }
+  if (s.blockMask) {
+    q.blockTable = q.signature.pointer(DType::i32, false);
+    q.blockColumns = q.signature.scalar(DType::i32);
+  }
   // (A packed batch has no batch stride: its sequences start where
   // cu_seqlens says.)
   for (int t = 0; t < TENSORS; ++t)
@@ -222,14 +226,75 @@ public:
     }
     keyOffsets = arange(0, BN);
     columns = arange(0, s.blockD);
+    if (s.blockMask) {
+      // (The tile's row of the block table: batch, head, block of queries.)
+      Tensor row = (tile.batch * num_programs(1) + tile.head) * num_programs(0) + queryBlock;
+      blockRow = args[q.blockTable] + row.to(DType::i64) * (2 * args[q.blockColumns] + 2).to(DType::i64);
+    }
+  }
+
+  /// (block mask) Lists the blocks of keys the tile's queries may see in
+  /// the tile's row of the block table: those some of whose scores are
+  /// hidden (the end of the keys, the bounds, the mask modifier) and those
+  /// whose scores all count; blocks whose scores are all hidden are not
+  /// listed.
+  void classifyBlocks() const {
+    auto [lo, end] = keyRange();
+    const Tensor columnsA = args[q.blockColumns];
+    auto [partial, whole] = for_range(
+        lo, end, BN, carry(constant(0, DType::i32), constant(0, DType::i32)),
+        [&](const Tensor &start, const Tensor &partial, const Tensor &whole) {
+          Tensor keys = start + keyOffsets;
+          ModifierIndices at = modifier_indices(batchId, rowHeads, positions, keys, seqQ, seqK, *s.modifiers, args,
+                                                q.captured);
+          Tensor seen = visibleBounds(keys) & expand_dims(rowsIn, 1) & expand_dims(keys < seqK, 0) & s.modifiers->mask_mod(at);
+          Tensor count = sum(sum(seen.to(DType::i32), 1), 0);
+          Tensor all = count == BM * BN, some = (count > 0) & !all;
+          Tensor block = start / BN;
+          store(blockRow + (2 + partial).to(DType::i64), block, some);
+          store(blockRow + (2 + columnsA + whole).to(DType::i64), block, all);
+          return std::tuple{partial + some.to(DType::i32), whole + all.to(DType::i32)};
+        });
+    store(blockRow, partial);
+    store(blockRow + 1, whole);
   }
 
   /// The tile's queries (zeros past the sequence's end).
   Tensor loadQueries() const { return load(rowTile(Q), queryMask(), 0.0); }
 
+  /// The keys [lo, end) holding every key a query of the tile sees (by the
+  /// bounds and the end of the keys).
+  std::pair<Tensor, Tensor> keyRange() const {
+    Tensor lo = constant(0, DType::i32), end = seqK;
+    if (s.boundedLeft)
+      lo = maximum(firstQuery + (shift - args[q.left]), 0) / BN * BN;
+    if (s.boundedRight)
+      end = maximum(minimum(seqK, lastQuery + (shift + args[q.right]) + 1), 0);
+    if (s.varlen)
+      end = where(firstQuery < seqQ, end, 0);
+    return {lo, end};
+  }
+
+  /// Which of the tile's queries the bounds let see `keys` ([BM, BN]).
+  Tensor visibleBounds(const Tensor &keys) const {
+    Tensor visible = full({BM, BN}, 1, DType::i1);
+    if (s.boundedLeft)
+      visible = visible & (expand_dims(keys, 0) >= expand_dims(positions + (shift - args[q.left]), 1));
+    if (s.boundedRight)
+      visible = visible & (expand_dims(keys, 0) <= expand_dims(positions + (shift + args[q.right]), 1));
+    return visible;
+  }
+
   /// Every block of the tile's keys, from `queries`, into a running state.
   Running attendAll(const Tensor &queries) const {
     Running state{full({BM}, -INFINITY, DType::f32), zeros({BM}, DType::f32), zeros({BM, s.blockD}, DType::f32)};
+    if (s.blockMask) {
+      // The blocks the block mask lists: partly visible ones masked, wholly
+      // visible ones not.
+      state = attendListed(state, queries, blockRow + 2, load(blockRow), true);
+      return attendListed(state, queries, blockRow + 2 + args[q.blockColumns].to(DType::i64), load(blockRow + 1),
+                          false);
+    }
     // Keys [lo, end) hold every key a query of the program sees; the whole
     // blocks of [wholeStart, wholeEnd) every query sees, the others are cut
     // by the bounds or the end of the keys.
@@ -292,6 +357,7 @@ private:
   Tensor keyFloor;    ///< (whole cut blocks) the packed batch's first key, counted from the sequence's
   Tensor shift;       ///< the bounds' diagonal: key i + shift is query i's (with bounds)
   Tensor tableRow;    ///< (paged) the sequence's row of the block table
+  Tensor blockRow;    ///< (block mask) the tile's row of the block-mask table
   Tensor split;       ///< (split) which run of the keys
   Tensor live;        ///< (a walk's step) whether it computes its tile
   /// Each row's query (its position in the sequence) and head, whether it
@@ -330,78 +396,100 @@ private:
 
   /// Keys [lo, hi) into the running state; `cut`: some are hidden (past
   /// the keys' end, or by the mask).
+  /// Keys [lo, hi) into the running state; `cut`: some are hidden (past
+  /// the keys' end, or by the bounds or a mask modifier).
   Running attend(const Running &state, const Tensor &queries, const Tensor &lo, const Tensor &hi, bool cut) const {
-    const Tensor &scaleLog2 = args[q.scaleLog2];
-    auto [m, l, acc] = for_range(
-        lo, hi, BN, carry(state.m, state.l, state.acc),
-        [&](const Tensor &start, const Tensor &m_i, const Tensor &l_i, const Tensor &acc_i) {
-          Tensor keys = start + keyOffsets;
-          // (Evenly divided keys: every visited block lies within them.)
-          Tensor keysIn, keyMask, valueMask;
-          if (cut && s.wholeCutBlocks) {
-            // The block is read whole, moved back to end at the sequence's
-            // last key (or, in a sequence shorter than a block, to start at
-            // the batch's first): its keys before `start` were seen, those
-            // past the end are the next sequence's; the scores hide both.
-            keys = maximum(minimum(start, seqK - BN), keyFloor) + keyOffsets;
-            keysIn = (keys >= start) & (keys < seqK);
-          } else if (cut && !s.evenK) {
-            keysIn = keys < seqK;
-            keyMask = expand_dims(keysIn, 0);
-            valueMask = expand_dims(keysIn, 1);
-          }
-          if (!s.evenD) {
-            keyMask = keyMask.valid() ? keyMask & expand_dims(columnsIn(), 1) : expand_dims(columnsIn(), 1);
-            valueMask = valueMask.valid() ? valueMask & expand_dims(columnsIn(), 0) : expand_dims(columnsIn(), 0);
-          }
-          // A paged cache's keys past its end read no table entry: their
-          // page is taken as 0 and their loads are masked.
-          Tensor pages;
-          if (s.paged) {
-            pages = cut ? load(tableRow + keys / args[q.pageSize], keysIn, 0) : load(tableRow + keys / args[q.pageSize]);
-            pages = minimum(maximum(pages, 0), args[q.lastPage]);
-          }
-          Tensor keyPointers = s.paged ? pagedTile(K, keys, pages, 0) : tile(K, keys, 0);
-          Tensor keysT = keyMask.valid() ? load(keyPointers, keyMask, 0.0) : load(keyPointers); // D x BN
-          Tensor products = dot(queries, keysT);
-          Tensor scores = s.softcap ? tanh(products * args[q.capInput]) * args[q.capOutput] : products * scaleLog2;
-          // Modifiers see natural scores (scale · q·k, capped): the score
-          // modifier's result goes back to base 2; the mask modifier's
-          // hides keys as the bounds do, in every block.
-          std::optional<ModifierIndices> at;
-          if (s.modifiers)
-            at = modifier_indices(batchId, rowHeads, positions, keys, seqQ, seqK, *s.modifiers, args, q.captured);
-          if (s.scoreMod())
-            scores = s.modifiers->score_mod(scores * std::log(2.0), *at).to(DType::f32) * (1.0 / std::log(2.0));
-          if (cut || s.maskMod()) {
-            Tensor visible = keysIn.valid() ? expand_dims(keysIn, 0) : Tensor();
-            auto both = [&](const Tensor &hidden) { visible = visible.valid() ? visible & hidden : hidden; };
-            if (s.boundedLeft)
-              both(expand_dims(keys, 0) >= expand_dims(positions + (shift - args[q.left]), 1));
-            if (s.boundedRight)
-              both(expand_dims(keys, 0) <= expand_dims(positions + (shift + args[q.right]), 1));
-            if (s.maskMod())
-              both(s.modifiers->mask_mod(*at));
-            scores = where(visible, scores, -INFINITY);
-          }
-          // (A score modifier may hide keys too, with -inf.)
-          const bool hides = cut || s.maskMod() || s.scoreMod();
-          // Unmasked, a row's maximum is taken of the products (a positive
-          // factor keeps it where it is) and scaled once: the scores' only
-          // use is then their exponential, one fma with the shift.
-          const bool maxOfProducts = !hides && !s.softcap && !s.negativeScale;
-          Tensor m_ij = maximum(m_i, maxOfProducts ? max(products, 1) * scaleLog2 : max(scores, 1));
-          // A row that has seen no visible key keeps m = -inf: its
-          // exponentials are taken against 0, giving 0 instead of NaN.
-          Tensor pivot = hides ? where(m_ij == -INFINITY, 0.0, m_ij) : m_ij;
-          Tensor p = exp2(scores - expand_dims(pivot, 1));
-          Tensor alpha = exp2(m_i - pivot);
-          Tensor valuePointers = s.paged ? pagedTile(V, keys, pages, 1) : tile(V, keys, 1);
-          Tensor values = valueMask.valid() ? load(valuePointers, valueMask, 0.0) : load(valuePointers); // BN x D
-          Tensor next = dot(p.to(s.dtype), values, acc_i * expand_dims(alpha, 1));
-          return std::array{m_ij, l_i * alpha + sum(p, 1), next};
-        });
+    auto [m, l, acc] = for_range(lo, hi, BN, carry(state.m, state.l, state.acc),
+                                 [&](const Tensor &start, const Tensor &m_i, const Tensor &l_i, const Tensor &acc_i) {
+                                   return block(queries, start, m_i, l_i, acc_i, cut, cut || s.maskMod());
+                                 });
     return {m, l, acc};
+  }
+
+  /// (block mask) The `count` blocks listed from `list` on into the
+  /// running state; `cut`: partly visible blocks (masked), else wholly
+  /// visible ones.
+  Running attendListed(const Running &state, const Tensor &queries, const Tensor &list, const Tensor &count,
+                       bool cut) const {
+    auto [m, l, acc] = for_range(constant(0, DType::i32), count, 1, carry(state.m, state.l, state.acc),
+                                 [&](const Tensor &n, const Tensor &m_i, const Tensor &l_i, const Tensor &acc_i) {
+                                   Tensor start = load(list + n.to(DType::i64)) * BN;
+                                   return block(queries, start, m_i, l_i, acc_i, cut, cut);
+                                 });
+    return {m, l, acc};
+  }
+
+  /// One block of keys from `start` into the running state (m, l, acc);
+  /// `cut`: some keys may lie past the end or the bounds; `masked`: the
+  /// mask modifier applies.
+  std::array<Tensor, 3> block(const Tensor &queries, Tensor start, const Tensor &m_i, const Tensor &l_i,
+                              const Tensor &acc_i, bool cut, bool masked) const {
+    const Tensor &scaleLog2 = args[q.scaleLog2];
+    Tensor keys = start + keyOffsets;
+    // (Evenly divided keys: every visited block lies within them.)
+    Tensor keysIn, keyMask, valueMask;
+    if (cut && s.wholeCutBlocks) {
+      // The block is read whole, moved back to end at the sequence's
+      // last key (or, in a sequence shorter than a block, to start at
+      // the batch's first): its keys before `start` were seen, those
+      // past the end are the next sequence's; the scores hide both.
+      keys = maximum(minimum(start, seqK - BN), keyFloor) + keyOffsets;
+      keysIn = (keys >= start) & (keys < seqK);
+    } else if (cut && !s.evenK) {
+      keysIn = keys < seqK;
+      keyMask = expand_dims(keysIn, 0);
+      valueMask = expand_dims(keysIn, 1);
+    }
+    if (!s.evenD) {
+      keyMask = keyMask.valid() ? keyMask & expand_dims(columnsIn(), 1) : expand_dims(columnsIn(), 1);
+      valueMask = valueMask.valid() ? valueMask & expand_dims(columnsIn(), 0) : expand_dims(columnsIn(), 0);
+    }
+    // A paged cache's keys past its end read no table entry: their
+    // page is taken as 0 and their loads are masked.
+    Tensor pages;
+    if (s.paged) {
+      pages = cut ? load(tableRow + keys / args[q.pageSize], keysIn, 0) : load(tableRow + keys / args[q.pageSize]);
+      pages = minimum(maximum(pages, 0), args[q.lastPage]);
+    }
+    Tensor keyPointers = s.paged ? pagedTile(K, keys, pages, 0) : tile(K, keys, 0);
+    Tensor keysT = keyMask.valid() ? load(keyPointers, keyMask, 0.0) : load(keyPointers); // D x BN
+    Tensor products = dot(queries, keysT);
+    Tensor scores = s.softcap ? tanh(products * args[q.capInput]) * args[q.capOutput] : products * scaleLog2;
+    // Modifiers see natural scores (scale · q·k, capped): the score
+    // modifier's result goes back to base 2; the mask modifier's
+    // hides keys as the bounds do, in every block.
+    std::optional<ModifierIndices> at;
+    if (s.modifiers)
+      at = modifier_indices(batchId, rowHeads, positions, keys, seqQ, seqK, *s.modifiers, args, q.captured);
+    if (s.scoreMod())
+      scores = s.modifiers->score_mod(scores * std::log(2.0), *at).to(DType::f32) * (1.0 / std::log(2.0));
+    if (cut || masked) {
+      Tensor visible = keysIn.valid() ? expand_dims(keysIn, 0) : Tensor();
+      auto both = [&](const Tensor &hidden) { visible = visible.valid() ? visible & hidden : hidden; };
+      if (s.boundedLeft)
+        both(expand_dims(keys, 0) >= expand_dims(positions + (shift - args[q.left]), 1));
+      if (s.boundedRight)
+        both(expand_dims(keys, 0) <= expand_dims(positions + (shift + args[q.right]), 1));
+      if (masked && s.maskMod())
+        both(s.modifiers->mask_mod(*at));
+      scores = where(visible, scores, -INFINITY);
+    }
+    // (A score modifier may hide keys too, with -inf.)
+    const bool hides = cut || masked || s.scoreMod();
+    // Unmasked, a row's maximum is taken of the products (a positive
+    // factor keeps it where it is) and scaled once: the scores' only
+    // use is then their exponential, one fma with the shift.
+    const bool maxOfProducts = !hides && !s.softcap && !s.negativeScale;
+    Tensor m_ij = maximum(m_i, maxOfProducts ? max(products, 1) * scaleLog2 : max(scores, 1));
+    // A row that has seen no visible key keeps m = -inf: its
+    // exponentials are taken against 0, giving 0 instead of NaN.
+    Tensor pivot = hides ? where(m_ij == -INFINITY, 0.0, m_ij) : m_ij;
+    Tensor p = exp2(scores - expand_dims(pivot, 1));
+    Tensor alpha = exp2(m_i - pivot);
+    Tensor valuePointers = s.paged ? pagedTile(V, keys, pages, 1) : tile(V, keys, 1);
+    Tensor values = valueMask.valid() ? load(valuePointers, valueMask, 0.0) : load(valuePointers); // BN x D
+    Tensor next = dot(p.to(s.dtype), values, acc_i * expand_dims(alpha, 1));
+    return std::array{m_ij, l_i * alpha + sum(p, 1), next};
   }
 
   /// Each row's output (zeros where no key was seen) and natural
@@ -567,6 +655,14 @@ Kernel forward_kernel(const Structure &s, const Params &q) {
       QueryBlock(s, q, cfg, args, launchedTile()).run();
   };
   return Kernel("kiln_attention_" + sha256_hex(key).substr(0, 10), q.signature.types(), body).library("attention");
+}
+
+Kernel block_mask_kernel(const Structure &s, const Params &q) {
+  auto body = [s, q](const Config &cfg, const std::vector<Tensor> &args) {
+    QueryBlock(s, q, cfg, args, launchedTile()).classifyBlocks();
+  };
+  return Kernel("kiln_attention_blocks_" + sha256_hex(s.key()).substr(0, 10), q.signature.types(), body)
+      .library("attention");
 }
 
 TileListParams tile_list_parameters() {

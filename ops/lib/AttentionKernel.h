@@ -91,6 +91,12 @@ struct Structure {
   /// tensors passed after the other parameters); not with packHeads.
   std::shared_ptr<const AttentionModifiers> modifiers;
 
+  /// (a mask modifier; not split, paged or persistent) The blocks of keys
+  /// each tile visits come from a block mask the block-mask pass wrote:
+  /// those partly visible (masked) and those wholly visible (not masked);
+  /// blocks no query of the tile sees are skipped.
+  bool blockMask = false;
+
   bool scoreMod() const { return modifiers && modifiers->score_mod; }
   bool maskMod() const { return modifiers && modifiers->mask_mod; }
 
@@ -124,6 +130,9 @@ struct Params {
   int splits = -1, partialOut = -1, partialLse = -1;
   int heads = -1, batches = -1; ///< (persistent) the tiles' heads and batches (i32)
   int captured = -1;            ///< the modifiers' first tensor, the others after it
+  /// (block mask) the table (i32, a row a tile: the counts of partly and
+  /// wholly visible blocks, then their lists, `blockColumns` entries each)
+  int blockTable = -1, blockColumns = -1;
   /// (persistent, varlen) the tile table (i64 sequence * 2^32 + query
   /// block, tile_list_kernel) and its entries (i32)
   int tiles = -1, tileEntries = -1;
@@ -134,6 +143,10 @@ Params parameters(const Structure &s);
 /// The forward kernel: grid (query blocks x splits, heads_q, batch); config
 /// BLOCK_M, BLOCK_N, num_warps, num_stages.
 Kernel forward_kernel(const Structure &s, const Params &q);
+
+/// (block mask) The pass that writes the block table the forward kernel
+/// reads: the forward's signature, grid and config.
+Kernel block_mask_kernel(const Structure &s, const Params &q);
 
 /// The table a packed batch's walk reads its tiles from: entry e is
 /// sequence b * 2^32 + query block i, the sequences' blocks one after

@@ -9,6 +9,7 @@
 #include <kiln/ops/library.h>
 
 #include "ops/lib/AttentionPlan.h"
+#include "ops/lib/Workspace.h"
 
 #include <cstring>
 
@@ -155,6 +156,60 @@ TEST(OpsAttentionModifiers, DocumentAndPrefixMasks) {
   lm.maskMod = [](int64_t, int64_t, int64_t i, int64_t j) { return j < 9 || j <= i; };
   checkDense(lm, prefix);
   checkDense(lm, prefix, false, 3);
+}
+
+TEST(OpsAttentionModifiers, TheBlockMaskListsOnlyTheBlocksAQuerySees) {
+  // Documents of 16, 32 and 16 tokens in blocks of 16: each block of
+  // queries lists only its own document's blocks of keys, all wholly
+  // visible (none masked); under a causal mask too, the diagonal's blocks
+  // are listed as partly visible. The outputs against double precision.
+  std::vector<int32_t> documents;
+  for (auto [id, length] : {std::pair{0, 16}, {1, 32}, {2, 16}})
+    documents.insert(documents.end(), length, id);
+  HostTensor ids = ints(documents);
+  auto document = std::make_shared<AttentionModifiers>();
+  document->name = "document";
+  document->tensors = {ids.view()};
+  document->mask_mod = [](const ModifierIndices &at) {
+    return load(at.captured[0] + at.q_idx) == load(at.captured[0] + at.kv_idx);
+  };
+  DenseAttention p;
+  p.seqQ = p.seqK = 64, p.D = 16;
+  p.maskMod = [&](int64_t, int64_t, int64_t i, int64_t j) { return documents[i] == documents[j]; };
+  for (AttentionMask mask : {AttentionMask::none, AttentionMask::causal_top_left}) {
+    SCOPED_TRACE(name(mask));
+    p.mask = mask;
+    HostTensor q = HostTensor::random(DType::f16, p.shape(64, 1), 21, -1, 1), k = HostTensor::random(DType::f16, p.shape(64, 1), 22, -1, 1);
+    HostTensor v = HostTensor::random(DType::f16, p.shape(64, 1), 23, -1, 1), out = HostTensor::poisoned(DType::f16, q.shape());
+    AttentionArgs a;
+    a.q = q.view(), a.k = k.view(), a.v = v.view(), a.out = out.view(), a.mask = mask, a.modifiers = document;
+    Stream stream = cpu();
+    const AttentionProblem problem = checked_attention(a, stream);
+    AttentionLaunch launch = prepare_attention(a, problem, stream, kSmall);
+    ASSERT_EQ(launch.steps.size(), 2u); // (the block mask, then the forward)
+    launch.queue(stream);
+    std::vector<int32_t> table(launch.tableBytes / 4);
+    workspace(stream, launch.tableBytes).copy_to_host(table.data(), launch.tableBytes);
+    // Row i: partly visible count, wholly visible count, then 4 + 4 entries.
+    const std::vector<std::vector<int32_t>> whole = {{0}, {1, 2}, {1, 2}, {3}};
+    for (int i = 0; i < 4; ++i) {
+      const int32_t *row = table.data() + i * 10;
+      std::vector<int32_t> partial(row + 2, row + 2 + row[0]), wholly(row + 6, row + 6 + row[1]);
+      if (mask == AttentionMask::none) {
+        EXPECT_TRUE(partial.empty()) << i;
+        EXPECT_EQ(wholly, whole[i]) << i;
+      } else { // (the diagonal's block is partly visible, the ones before it wholly)
+        EXPECT_EQ(partial, std::vector<int32_t>{i}) << i;
+        std::vector<int32_t> before;
+        for (int32_t b : whole[i])
+          if (b < i)
+            before.push_back(b);
+        EXPECT_EQ(wholly, before) << i;
+      }
+    }
+    AttentionReference reference(p, q, k, v);
+    out.expect_near([&](const std::vector<int64_t> &x) { return reference.out(x); }, 5e-3);
+  }
 }
 
 TEST(OpsAttentionModifiers, APackedBatchSeesPositionsWithinEachSequence) {
