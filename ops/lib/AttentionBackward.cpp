@@ -5,6 +5,7 @@
 // them, and the passes (AttentionBackwardKernel.h) launched in order:
 //
 //   rows:    Δ = rowsum(dO ∘ O) into the workspace (and dq's f32 sums zeroed)
+//   blocks:  (a mask modifier) the blocks of queries each block of keys meets
 //   keys:    dk, dv (and dq's sums, by atomic adds)
 //   then     dq from its sums, or (deterministic) the queries pass.
 //
@@ -90,6 +91,7 @@ Launches prepare_attention_backward(const AttentionBackwardArgs &b, const Stream
   s.shiftPerSequence = bounds.shiftPerSequence;
   s.atomic = !b.deterministic;
   s.modifiers = a.modifiers;
+  s.blockMask = a.modifiers && a.modifiers->mask_mod;
 
   // Each tensor's strides along batch, sequence and head; Δ and dq's sums
   // laid out in the workspace as lse and q are in a packed or dense call.
@@ -110,7 +112,12 @@ Launches prepare_attention_backward(const AttentionBackwardArgs &b, const Stream
   strides[DQ_SUM][2] = p.D;
   const size_t deltaBytes = aligned(static_cast<size_t>(p.headsQ * tokensQ) * sizeof(float));
   const size_t sumBytes = s.atomic ? aligned(static_cast<size_t>(tokensQ * p.headsQ * p.D) * sizeof(float)) : 0;
-  launch.workspace_bytes = deltaBytes + sumBytes;
+  // (Block mask: a row a block of keys and query head, after them.)
+  const int64_t queryBlockCount = cdiv(p.seqQ, blockM), keyBlockCount = cdiv(p.seqK, blockN);
+  const size_t tableOffset = deltaBytes + sumBytes;
+  const size_t tableBytes =
+      s.blockMask ? aligned(static_cast<size_t>(p.batch * p.headsQ * keyBlockCount * (2 * queryBlockCount + 2)) * 4) : 0;
+  launch.workspace_bytes = tableOffset + tableBytes;
   const TensorView *of[TENSORS] = {&a.q, &a.k, &a.v, &a.out, &b.dout, &a.lse, nullptr, nullptr, &b.dq, &b.dk, &b.dv};
 
   Config tile = defaultTile(p.D);
@@ -167,11 +174,17 @@ Launches prepare_attention_backward(const AttentionBackwardArgs &b, const Stream
     if (q.captured >= 0)
       for (size_t i = 0; i < a.modifiers->tensors.size(); ++i)
         one.args[q.captured + static_cast<int>(i)] = arg_of(a.modifiers->tensors[i]);
+    if (q.blockTable >= 0) {
+      one.workspace.push_back({q.blockTable, tableOffset});
+      one.args[q.blockColumns] = Arg(static_cast<int32_t>(queryBlockCount));
+    }
     launch.steps.push_back(std::move(one));
   };
   const uint32_t headsQ = static_cast<uint32_t>(p.headsQ), headsKV = static_cast<uint32_t>(p.headsKV),
                  batch = static_cast<uint32_t>(p.batch);
   step(Pass::rows, Grid(queryBlocks, headsQ, batch));
+  if (s.blockMask)
+    step(Pass::blocks, Grid(keyBlocks, headsQ, batch));
   step(Pass::keys, Grid(keyBlocks, headsKV, batch));
   step(s.atomic ? Pass::convert : Pass::queries, Grid(queryBlocks, headsQ, batch));
   return launch;

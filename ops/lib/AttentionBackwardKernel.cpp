@@ -35,6 +35,7 @@ const char *name(Pass p) {
   case Pass::keys: return "keys";
   case Pass::queries: return "queries";
   case Pass::convert: return "convert";
+  case Pass::blocks: return "blocks";
   }
   return "?";
 }
@@ -71,6 +72,7 @@ public:
     case Pass::keys: keysPass(); break;
     case Pass::queries: queriesPass(); break;
     case Pass::convert: convertPass(); break;
+    case Pass::blocks: blocksPass(); break;
     }
   }
 
@@ -162,26 +164,63 @@ private:
       store(rowsOf(DQ_SUM, head, rows), zeros({BM, s.blockD}, DType::f32), tileMask(inside));
   }
 
-  /// BLOCK_N keys of one K/V head: dk and dv over every query that sees
-  /// them, of every query head of the group.
-  void keysPass() const {
-    Tensor kvHead = program_id(1), first = program_id(0) * BN, keys = first + arange(0, BN), inside = keys < seqK;
-    Tensor kj = loadRows(K, kvHead, keys, inside), vj = loadRows(V, kvHead, keys, inside);
-    // The queries that see a key of [first, first + BN): from the block of
-    // the first (a right bound) to the last (a left bound).
+  /// The blocks of queries [lo, hi) that may see a key of [first, first +
+  /// BN) (from the block of the first, with a right bound, to the last, with
+  /// a left bound).
+  std::pair<Tensor, Tensor> queryRange(const Tensor &first) const {
     Tensor lo = constant(0, DType::i32), hi = seqQ;
     if (s.boundedRight)
       lo = maximum(first - shift - args[q.right], 0) / BM * BM;
     if (s.boundedLeft)
       hi = minimum(first + (BN - 1) - shift + args[q.left] + 1, seqQ);
-    hi = where(first < seqK, maximum(hi, lo), lo);
+    return {lo, where(first < seqK, maximum(hi, lo), lo)};
+  }
+
+  /// (block mask) The table row of block of keys `keyBlock` of query head
+  /// `head`.
+  Tensor blockRow(const Tensor &head, const Tensor &keyBlock) const {
+    Tensor row = (batch * num_programs(1) * (s.pass == Pass::keys ? args[q.group] : constant(1, DType::i32)) + head) *
+                     num_programs(0) +
+                 keyBlock;
+    return args[q.blockTable] + row.to(DType::i64) * (2 * args[q.blockColumns] + 2).to(DType::i64);
+  }
+
+  /// (block mask) For BLOCK_N keys of one query head, the blocks of
+  /// queries some of which see some of them (partly) and all of which see
+  /// all of them (wholly), listed; the others are not.
+  void blocksPass() const {
+    Tensor head = program_id(1), first = program_id(0) * BN, keys = first + arange(0, BN);
+    Tensor row = blockRow(head, program_id(0));
+    auto [lo, hi] = queryRange(first);
+    auto [partial, whole] = for_range(
+        lo, hi, BM, carry(constant(0, DType::i32), constant(0, DType::i32)),
+        [&](const Tensor &start, const Tensor &partial, const Tensor &whole) {
+          Tensor rows = start + arange(0, BM);
+          ModifierIndices at = modifier_indices(batch, head, rows, keys, seqQ, seqK, *s.modifiers, args, q.captured);
+          Tensor count = sum(sum(visible(rows, keys, &at).to(DType::i32), 1), 0);
+          Tensor all = count == BM * BN, some = (count > 0) & !all;
+          Tensor block = start / BM;
+          store(row + (2 + partial).to(DType::i64), block, some);
+          store(row + (2 + args[q.blockColumns] + whole).to(DType::i64), block, all);
+          return std::tuple{partial + some.to(DType::i32), whole + all.to(DType::i32)};
+        });
+    store(row, partial);
+    store(row + 1, whole);
+  }
+
+  /// BLOCK_N keys of one K/V head: dk and dv over every query that sees
+  /// them, of every query head of the group (with a block mask, the blocks
+  /// of queries it lists).
+  void keysPass() const {
+    Tensor kvHead = program_id(1), first = program_id(0) * BN, keys = first + arange(0, BN), inside = keys < seqK;
+    Tensor kj = loadRows(K, kvHead, keys, inside), vj = loadRows(V, kvHead, keys, inside);
+    auto [lo, hi] = queryRange(first);
     Tensor zero = zeros({BN, s.blockD}, DType::f32);
     auto [dk, dv] = for_range(
         constant(0, DType::i32), args[q.group], 1, carry(zero, zero),
         [&](const Tensor &member, const Tensor &dk0, const Tensor &dv0) {
           Tensor head = kvHead * args[q.group] + member;
-          auto [dk1, dv1] = for_range(lo, hi, BM, carry(dk0, dv0), [&](const Tensor &start, const Tensor &dk,
-                                                                          const Tensor &dv) {
+          auto queryBlock = [&](const Tensor &start, const Tensor &dk, const Tensor &dv) {
             Tensor rows = start + arange(0, BM), rowsIn = rows < seqQ;
             Tensor qi = loadRows(Q, head, rows, rowsIn), doi = loadRows(DOUT, head, rows, rowsIn);
             Tensor lse = load(at(LSE, head, rows), rowsIn, 0.0), delta = load(at(DELTA, head, rows), rowsIn, 0.0);
@@ -190,8 +229,23 @@ private:
             if (s.atomic)
               atomic_add(rowsOf(DQ_SUM, head, rows), dot(ds, kj, zeros({BM, s.blockD}, DType::f32)), tileMask(rowsIn));
             return std::tuple{dot(ds.trans(), qi, dk), dot(g.p.to(s.dtype).trans(), doi, dv)};
-          });
-          return std::tuple{dk1, dv1};
+          };
+          if (!s.blockMask) {
+            auto [dk1, dv1] = for_range(lo, hi, BM, carry(dk0, dv0), queryBlock);
+            return std::tuple{dk1, dv1};
+          }
+          // (The listed blocks, partly then wholly visible ones.)
+          Tensor row = blockRow(head, program_id(0));
+          Tensor wholeList = row + 2 + args[q.blockColumns].to(DType::i64);
+          auto listed = [&](const Tensor &list, const Tensor &count, const Tensor &dk, const Tensor &dv) {
+            return for_range(constant(0, DType::i32), count, 1, carry(dk, dv),
+                             [&](const Tensor &n, const Tensor &dkn, const Tensor &dvn) {
+                               return queryBlock(load(list + n.to(DType::i64)) * BM, dkn, dvn);
+                             });
+          };
+          auto [dk1, dv1] = listed(row + 2, load(row), dk0, dv0);
+          auto [dk2, dv2] = listed(wholeList, load(row + 1), dk1, dv1);
+          return std::tuple{dk2, dv2};
         });
     store(rowsOf(DK, kvHead, keys), dk.to(s.dtype), tileMask(inside));
     store(rowsOf(DV, kvHead, keys), dv.to(s.dtype), tileMask(inside));
@@ -237,6 +291,7 @@ bool Structure::uses(int role) const {
   case Pass::queries:
     return role == Q || role == K || role == V || role == DOUT || role == LSE || role == DELTA || role == DQ;
   case Pass::convert: return role == DQ_SUM || role == DQ;
+  case Pass::blocks: return false;
   }
   return false;
 }
@@ -245,7 +300,7 @@ std::string Structure::key() const {
   return std::string("attention-backward|") + name(pass) + "|" + std::string(kiln::name(dtype)) + "|d" + std::to_string(blockD) +
          (evenD ? "" : "-masked") + (boundedLeft ? "|left" : "") + (boundedRight ? "|right" : "") +
          (softcap ? "|softcap" : "") + (varlen ? "|varlen" : "") + (shiftPerSequence ? "|own-shift" : "") +
-         (atomic ? "|atomic" : "") + modifier_key(modifiers.get());
+         (atomic ? "|atomic" : "") + (blockMask ? "|block-mask" : "") + modifier_key(modifiers.get());
 }
 
 Params parameters(const Structure &s) {
@@ -257,7 +312,7 @@ Params parameters(const Structure &s) {
     const DType dtype = t == LSE || t == DELTA || t == DQ_SUM ? DType::f32 : s.dtype;
     q.pointers[t] = s.uses(t) ? q.signature.pointer(dtype, !written) : -1;
   }
-  const bool keys = s.pass == Pass::keys || s.pass == Pass::queries;
+  const bool keys = s.pass == Pass::keys || s.pass == Pass::queries || s.pass == Pass::blocks;
   if (s.varlen) {
     q.cuQ = q.signature.pointer(DType::i32, true);
     if (keys)
@@ -287,6 +342,10 @@ Params parameters(const Structure &s) {
       if (i == 0)
         q.captured = position;
     }
+  if (s.blockMask && (s.pass == Pass::keys || s.pass == Pass::blocks)) {
+    q.blockTable = q.signature.pointer(DType::i32, s.pass == Pass::keys);
+    q.blockColumns = q.signature.scalar(DType::i32);
+  }
   // (A packed batch's sequences start where cu_seqlens says: no batch stride.)
   for (int t = 0; t < TENSORS; ++t)
     for (int d = 0; d < 3; ++d)

@@ -28,8 +28,9 @@ enum Role { Q, K, V, OUT, DOUT, LSE, DELTA, DQ_SUM, DQ, DK, DV, TENSORS };
 
 /// Which kernel: the rows' dO·O (zeroing dq's sums where they are
 /// atomic); the programs over keys (dk, dv; dq's atomic sums); the
-/// programs over queries (dq); dq from its sums.
-enum class Pass { rows, keys, queries, convert };
+/// programs over queries (dq); dq from its sums; (block mask) the blocks
+/// of queries each block of keys of each query head meets.
+enum class Pass { rows, keys, queries, convert, blocks };
 
 struct Structure {
   Pass pass = Pass::rows;
@@ -46,6 +47,9 @@ struct Structure {
   /// Score and mask modifiers (their tensors passed after the other
   /// parameters; a score modifier with its derivative).
   std::shared_ptr<const AttentionModifiers> modifiers;
+  /// (a mask modifier) The keys pass visits the blocks of queries the
+  /// blocks pass listed for each of its blocks of keys and query heads.
+  bool blockMask = false;
 
   /// Whether the pass reads or writes tensor `role`.
   bool uses(int role) const;
@@ -63,12 +67,17 @@ struct Params {
   int headDim = -1;
   int cuQ = -1, cuK = -1; ///< (varlen) each sequence's first token, batch + 1 of them
   int captured = -1;      ///< the modifiers' first tensor, the others after it
+  /// (block mask) the table (i32, a row a block of keys and query head: the
+  /// counts of partly and wholly visible blocks of queries, then their
+  /// lists, `blockColumns` entries each)
+  int blockTable = -1, blockColumns = -1;
 };
 
 Params parameters(const Structure &s);
 
 /// Grids: rows, queries, convert (cdiv(seq_q, BLOCK_M), heads_q, batch);
-/// keys (cdiv(seq_k, BLOCK_N), heads_kv, batch). Config BLOCK_M, BLOCK_N,
+/// keys (cdiv(seq_k, BLOCK_N), heads_kv, batch); blocks (cdiv(seq_k,
+/// BLOCK_N), heads_q, batch). Config BLOCK_M, BLOCK_N,
 /// num_warps, num_stages.
 Kernel make_kernel(const Structure &s, const Params &q);
 

@@ -397,6 +397,7 @@ TEST(OpsAttentionModifiers, AModifiedKernelCompilesForHopper) {
   HostTensor dq = HostTensor::poisoned(DType::bf16, q.shape()), dk = HostTensor::poisoned(DType::bf16, k.shape());
   b.dout = q.view(), b.dq = dq.view(), b.dk = dk.view(), b.dv = dk.view();
   Launches backward = prepare_attention_backward(b, cpu(), {});
+  EXPECT_EQ(backward.steps.size(), 4u); // (the rows, the block mask, the keys, dq from its sums)
   for (const Launches::Step &step : backward.steps) {
     std::vector<Arg> args = step.args;
     for (const Launches::Scratch &s : step.workspace)
