@@ -295,25 +295,16 @@ public:
       return attendListed(state, queries, blockRow + 2 + args[q.blockColumns].to(DType::i64), load(blockRow + 1),
                           false);
     }
-    // Keys [lo, end) hold every key a query of the program sees; the whole
-    // blocks of [wholeStart, wholeEnd) every query sees, the others are cut
-    // by the bounds or the end of the keys.
-    Tensor lo = constant(0, DType::i32), wholeStart = lo;
-    Tensor wholeEnd = seqK / BN * BN, end = seqK;
-    if (s.boundedLeft) {
-      Tensor reach = shift - args[q.left];
-      lo = maximum(firstQuery + reach, 0) / BN * BN;
-      wholeStart = (maximum(lastQuery + reach, 0) + (BN - 1)) / BN * BN;
-    }
-    if (s.boundedRight) {
-      Tensor reach = shift + args[q.right];
-      wholeEnd = minimum(maximum(firstQuery + reach + 1, 0) / BN * BN, wholeEnd);
-      end = maximum(minimum(seqK, lastQuery + reach + 1), 0);
-    }
-    // A packed batch's program past its sequence's end walks no keys: no
-    // work is spent on the padding up to the longest sequence.
-    if (s.varlen)
-      end = where(firstQuery < seqQ, end, 0);
+    // Keys [lo, end) hold every key a query of the program sees (keyRange:
+    // a packed batch's program past its sequence's end walks none); the
+    // whole blocks of [wholeStart, wholeEnd) every query sees, the others
+    // are cut by the bounds or the end of the keys.
+    auto [lo, end] = keyRange();
+    Tensor wholeStart = lo, wholeEnd = seqK / BN * BN;
+    if (s.boundedLeft)
+      wholeStart = (maximum(lastQuery + (shift - args[q.left]), 0) + (BN - 1)) / BN * BN;
+    if (s.boundedRight)
+      wholeEnd = minimum(maximum(firstQuery + (shift + args[q.right]) + 1, 0) / BN * BN, wholeEnd);
     // (A walk's step that computes nothing walks no keys and stores nothing.)
     if (live.valid())
       end = where(live, end, 0);
