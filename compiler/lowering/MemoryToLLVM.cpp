@@ -515,41 +515,47 @@ template <class Op> struct AtomicLowering : KilnPattern<Op> {
 struct AtomicRMWLowering : AtomicLowering<tile::AtomicRMWOp> {
   using AtomicLowering::AtomicLowering;
   FailureOr<std::string> instruction(tile::AtomicRMWOp op, unsigned bits, bool isFloat) const override {
-    std::string prefix = "@p atom" + semanticsText(op.getSem(), op.getScope()) + ".global";
-    std::string b = std::to_string(bits);
     using K = tile::AtomicRMWKind;
+    // Nobody reads the old values of a relaxed (or releasing) update: a
+    // reduction (`red`) then, which returns nothing, so the thread need not
+    // wait for the memory's answer. (`red` has no acquiring form.)
+    const bool reduce = op->use_empty() && op.getKind() != K::xchg &&
+                        (op.getSem() == tile::MemSemantic::relaxed || op.getSem() == tile::MemSemantic::release);
+    const std::string opcode = std::string(reduce ? "red" : "atom") + semanticsText(op.getSem(), op.getScope()) + ".global";
+    const std::string operands = reduce ? " [$1], $3;" : " $0, [$1], $3;";
+    std::string prefix = "@p " + opcode;
+    std::string b = std::to_string(bits);
     switch (op.getKind()) {
-    case K::add: return prefix + ".add.u" + b + " $0, [$1], $3;";
+    case K::add: return prefix + ".add.u" + b + operands;
     case K::fadd: {
       Type element = getElementTypeOrSelf(op.getVal().getType());
       if (element.isF16())
-        return prefix + ".add.noftz.f16 $0, [$1], $3;";
+        return prefix + ".add.noftz.f16" + operands;
       if (element.isBF16())
-        return prefix + ".add.noftz.bf16 $0, [$1], $3;";
-      return prefix + ".add.f" + b + " $0, [$1], $3;";
+        return prefix + ".add.noftz.bf16" + operands;
+      return prefix + ".add.f" + b + operands;
     }
     case K::max:
     case K::min: {
       bool isMax = op.getKind() == K::max;
       if (!isFloat)
-        return prefix + (isMax ? ".max.s" : ".min.s") + b + " $0, [$1], $3;";
+        return prefix + (isMax ? ".max.s" : ".min.s") + b + operands;
       // IEEE floats order like sign-magnitude integers: positive values by
       // signed max (min), negative ones by unsigned min (max).
       std::string lt = "setp.lt.and.s" + b + " q, $3, 0, p; setp.ge.and.s" + b + " p, $3, 0, p; ";
       std::string positive = isMax ? ".max.s" : ".min.s", negative = isMax ? ".min.u" : ".max.u";
-      return "{ .reg .pred q; " + lt + "@p atom" + semanticsText(op.getSem(), op.getScope()) + ".global" +
-             positive + b + " $0, [$1], $3; @q atom" + semanticsText(op.getSem(), op.getScope()) +
-             ".global" + negative + b + " $0, [$1], $3; }";
+      return "{ .reg .pred q; " + lt + "@p " + opcode + positive + b + operands + " @q " + opcode + negative + b +
+             operands + " }";
     }
-    case K::umax: return prefix + ".max.u" + b + " $0, [$1], $3;";
-    case K::umin: return prefix + ".min.u" + b + " $0, [$1], $3;";
-    case K::and_: return prefix + ".and.b" + b + " $0, [$1], $3;";
-    case K::or_: return prefix + ".or.b" + b + " $0, [$1], $3;";
-    case K::xor_: return prefix + ".xor.b" + b + " $0, [$1], $3;";
+    case K::umax: return prefix + ".max.u" + b + operands;
+    case K::umin: return prefix + ".min.u" + b + operands;
+    case K::and_: return prefix + ".and.b" + b + operands;
+    case K::or_: return prefix + ".or.b" + b + operands;
+    case K::xor_: return prefix + ".xor.b" + b + operands;
     case K::xchg:
       if (bits == 16)
         return failure();
-      return prefix + ".exch.b" + b + " $0, [$1], $3;";
+      return prefix + ".exch.b" + b + operands;
     }
     return failure();
   }

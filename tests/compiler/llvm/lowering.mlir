@@ -120,6 +120,16 @@ module attributes {kgpu.num_warps = 4 : i32, kgpu.threads_per_warp = 32 : i32} {
     %v = arith.constant dense<1.0> : tensor<128xf32, #l>
     // CHECK: @p atom.acq_rel.gpu.global.add.f32 $0, [$1], $3;
     %o = tile.atomic_rmw fadd, %pp, %v : tensor<128x!tile.ptr<f32>, #l>
+    // Relaxed updates whose old values nobody reads are reductions (`red`:
+    // no value comes back); an acquiring one stays an atomic.
+    // CHECK: @p red.relaxed.gpu.global.add.f32 [$1], $3;
+    %u = tile.atomic_rmw fadd, %pp, %v sem = relaxed scope = gpu : tensor<128x!tile.ptr<f32>, #l>
+    // CHECK: @p red.release.gpu.global.max.s32 [$1], $3; @q red.release.gpu.global.min.u32 [$1], $3;
+    %m = tile.atomic_rmw max, %pp, %v sem = release scope = gpu : tensor<128x!tile.ptr<f32>, #l>
+    // CHECK: @p atom.acquire.gpu.global.add.f32 $0, [$1], $3;
+    %a = tile.atomic_rmw fadd, %pp, %v sem = acquire scope = gpu : tensor<128x!tile.ptr<f32>, #l>
+    // CHECK: @p atom.relaxed.gpu.global.exch.b32 $0, [$1], $3;
+    %x = tile.atomic_rmw xchg, %pp, %v sem = relaxed scope = gpu : tensor<128x!tile.ptr<f32>, #l>
     %one = arith.constant 1 : i32
     %two = arith.constant 2 : i32
     // CHECK: @p atom.relaxed.cta.global.cas.b32 $0, [$1], $3, $4;
