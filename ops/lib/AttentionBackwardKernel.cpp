@@ -179,9 +179,14 @@ private:
   /// (block mask) The table row of block of keys `keyBlock` of query head
   /// `head`.
   Tensor blockRow(const Tensor &head, const Tensor &keyBlock) const {
-    Tensor row = (batch * num_programs(1) * (s.pass == Pass::keys ? args[q.group] : constant(1, DType::i32)) + head) *
-                     num_programs(0) +
-                 keyBlock;
+    // (Rows shared by every head or sequence are head 0's, batch 0's; the
+    // blocks pass's grid has one head or sequence where they are.)
+    Tensor heads = s.maskPerHead
+                       ? num_programs(1) * (s.pass == Pass::keys ? args[q.group] : constant(1, DType::i32))
+                       : constant(1, DType::i32);
+    Tensor rowHead = s.maskPerHead ? head : constant(0, DType::i32);
+    Tensor rowBatch = s.maskPerBatch ? batch : constant(0, DType::i32);
+    Tensor row = (rowBatch * heads + rowHead) * num_programs(0) + keyBlock;
     return args[q.blockTable] + row.to(DType::i64) * (2 * args[q.blockColumns] + 2).to(DType::i64);
   }
 
@@ -226,8 +231,11 @@ private:
             Tensor lse = load(at(LSE, head, rows), rowsIn, 0.0), delta = load(at(DELTA, head, rows), rowsIn, 0.0);
             Block g = gradients(head, qi, doi, lse, delta, kj, vj, rows, keys);
             Tensor ds = g.ds.to(s.dtype);
+            // (Relaxed: only the convert pass, a later kernel, reads the sums;
+            // the updates then need no fences, and lower to reductions.)
             if (s.atomic)
-              atomic_add(rowsOf(DQ_SUM, head, rows), dot(ds, kj, zeros({BM, s.blockD}, DType::f32)), tileMask(rowsIn));
+              atomic_add(rowsOf(DQ_SUM, head, rows), dot(ds, kj, zeros({BM, s.blockD}, DType::f32)), tileMask(rowsIn),
+                         AtomicOptions{MemSemantic::relaxed});
             return std::tuple{dot(ds.trans(), qi, dk), dot(g.p.to(s.dtype).trans(), doi, dv)};
           };
           if (!s.blockMask) {
@@ -300,7 +308,9 @@ std::string Structure::key() const {
   return std::string("attention-backward|") + name(pass) + "|" + std::string(kiln::name(dtype)) + "|d" + std::to_string(blockD) +
          (evenD ? "" : "-masked") + (boundedLeft ? "|left" : "") + (boundedRight ? "|right" : "") +
          (softcap ? "|softcap" : "") + (varlen ? "|varlen" : "") + (shiftPerSequence ? "|own-shift" : "") +
-         (atomic ? "|atomic" : "") + (blockMask ? "|block-mask" : "") + modifier_key(modifiers.get());
+         (atomic ? "|atomic" : "") + (blockMask ? "|block-mask" : "") +
+         (blockMask && !maskPerHead ? "|mask-shared-heads" : "") + (blockMask && !maskPerBatch ? "|mask-shared-batch" : "") +
+         modifier_key(modifiers.get());
 }
 
 Params parameters(const Structure &s) {

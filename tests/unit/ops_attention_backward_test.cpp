@@ -29,6 +29,7 @@ struct DenseCase {
   DenseAttention p;
   DType dtype = DType::f16;
   bool deterministic = false;
+  Config config = kSmall;
 
   void check(double tolerance) const {
     HostTensor q = HostTensor::random(dtype, p.shape(p.seqQ, p.headsQ), 1, -1, 1);
@@ -47,7 +48,7 @@ struct DenseCase {
     attention(a, cpu(), kSmall);
     b.dout = dout.view(), b.dq = dq.view(), b.dk = dk.view(), b.dv = dv.view();
     b.deterministic = deterministic;
-    attention_backward(b, cpu(), kSmall);
+    attention_backward(b, cpu(), config);
     auto element = [&](const HostTensor &t) {
       return [&t, this](int64_t bb, int64_t s, int64_t h, int64_t d) { return t.at(p.at(bb, s, h, d)); };
     };
@@ -157,6 +158,20 @@ TEST(OpsAttentionBackward, EveryDenseVariant) {
   DenseCase c{base(), DType::bf16};
   c.p.mask = AttentionMask::causal_top_left;
   c.check(4e-2);
+}
+
+TEST(OpsAttentionBackward, DefaultTilesOfEveryHeadDim) {
+  // The op's own tiles (queries and keys blocks of different sizes at D
+  // 128), causal so that diagonal blocks are cut, sequences longer than a
+  // few blocks and not a multiple of one.
+  for (int64_t D : {64, 128, 256})
+    for (AttentionMask mask : {AttentionMask::none, AttentionMask::causal_top_left}) {
+      SCOPED_TRACE("D " + std::to_string(D) + " " + std::string(name(mask)));
+      DenseCase c{DenseAttention{}, DType::bf16};
+      c.p.batch = 1, c.p.seqQ = 150, c.p.seqK = 150, c.p.headsQ = 2, c.p.headsKV = 1, c.p.D = D, c.p.mask = mask;
+      c.config = Config{};
+      c.check(4e-2);
+    }
 }
 
 TEST(OpsAttentionBackward, PackedBatchesWithEmptyAndOneTokenSequences) {
