@@ -325,6 +325,10 @@ AttentionLaunch prepare_attention(const AttentionArgs &a, const AttentionProblem
   // runs, paged caches or packed heads, whose programs find their keys
   // otherwise: they mask every block).
   s.blockMask = s.maskMod() && !s.split && !s.paged && !s.packHeads;
+  // (Every head sees the same keys, and every sequence of a dense batch:
+  // only the mask can tell them apart.)
+  s.maskPerHead = s.blockMask && a.modifiers->mask_reads_head;
+  s.maskPerBatch = s.blockMask && (a.modifiers->mask_reads_batch || s.varlen);
   // (A paged cache's and split-KV's programs find their work from their
   // ids: they do not walk.)
   const int64_t perMultiprocessor = tile.get("persistent", 0);
@@ -369,7 +373,8 @@ AttentionLaunch prepare_attention(const AttentionArgs &a, const AttentionProblem
     forward.args[q.blockColumns] = Arg(static_cast<int32_t>(keyBlocks));
     forward.tiles = q.blockTable;
     launch.tableBytes = static_cast<uint64_t>(std::max<int64_t>(tiles, 1) * (2 * keyBlocks + 2)) * 4;
-    launch.steps.push_back({cached_kernel(s.key() + "|blocks", [&] { return block_mask_kernel(s, q); }), tile, grid,
+    const Grid rows(grid.x, s.maskPerHead ? grid.y : 1, s.maskPerBatch ? grid.z : 1);
+    launch.steps.push_back({cached_kernel(s.key() + "|blocks", [&] { return block_mask_kernel(s, q); }), tile, rows,
                             forward.args, -1, -1, q.blockTable});
   }
   launch.forwardStep = launch.steps.size();

@@ -92,6 +92,10 @@ Launches prepare_attention_backward(const AttentionBackwardArgs &b, const Stream
   s.atomic = !b.deterministic;
   s.modifiers = a.modifiers;
   s.blockMask = a.modifiers && a.modifiers->mask_mod;
+  // (Every head sees the same keys, and every sequence of a dense batch:
+  // only the mask can tell them apart.)
+  s.maskPerHead = s.blockMask && a.modifiers->mask_reads_head;
+  s.maskPerBatch = s.blockMask && (a.modifiers->mask_reads_batch || s.varlen);
 
   // Each tensor's strides along batch, sequence and head; Δ and dq's sums
   // laid out in the workspace as lse and q are in a packed or dense call.
@@ -184,7 +188,7 @@ Launches prepare_attention_backward(const AttentionBackwardArgs &b, const Stream
                  batch = static_cast<uint32_t>(p.batch);
   step(Pass::rows, Grid(queryBlocks, headsQ, batch));
   if (s.blockMask)
-    step(Pass::blocks, Grid(keyBlocks, headsQ, batch));
+    step(Pass::blocks, Grid(keyBlocks, s.maskPerHead ? headsQ : 1, s.maskPerBatch ? batch : 1));
   step(Pass::keys, Grid(keyBlocks, headsKV, batch));
   step(s.atomic ? Pass::convert : Pass::queries, Grid(queryBlocks, headsQ, batch));
   return launch;

@@ -50,6 +50,9 @@ struct Structure {
   /// (a mask modifier) The keys pass visits the blocks of queries the
   /// blocks pass listed for each of its blocks of keys and query heads.
   bool blockMask = false;
+  /// (blockMask) Whether each query head (each sequence of the batch) has
+  /// block-mask rows of its own; where not, all share head 0's (batch 0's).
+  bool maskPerHead = true, maskPerBatch = true;
 
   /// Whether the pass reads or writes tensor `role`.
   bool uses(int role) const;

@@ -48,7 +48,8 @@ std::string Structure::key() const {
          (lse ? "|lse" : "") + (rowsOfD ? "|rows-of-d" : "") + (tokenRows ? "|token-rows" : "") + (varlen ? "|varlen" : "") + (paged ? "|paged" : "") +
          (shiftPerSequence ? "|own-shift" : "") + (packHeads ? "|pack-heads" : "") + (evenK ? "|even-k" : "") +
          (wholeCutBlocks ? "|whole-cut-blocks" : "") + (split ? "|split" : "") + (persistent ? "|persistent" : "") +
-         (blockMask ? "|block-mask" : "") + modifier_key(modifiers.get());
+         (blockMask ? "|block-mask" : "") + (blockMask && !maskPerHead ? "|mask-shared-heads" : "") +
+         (blockMask && !maskPerBatch ? "|mask-shared-batch" : "") + modifier_key(modifiers.get());
 }
 
 Params parameters(const Structure &s) {
@@ -227,8 +228,13 @@ public:
     keyOffsets = arange(0, BN);
     columns = arange(0, s.blockD);
     if (s.blockMask) {
-      // (The tile's row of the block table: batch, head, block of queries.)
-      Tensor row = (tile.batch * num_programs(1) + tile.head) * num_programs(0) + queryBlock;
+      // (The tile's row of the block table: batch, head, block of queries;
+      // rows shared by every head or sequence are head 0's, batch 0's. The
+      // block-mask pass's grid has one head or sequence where they are.)
+      Tensor heads = s.maskPerHead ? num_programs(1) : constant(1, DType::i32);
+      Tensor rowHead = s.maskPerHead ? tile.head : constant(0, DType::i32);
+      Tensor rowBatch = s.maskPerBatch ? tile.batch : constant(0, DType::i32);
+      Tensor row = (rowBatch * heads + rowHead) * num_programs(0) + queryBlock;
       blockRow = args[q.blockTable] + row.to(DType::i64) * (2 * args[q.blockColumns] + 2).to(DType::i64);
     }
   }

@@ -96,6 +96,9 @@ struct Structure {
   /// those partly visible (masked) and those wholly visible (not masked);
   /// blocks no query of the tile sees are skipped.
   bool blockMask = false;
+  /// (blockMask) Whether each head (each sequence of the batch) has block
+  /// mask rows of its own; where not, all share head 0's (batch 0's).
+  bool maskPerHead = true, maskPerBatch = true;
 
   bool scoreMod() const { return modifiers && modifiers->score_mod; }
   bool maskMod() const { return modifiers && modifiers->mask_mod; }

@@ -104,10 +104,14 @@ attention_modifiers(const std::string &scoreText, const std::string &maskText,
       return evaluate(slope, s, at, lengths, strides);
     };
   }
-  if (mask.valid())
+  if (mask.valid()) {
     m->mask_mod = [mask, lengths, strides](const ModifierIndices &at) {
       return evaluate(mask, Tensor(), at, lengths, strides);
     };
+    const std::set<int> read = inputs_of(mask);
+    m->mask_reads_batch = read.count(1) > 0;
+    m->mask_reads_head = read.count(2) > 0;
+  }
   // (The texts' canonical forms name the kernels.)
   m->name = "expr|" + (score.valid() ? score.key() : "-") + "|" + (mask.valid() ? mask.key() : "-") + tensorKey;
   return m;

@@ -296,6 +296,15 @@ TEST(OpsAttentionModifiers, ModifiersFromTextsWithTheirDerivativesTakenByKiln) {
     return 1 - t * t;
   };
   checkDense(capped, attention_modifiers("tanh(score / 2) * 2", ""));
+  // A mask that reads neither the head nor the batch: one block mask serves
+  // them all (its pass runs once); one that reads them: each its own.
+  auto shared = attention_modifiers("", "doc[q_idx] == doc[kv_idx]", {{"doc", ids.view()}});
+  EXPECT_FALSE(shared->mask_reads_head || shared->mask_reads_batch);
+  auto own = attention_modifiers("", "(h == 1) | (b == 1) | (kv_idx <= q_idx)");
+  EXPECT_TRUE(own->mask_reads_head && own->mask_reads_batch);
+  DenseAttention perHead = problem();
+  perHead.maskMod = [](int64_t b, int64_t h, int64_t i, int64_t j) { return h == 1 || b == 1 || j <= i; };
+  checkDense(perHead, own);
   // Mistakes name their position; a mask must be a condition.
   EXPECT_NE(kiln::testing::error_of([] { attention_modifiers("score + bias[q_idx]", ""); }).find("'bias' names no value"),
             std::string::npos);

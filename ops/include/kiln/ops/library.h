@@ -272,6 +272,11 @@ struct AttentionModifiers {
   /// (1 for additive biases such as ALiBi; 1 - tanh² for soft-capping).
   std::function<Tensor(const Tensor &score, const ModifierIndices &at)> score_mod_grad;
   std::function<Tensor(const ModifierIndices &at)> mask_mod;
+  /// Whether mask_mod reads the head (`at.head`) or the batch (`at.batch`).
+  /// Where it does not, one block mask serves every head (every sequence
+  /// of a dense batch), which the block-mask pass then computes once.
+  /// attention_modifiers sets them from the mask's text.
+  bool mask_reads_head = true, mask_reads_batch = true;
 };
 
 /// Modifiers from texts (what the C ABI and Python take): `score_mod` over
