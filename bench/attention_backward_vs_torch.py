@@ -36,7 +36,7 @@ def reference(q, k, v, dout, causal):
     return torch.autograd.grad(out, (q64, k64, v64), dout[:1, :2].double())
 
 
-records, table = [], []
+records, table, wrong = [], [], []
 for B, H, N, D, causal, deterministic in CASES:
     name = f"attention backward B {B} H {H} N {N} D {D} bf16{' causal' if causal else ''}" \
            f"{' deterministic' if deterministic else ''}"
@@ -58,7 +58,10 @@ for B, H, N, D, causal, deterministic in CASES:
     errors = [float(((got[:1, :2].double() - w).abs() / (w.abs() + w.abs().mean())).max())
               for got, w in zip((dq, dk, dv), want)]
     if not max(errors) <= 5e-2:
-        raise SystemExit(f"{name}: Kiln's gradients are off by {errors} (dq, dk, dv; relative)")
+        # (Not timed; the others still are, and the run fails at the end.)
+        wrong.append(f"{name}: Kiln's gradients are off by {errors} (dq, dk, dv; relative)")
+        print(wrong[-1])
+        continue
     runners = {"kiln": kiln}
     for peer, backend in PEERS.items():
         qg, kg, vg = (x.detach().requires_grad_() for x in (q, k, v))
@@ -97,3 +100,5 @@ for name, tflops, error in table:
         value = tflops.get(peer)
         cells += [f"{value:.0f}", f"{tflops['kiln'] / value:.2f}"] if value else ["-", "-"]
     print(f"| {name} | {tflops['kiln']:.0f} | " + " | ".join(cells) + f" | {error:.1e} |")
+if wrong:
+    raise SystemExit("\n".join(wrong))
