@@ -3,6 +3,7 @@
 // every candidate without a GPU (--dry-run); or move tuning results
 // between machines (export, import). docs/autotune.md.
 #include <kiln/autotune.h>
+#include <kiln/version.h>
 #include <kiln/kiln.h>
 #include <kiln/numeric.h>
 #include <kiln/ops/library.h>
@@ -60,6 +61,7 @@ usage: autotune --op OP --rows R --cols C [options]
   --dry-run             no GPU needed: compile every candidate and report registers,
                         spills and shared memory (--arch, default sm_90a)
   --json                the report as JSON on stdout
+  --version             Kiln's version
   --help                this text
 
 The store is $KILN_CACHE_DIR/autotune.json (default ~/.cache/kiln). Library
@@ -297,6 +299,10 @@ int main(int argc, char **argv) {
       const std::string &a = args[i];
       if (a == "--help" || a == "-h") {
         std::fputs(kUsage, stdout);
+        return 0;
+      }
+      if (a == "--version") {
+        std::printf("autotune (Kiln %s)\n", kiln::version());
         return 0;
       } else if (a == "--op") op = value(a);
       else if (a == "--rows") rows = number(a, value(a).c_str());

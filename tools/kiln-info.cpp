@@ -4,8 +4,19 @@
 #include <kiln/version.h>
 
 #include <cstdio>
+#include <cstring>
 
-int main() {
+int main(int argc, char **argv) {
+  if (argc > 1) {
+    const bool version = std::strcmp(argv[1], "--version") == 0;
+    if (version && argc == 2) {
+      std::printf("kiln-info (Kiln %s)\n", kiln::version());
+      return 0;
+    }
+    std::fprintf(std::strcmp(argv[1], "--help") == 0 && argc == 2 ? stdout : stderr,
+                 "usage: kiln-info [--version]\n  Kiln's version and the devices it can run on.\n");
+    return std::strcmp(argv[1], "--help") == 0 && argc == 2 ? 0 : 2;
+  }
   std::printf("Kiln %s\n", kiln::version());
   std::printf("device interp: the CPU interpreter\n");
   if (std::string reason = kiln::Device::cuda_unavailable_reason(); !reason.empty()) {

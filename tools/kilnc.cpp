@@ -11,6 +11,7 @@
 
 #include <kiln/compiler.h>
 #include <kiln/kiln.h>
+#include <kiln/version.h>
 
 #include <algorithm>
 #include <cerrno>
@@ -41,6 +42,7 @@ usage: kilnc [options] [input.mlir]
                          or AMD gfx90a, gfx942, gfx1100
   --locations            print source locations of operations
   -o FILE                write to FILE instead of stdout
+  --version              Kiln's version
   --help                 this text
 )";
 
@@ -71,6 +73,10 @@ Options parse(int argc, char **argv) {
     std::string name = arg.substr(0, arg.find('='));
     if (arg == "--help" || arg == "-h") {
       std::fputs(usage, stdout);
+      finishStdout();
+      std::exit(0);
+    } else if (arg == "--version") {
+      std::printf("kilnc (Kiln %s)\n", kiln::version());
       finishStdout();
       std::exit(0);
     } else if (arg == "--list") {
