@@ -9,6 +9,7 @@ set -euo pipefail
 
 packages=(
   cmake ninja-build ccache g++ python3 pkg-config
+  python3-numpy python3-venv python3-setuptools python3-wheel
   llvm-22-dev libmlir-22-dev mlir-22-tools lld-22 libzstd-dev
   nlohmann-json3-dev libgtest-dev libgmock-dev libbenchmark-dev libdlpack-dev
   libamdhip64-5

@@ -1,16 +1,19 @@
-"""Kiln's ops library from Python through its C ABI (ctypes), on any
-framework's tensors that speak DLPack (PyTorch here): no compiled extension.
+"""Kiln's ops library from Python through its C ABI (ctypes), on the tensors
+of any framework that speaks the DLPack protocol (__dlpack__: PyTorch,
+NumPy, CuPy, JAX): no compiled extension.
 
     import kiln_ops
-    ops = kiln_ops.load("path/to/libkiln_ops.so")
-    ops.layer_norm(x, weight, bias, 1e-5, y)         # torch tensors, y preallocated
+    ops = kiln_ops.load()        # $KILN_OPS_LIBRARY, else libkiln_ops.so where the loader finds it
+    ops.layer_norm(x, weight, bias, 1e-5, y)         # y preallocated
     ops.pointwise("gelu(in0 * in1 + in2)", [x, w, b], [y])
 
-Every call runs on the tensors' device (CUDA tensors on the current stream,
-CPU tensors on Kiln's interpreter) and raises KilnError with the library's
-message when it refuses the arguments.
+Every call runs on the tensors' device (CUDA tensors on the current stream:
+PyTorch's or CuPy's, else the default stream; CPU tensors on Kiln's
+interpreter) and raises KilnError with the library's message when it refuses
+the arguments.
 """
 import ctypes
+import os
 
 SUM, MEAN, MAX, MIN, ARGMAX, ARGMIN, VAR = range(7)
 # kiln_matmul activations (KILN_ACTIVATION_*)
@@ -21,6 +24,7 @@ PRECISION_IEEE, PRECISION_TF32, PRECISION_TF32X3 = range(3)
 LAYOUT_BSHD, LAYOUT_BHSD = range(2)
 MASK_NONE, MASK_CAUSAL_TOP_LEFT, MASK_CAUSAL_BOTTOM_RIGHT = range(3)
 ABI_VERSION = 6
+_KDLCPU, _KDLCUDA = 1, 2  # DLPack device types
 
 
 class DLDevice(ctypes.Structure):
@@ -61,16 +65,28 @@ _get_pointer.restype = ctypes.c_void_p
 _get_pointer.argtypes = [ctypes.py_object, ctypes.c_char_p]
 
 
+def _is_torch(tensor):
+    return type(tensor).__module__.startswith("torch")
+
+
 class _Borrowed:
     """A tensor's DLTensor, kept alive (with its capsule) for one call."""
 
     def __init__(self, tensor):
-        import torch
-        import torch.utils.dlpack
-        # (PyTorch's DLPack export may not take float8: its bytes go as uint8,
-        # the DLTensor then marked with DLPack 1.1's float8 code.)
-        fp8 = {torch.float8_e4m3fn: 10, torch.float8_e5m2: 12}.get(tensor.dtype)
-        self.capsule = torch.utils.dlpack.to_dlpack(tensor.view(torch.uint8) if fp8 else tensor)
+        fp8 = None
+        if _is_torch(tensor):
+            import torch
+            import torch.utils.dlpack
+            # (PyTorch's DLPack export may not take float8: its bytes go as
+            # uint8, the DLTensor then marked with DLPack 1.1's float8 code.)
+            fp8 = {torch.float8_e4m3fn: 10, torch.float8_e5m2: 12}.get(tensor.dtype)
+            self.capsule = torch.utils.dlpack.to_dlpack(tensor.view(torch.uint8) if fp8 else tensor)
+        elif hasattr(tensor, "__dlpack__"):
+            # (Kiln writes outputs in place: a read-only array's export
+            # fails in its own framework, as it should.)
+            self.capsule = tensor.__dlpack__()
+        else:
+            raise KilnError(f"a {type(tensor).__name__} is not a tensor (no __dlpack__)")
         managed = ctypes.cast(_get_pointer(self.capsule, b"dltensor"), ctypes.POINTER(DLManagedTensor))
         if fp8:
             managed.contents.dl_tensor.dtype.code = fp8
@@ -122,9 +138,16 @@ class Library:
         self.version = lib.kiln_ops_version().decode()
 
     def _stream(self, tensor):
-        if tensor.is_cuda:
-            import torch
-            return ctypes.c_void_p(torch.cuda.current_stream(tensor.device).cuda_stream)
+        """The stream a call on `tensor` joins: its framework's current one."""
+        if _is_torch(tensor):
+            if tensor.is_cuda:
+                import torch
+                return ctypes.c_void_p(torch.cuda.current_stream(tensor.device).cuda_stream)
+            return None
+        device_type = tensor.__dlpack_device__()[0] if hasattr(tensor, "__dlpack_device__") else _KDLCPU
+        if device_type == _KDLCUDA and type(tensor).__module__.startswith("cupy"):
+            import cupy
+            return ctypes.c_void_p(cupy.cuda.get_current_stream().ptr)
         return None
 
     def _check(self, status):
@@ -234,5 +257,13 @@ class Library:
                                                      int(deterministic), self._stream(out)))
 
 
-def load(path):
-    return Library(path)
+def load(path=None):
+    """The ops library at `path`; by default the one $KILN_OPS_LIBRARY names,
+    else libkiln_ops.so wherever the system's loader finds it (an installed
+    Kiln's lib/ on LD_LIBRARY_PATH or in the loader's cache)."""
+    path = path or os.environ.get("KILN_OPS_LIBRARY") or "libkiln_ops.so"
+    try:
+        return Library(path)
+    except OSError as e:
+        raise KilnError(f"cannot load Kiln's ops library ({e}); set KILN_OPS_LIBRARY to the path of "
+                        "libkiln_ops.so, or pass it to kiln_ops.load") from None
