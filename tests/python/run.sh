@@ -12,6 +12,8 @@ work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 
 "$python" -m venv --system-site-packages "$work/venv"
-"$work/venv/bin/pip" install --quiet --no-index --no-build-isolation "$here/../../ops/python"
+# (From a copy: setuptools writes its build folders beside the sources.)
+cp -r "$here/../../ops/python" "$work/package"
+"$work/venv/bin/pip" install --quiet --no-index --no-build-isolation "$work/package"
 cd "$work" # (away from the checkout: the installed module is the one imported)
 KILN_OPS_LIBRARY="$build/lib/libkiln_ops.so" "$work/venv/bin/python" "$here/numpy_ops.py"
