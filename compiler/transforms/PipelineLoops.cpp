@@ -287,6 +287,16 @@ private:
       int64_t slotBytes;
     };
     SmallVector<PointerLoad> pointerLoads;
+    // (A load several dots read -- a tile that is one product's A and
+    // another's B, as in attention's backward -- is one ring whose slot
+    // every dot reads; each must take its vectors' direction.)
+    auto readByDotsOnly = [&](tile::LoadOp load) {
+      return llvm::all_of(load->getUsers(), [&](Operation *user) {
+        auto dot = dyn_cast<tile::DotOp>(user);
+        return dot && dot->getBlock() == loop_.getBody() && usesMma(dot, computeCapability_);
+      });
+    };
+    llvm::DenseMap<Operation *, int> dotReads; // a load's uses seen so far
     for (auto dot : loop_.getBody()->getOps<tile::DotOp>()) {
       if (!usesMma(dot, computeCapability_))
         continue;
@@ -294,7 +304,7 @@ private:
       for (Value operand : {dot.getA(), dot.getB()}) {
         unsigned kDim = operand == dot.getA() ? 1 : 0;
         auto load = operand.getDefiningOp<tile::LoadOp>();
-        if (!load || load->getBlock() != loop_.getBody() || !load->hasOneUse() || load.getIsVolatile())
+        if (!load || load->getBlock() != loop_.getBody() || load.getIsVolatile() || !readByDotsOnly(load))
           continue;
         if (Value other = load.getOther())
           if (!matchPattern(other, m_AnyZeroFloat()) && !matchPattern(other, m_Zero()))
@@ -303,8 +313,13 @@ private:
         if (bytes < 4)
           continue; // cp.async moves 4, 8 or 16 bytes
         bool nMajorB = kDim == 0 && columnsOf(operand) % 64 == 0 && wgmmaTakesNMajorB(dot);
-        if (wgmma && dim != kDim && !nMajorB)
+        if (wgmma && dim != kDim && !nMajorB) {
+          dotReads[load] = -1; // (then not a ring for any of its dots)
           continue; // wgmma reads K-major slots (N-major too for B); this operand is staged K-major instead
+        }
+        int &reads = dotReads[load];
+        if (reads < 0 || ++reads < static_cast<int>(std::distance(load->use_begin(), load->use_end())))
+          continue; // (a ring once every dot reading it takes one)
         auto type = cast<RankedTensorType>(load.getType());
         pointerLoads.push_back({load, dim, type.getNumElements() * elementBytes(type.getElementType())});
       }

@@ -346,8 +346,9 @@ TEST(OpsAttentionBackward, ThePassesCompileForHopper) {
           args[s.argument] = Arg::device_pointer(256 + s.offset, launch.workspace_bytes - s.offset);
         CompiledKernel kernel = step.kernel.compile(step.config, step.kernel.specialize(args), "sm_90a");
         EXPECT_GT(kernel.registers, 0);
-        // (At D 256 the keys pass parks a few registers: at most 64 bytes.)
-        EXPECT_LE(kernel.spill_stores, D > 128 ? 64 : 0) << step.kernel.name() << "\n" << kernel.ptxas_log;
+        // (From D 128 the keys pass, its queries' rows coming through rings,
+        // parks a few registers: at most 16 bytes at D 128, 64 at 256.)
+        EXPECT_LE(kernel.spill_stores, D > 128 ? 64 : D > 64 ? 16 : 0) << step.kernel.name() << "\n" << kernel.ptxas_log;
       }
     }
 }

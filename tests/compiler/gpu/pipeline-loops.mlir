@@ -204,3 +204,47 @@ tile.func @wgmma_in_flight(%a: !tile.ptr<f16> {tile.divisibility = 16 : i32}, %b
   tile.return
 }
 }
+
+// -----
+
+// A load two dots read (one's A, the other's B, as attention's backward
+// reads its queries' rows): one ring, whose slot both dots read.
+// CHECK-LABEL: tile.func @one_load_two_dots
+// CHECK: %[[RING:.*]] = kgpu.local_alloc : tensor<3x32x32xf16
+// CHECK-NOT: kgpu.local_alloc
+// CHECK: scf.for
+// CHECK-NOT: tile.load
+// CHECK: %[[X:.*]] = kgpu.local_load %[[RING]]
+// CHECK: tile.dot %[[X]], %{{.*}}, %{{.*}}
+// CHECK: tile.dot %{{.*}}, %[[X]], %{{.*}}
+// CHECK: kgpu.async_copy %{{.*}}, %[[RING]]
+tile.func @one_load_two_dots(%x: !tile.ptr<f16> {tile.divisibility = 16 : i32}, %c: !tile.ptr<f32> {tile.divisibility = 16 : i32}, %k: i32 {tile.divisibility = 16 : i32}) {
+  %c0 = arith.constant 0 : i32
+  %c32 = arith.constant 32 : i32
+  %zero = arith.constant dense<0.0> : tensor<32x32xf32>
+  %w = arith.constant dense<1.0> : tensor<32x32xf16>
+  %r32 = tile.range 0, 32 : tensor<32xi32>
+  %rows = tile.expand_dims %r32 {axis = 1 : i32} : tensor<32xi32> -> tensor<32x1xi32>
+  %c32s = arith.constant dense<32> : tensor<32x1xi32>
+  %rowoff = arith.muli %rows, %c32s : tensor<32x1xi32>
+  %cols = tile.expand_dims %r32 {axis = 0 : i32} : tensor<32xi32> -> tensor<1x32xi32>
+  %rowb = tile.broadcast %rowoff : tensor<32x1xi32> -> tensor<32x32xi32>
+  %colb = tile.broadcast %cols : tensor<1x32xi32> -> tensor<32x32xi32>
+  %off = arith.addi %rowb, %colb : tensor<32x32xi32>
+  %xs = tile.splat %x : !tile.ptr<f16> -> tensor<32x32x!tile.ptr<f16>>
+  %xp = tile.addptr %xs, %off : tensor<32x32x!tile.ptr<f16>>, tensor<32x32xi32>
+  %r1, %r2 = scf.for %i = %c0 to %k step %c32 iter_args(%s1 = %zero, %s2 = %zero) -> (tensor<32x32xf32>, tensor<32x32xf32>) : i32 {
+    %step = arith.muli %i, %c32 : i32
+    %stepb = tile.splat %step : i32 -> tensor<32x32xi32>
+    %xpk = tile.addptr %xp, %stepb : tensor<32x32x!tile.ptr<f16>>, tensor<32x32xi32>
+    %xv = tile.load %xpk : tensor<32x32x!tile.ptr<f16>>
+    %d1 = tile.dot %xv, %w, %s1 : tensor<32x32xf16> * tensor<32x32xf16> -> tensor<32x32xf32>
+    %d2 = tile.dot %w, %xv, %s2 : tensor<32x32xf16> * tensor<32x32xf16> -> tensor<32x32xf32>
+    scf.yield %d1, %d2 : tensor<32x32xf32>, tensor<32x32xf32>
+  }
+  %sum = arith.addf %r1, %r2 : tensor<32x32xf32>
+  %cs = tile.splat %c : !tile.ptr<f32> -> tensor<32x32x!tile.ptr<f32>>
+  %cp = tile.addptr %cs, %off : tensor<32x32x!tile.ptr<f32>>, tensor<32x32xi32>
+  tile.store %cp, %sum : tensor<32x32x!tile.ptr<f32>>
+  tile.return
+}
