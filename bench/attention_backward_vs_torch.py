@@ -55,20 +55,19 @@ for B, H, N, D, causal, deterministic in CASES:
 
     kiln()
     want = reference(q, k, v, dout, causal)
-    errors = [float(((got[:1, :2].double() - w).abs() / (w.abs() + w.abs().mean())).max())
-              for got, w in zip((dq, dk, dv), want)]
-    if not max(errors) <= 5e-2:
-        # (Not timed; the others still are, and the run fails at the end.)
-        wrong.append(f"{name}: Kiln's gradients are off by {errors} (dq, dk, dv; relative)")
-        print(wrong[-1])
-        continue
-    runners = {"kiln": kiln}
+
+    def error_of(grads):
+        return max(float(((got[:1, :2].double() - w).abs() / (w.abs() + w.abs().mean())).max())
+                   for got, w in zip(grads, want))
+
+    error = error_of((dq, dk, dv))
+    runners, peer_errors = {"kiln": kiln}, {}
     for peer, backend in PEERS.items():
         qg, kg, vg = (x.detach().requires_grad_() for x in (q, k, v))
         try:
             with sdpa_kernel(backend):
                 peer_out = torch.nn.functional.scaled_dot_product_attention(qg, kg, vg, is_causal=causal)
-                torch.autograd.grad(peer_out, (qg, kg, vg), dout, retain_graph=True)
+                peer_errors[peer] = error_of(torch.autograd.grad(peer_out, (qg, kg, vg), dout, retain_graph=True))
         except RuntimeError as e:  # (this backend does not take the problem)
             print(f"{name}: no {peer} ({e})")
             continue
@@ -78,6 +77,16 @@ for B, H, N, D, causal, deterministic in CASES:
                 torch.autograd.grad(peer_out, (qg, kg, vg), dout, retain_graph=True)
 
         runners[peer] = backward
+    # Within 5e-2, or within twice the best peer's error: bf16 inputs and a
+    # bf16 out (rowsum(dO o O) is taken from it) bound any backward's
+    # accuracy, and the peers, on the same inputs, show how far.
+    bound = max(5e-2, 2 * min(peer_errors.values(), default=0))
+    if not error <= bound:
+        # (Not timed; the others still are, and the run fails at the end.)
+        wrong.append(f"{name}: Kiln's gradients are off by {error:.2e} (relative; bound {bound:.2e}, peers "
+                     f"{peer_errors})")
+        print(wrong[-1])
+        continue
     ms = median_times(runners)
     flops = 2.5 * 4 * B * H * N * N * D * (0.5 if causal else 1)
     tflops = {label: flops / t / 1e9 for label, t in ms.items()}
@@ -86,19 +95,21 @@ for B, H, N, D, causal, deterministic in CASES:
             records.append(dict(workload=f"ops {name}", metric="TFLOP/s", kiln=tflops["kiln"], peer=peer,
                                 peer_value=tflops[peer], ratio=tflops["kiln"] / tflops[peer], device=setup.device,
                                 date=setup.date, command=setup.command))
-    table.append((name, tflops, max(errors)))
+    table.append((name, tflops, error, peer_errors))
     del q, k, v, dout, out, lse, dq, dk, dv
 
 with open(setup.out_path, "w") as f:
     json.dump(records, f, indent=1)
 print(f"\n{setup.device}, {setup.date}")
-print("| workload | Kiln TFLOP/s | cuDNN | Kiln / cuDNN | FlashAttention (SDPA) | Kiln / FA | max rel. error |")
+print("| workload | Kiln TFLOP/s | cuDNN | Kiln / cuDNN | FlashAttention (SDPA) | Kiln / FA "
+      "| max rel. error Kiln / cuDNN / FA |")
 print("| --- | --- | --- | --- | --- | --- | --- |")
-for name, tflops, error in table:
+for name, tflops, error, peer_errors in table:
     cells = []
     for peer in PEERS:
         value = tflops.get(peer)
         cells += [f"{value:.0f}", f"{tflops['kiln'] / value:.2f}"] if value else ["-", "-"]
-    print(f"| {name} | {tflops['kiln']:.0f} | " + " | ".join(cells) + f" | {error:.1e} |")
+    errors = " / ".join(f"{e:.1e}" for e in [error] + [peer_errors.get(peer, float("nan")) for peer in PEERS])
+    print(f"| {name} | {tflops['kiln']:.0f} | " + " | ".join(cells) + f" | {errors} |")
 if wrong:
     raise SystemExit("\n".join(wrong))
