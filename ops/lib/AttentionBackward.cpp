@@ -45,7 +45,7 @@ void checkGradient(const TensorView &view, const char *role, const TensorView &l
 /// The default tile: two warpgroups, 64 keys a program and 64 queries a
 /// step at D 64, 32 queries at D 128, 32 keys and 32 queries at D 256: the
 /// largest whose keys, values and their gradients' f32 sums stay in the
-/// registers (ptxas spills nothing up to D 128, a few bytes at 256).
+/// registers (ptxas spills nothing at D 64, a few bytes from D 128).
 Config defaultTile(int64_t D) {
   const int64_t queries = D > 64 ? 32 : 64, keys = D > 128 ? 32 : 64;
   return Config{{"BLOCK_M", queries}, {"BLOCK_N", keys}, {"num_warps", 8}, {"num_stages", 2}};
