@@ -837,7 +837,7 @@ private:
           scf::YieldOp::create(inner, loc, next);
         });
     if (producerWalk) {
-      ValueRange filled{fill.getResult(state), fill.getResult(state + 1)};
+      SmallVector<Value, 2> filled{fill.getResult(state), fill.getResult(state + 1)}; // (a ValueRange would outlive its list)
       if (continues)
         producerWalk.getBody()->getTerminator()->setOperands(filled);
       else
