@@ -300,7 +300,7 @@ class Search {
 public:
   Search(const Task &task, const Stream &stream, const Options &options, const std::map<std::string, double> &known,
          Report &report)
-      : task_(task), options_(options), known_(known), report_(report), timer_(task, stream, options),
+      : options_(options), known_(known), report_(report), timer_(task, stream, options),
         compiler_(task.compile ? task.compile : [](const Config &) { return CompiledKernel{}; },
                   options.compile_threads, options.compile_timeout_s),
         start_(Clock::now()) {}
@@ -354,7 +354,6 @@ public:
   }
 
 private:
-  const Task &task_;
   const Options &options_;
   const std::map<std::string, double> &known_;
   Report &report_;

@@ -25,7 +25,7 @@ using gpu::HwDim;
 using gpu::LinearLayout;
 
 KilnTypeConverter::KilnTypeConverter(MLIRContext *context) : LLVMTypeConverter(context) {
-  addConversion([this](tile::PointerType type) -> Type {
+  addConversion([](tile::PointerType type) -> Type {
     return LLVM::LLVMPointerType::get(type.getContext(), type.getAddressSpace());
   });
   // A tensor map is passed by value; the kernel sees its address.

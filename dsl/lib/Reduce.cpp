@@ -137,7 +137,7 @@ Tensor arg_extreme(const Tensor &x, int axis_in, bool keep_dims, bool is_max, Lo
     Tensor take_b = better | tie;
     if (fp) { // NaN counts as the extreme value, first NaN wins (as in PyTorch)
       Tensor nan_a = va != va, nan_b = vb != vb;
-      take_b = (nan_b & (!nan_a | (ib < ia))) | (!nan_a & !nan_b & take_b);
+      take_b = (nan_b & ((!nan_a) | (ib < ia))) | ((!nan_a) & (!nan_b) & take_b);
     }
     return std::vector<Tensor>{where(take_b, vb, va, loc), where(take_b, ib, ia, loc)};
   };

@@ -105,7 +105,7 @@ Tensor ReduceMath::better(const Tensor &v, const Tensor &i, const Tensor &bestV,
   if (!is_float(acc_))
     return strictly | tie;
   Tensor nan = v != v, bestNan = bestV != bestV;
-  return (nan & (!bestNan | (i < bestI))) | (!nan & !bestNan & (strictly | tie));
+  return (nan & ((!bestNan) | (i < bestI))) | ((!nan) & (!bestNan) & (strictly | tie));
 }
 
 std::vector<Tensor> ReduceMath::update(const std::vector<Tensor> &state, const Tensor &value, const Tensor &index,

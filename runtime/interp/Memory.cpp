@@ -106,7 +106,8 @@ std::string format_value(const Element &el, Word w, bool as_hex) {
   std::ostringstream os;
   switch (el.kind) {
   case Element::floating: os << std::setprecision(8) << as_double(w); break;
-  case Element::pointer: os << hex(w); break;
+  case Element::pointer:
+  case Element::tensor_map: os << hex(w); break;
   case Element::integer: os << sign_extend(w, el.width); break;
   }
   return os.str();

@@ -64,8 +64,9 @@ TEST(AmdCodeObjects, EveryRegisteredKernelCompilesForEveryAmdTarget) {
         EXPECT_EQ(kernel.stack_frame, 0) << kernel.resources;
         EXPECT_EQ(kernel.spill_stores, 0) << kernel.resources;
       }
-      if (dots && matrixCores) // (every registered dot takes f16 or bf16 operands)
+      if (dots && matrixCores) { // (every registered dot takes f16 or bf16 operands)
         EXPECT_TRUE(has(kernel.amdgcn, "v_mfma_f32_32x32x8")) << "its dots on the matrix cores";
+      }
       // ld.lld's code object: a shared ELF for the AMDGPU machine (EM_AMDGPU, 224).
       ASSERT_GT(kernel.code_object.size(), 64u) << "no ld.lld?";
       EXPECT_EQ(std::string(kernel.code_object.data(), 4), "\x7f" "ELF");

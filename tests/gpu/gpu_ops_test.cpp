@@ -510,8 +510,9 @@ TEST(GpuOps, MatmulTuningChecksEveryConfigAndAWarmStoreDoesNothing) {
   ASSERT_TRUE(report.best.has_value());
   EXPECT_EQ(report.timed, 5);
   for (const auto &m : report.configs)
-    if (m.rejected.rfind("pruned", 0) != 0)
+    if (m.rejected.rfind("pruned", 0) != 0) {
       EXPECT_TRUE(m.rejected.empty()) << m.config.str() << ": " << m.rejected;
+    }
   autotune::Report again = tuneQuickly(task, stream);
   EXPECT_EQ(again.timed, 0);
   EXPECT_EQ(again.compiled, 0);

@@ -376,8 +376,9 @@ TEST(Autotune, FailedAndSlowCompilesAreRejectedWithTheirReasons) {
   ASSERT_TRUE(report.best.has_value());
   EXPECT_EQ((*report.best)["V"], 4);
   for (const Measured &m : report.configs)
-    if (m.config["V"] == 4)
+    if (m.config["V"] == 4) {
       EXPECT_EQ(m.compiled.registers, 40);
+    }
 }
 
 namespace {

@@ -36,7 +36,6 @@ template <class Fn> Error run_error(Fn fn, Grid grid, std::vector<Arg> args) {
   return Error("none");
 }
 
-constexpr uint32_t poison32 = 0xFFFFFFFF;
 
 } // namespace
 

@@ -204,8 +204,9 @@ TEST(OpsNormalization, DefaultPlansForAmdTargetsCountTheirWavefronts) {
         for (const char *arch : {"gfx942", "gfx90a"}) {
           const NormalizationLaunch amd = prepare_normalization(op, args, cpu(), {}, arch);
           EXPECT_LE(amd.config["num_warps"], 16);
-          if (N > 32768) // (two walks)
+          if (N > 32768) { // (two walks)
             EXPECT_EQ(amd.config["num_warps"], 16);
+          }
           const CompiledKernel kernel = amd.compile(arch);
           EXPECT_EQ(kernel.threads_per_warp, 64);
           EXPECT_EQ(kernel.stack_frame, 0) << kernel.resources;
